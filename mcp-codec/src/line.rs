@@ -192,6 +192,18 @@ impl LineEncoder {
     /// containing a raw `\n` or `\r` ([`CodecError::NewlineInFrame`]).
     /// Serialised JSON never contains either: they are escaped in strings.
     pub fn encode(&self, frame: &[u8], dst: &mut BytesMut) -> Result<(), CodecError> {
+        self.check(frame)?;
+        dst.reserve(frame.len() + 1);
+        dst.extend_from_slice(frame);
+        dst.extend_from_slice(b"\n");
+        Ok(())
+    }
+}
+
+impl LineEncoder {
+    /// Whether [`encode`](Self::encode) would accept `frame`, without writing
+    /// it: lets a sender refuse a frame before queueing it.
+    pub fn check(&self, frame: &[u8]) -> Result<(), CodecError> {
         if frame.len() > self.max_frame {
             return Err(CodecError::FrameTooLarge {
                 limit: self.max_frame,
@@ -200,9 +212,6 @@ impl LineEncoder {
         if memchr::memchr2(b'\n', b'\r', frame).is_some() {
             return Err(CodecError::NewlineInFrame);
         }
-        dst.reserve(frame.len() + 1);
-        dst.extend_from_slice(frame);
-        dst.extend_from_slice(b"\n");
         Ok(())
     }
 }

@@ -1,6 +1,46 @@
-//! Project automation.
+//! Project automation, run as `cargo xtask <task>`.
+//!
+//! - `test`: what CI runs: fmt, clippy, every test; ends with `N passed, N failed`.
+//! - `tidy`: repository rules that no compiler checks (dependency direction,
+//!   sans-IO modules free of tokio, crate docs, no `todo!`); also runs as a
+//!   `#[test]` so `cargo test` enforces it.
+//! - `spec`: downloads the official MCP schemas and examples at a pinned commit
+//!   into `MCP_SPEC_DIR` (default `../shared/mcp-spec`) and checks their SHA-256.
 #![forbid(unsafe_code)]
 
+mod spec;
+mod test_all;
+mod tidy;
+
+use std::path::PathBuf;
+
 fn main() -> anyhow::Result<()> {
-    anyhow::bail!("no task")
+    let mut args = std::env::args().skip(1);
+    let task = args.next().unwrap_or_default();
+    let rest: Vec<String> = args.collect();
+    match task.as_str() {
+        "tidy" => {
+            let problems = tidy::check(&workspace_root());
+            for p in &problems {
+                eprintln!("tidy: {p}");
+            }
+            anyhow::ensure!(problems.is_empty(), "{} tidy problem(s)", problems.len());
+            eprintln!("tidy: ok");
+            Ok(())
+        }
+        "spec" => spec::run(&workspace_root(), &rest),
+        "test" => test_all::run(&workspace_root(), &rest),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <test [--no-lint] | tidy | spec [--dir DIR] [--verify-only]>"
+            );
+            anyhow::bail!("unknown task `{task}`")
+        }
+    }
+}
+
+/// The workspace root: the parent of this crate's folder.
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }

@@ -1,0 +1,194 @@
+//! The seam between a transport and a session: bounded frame queues and a
+//! control handle.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mcp_codec::LineEncoder;
+use tokio::sync::mpsc;
+
+use crate::TransportError;
+
+/// A boxed, sendable future (the transport traits are object safe so a hub can
+/// hold connectors of different kinds in one collection).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Default capacity of each frame queue of a connection.
+pub const DEFAULT_QUEUE_FRAMES: usize = 256;
+
+/// One outgoing JSON-RPC message, already serialised, without a trailing
+/// newline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutboundFrame {
+    /// The serialised message.
+    pub bytes: Bytes,
+    /// The JSON-RPC method when the frame is a request or notification: HTTP
+    /// transports put it in headers; stream transports ignore it.
+    pub method: Option<Arc<str>>,
+}
+
+impl OutboundFrame {
+    /// A frame with no routing hints.
+    pub fn new(bytes: impl Into<Bytes>) -> Self {
+        Self {
+            bytes: bytes.into(),
+            method: None,
+        }
+    }
+}
+
+/// What a transport delivers to its session, in order.
+#[derive(Debug)]
+pub enum Inbound {
+    /// One complete incoming frame (a JSON-RPC message, not yet parsed).
+    Frame(Bytes),
+    /// An incoming frame was rejected (over the size limit, say). The transport
+    /// skipped it and goes on; the session decides what that means.
+    FrameError(TransportError),
+    /// The connection ended. Nothing follows this event.
+    Closed(ExitInfo),
+}
+
+/// Why a connection ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The server closed its output (end of file).
+    EndOfStream,
+    /// Reading from the server failed.
+    ReadFailed(std::io::ErrorKind),
+    /// Writing to the server failed (a broken pipe, usually because it exited).
+    WriteFailed(std::io::ErrorKind),
+    /// We shut the connection down.
+    Shutdown,
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::EndOfStream => f.write_str("the server closed its output"),
+            CloseReason::ReadFailed(kind) => write!(f, "reading from the server failed ({kind})"),
+            CloseReason::WriteFailed(kind) => write!(f, "writing to the server failed ({kind})"),
+            CloseReason::Shutdown => f.write_str("the connection was shut down"),
+        }
+    }
+}
+
+/// Diagnostics of an ended connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// Why the connection ended.
+    pub reason: CloseReason,
+    /// The child's exit code, when it exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the child, when one did.
+    pub signal: Option<i32>,
+    /// The last bytes the server wrote to stderr (bounded), if it has one.
+    pub stderr_tail: Option<String>,
+}
+
+impl ExitInfo {
+    /// Diagnostics for a connection with no child process.
+    pub fn without_process(reason: CloseReason) -> Self {
+        Self {
+            reason,
+            exit_code: None,
+            signal: None,
+            stderr_tail: None,
+        }
+    }
+}
+
+impl fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.reason)?;
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => write!(f, "; the server exited with code {code}"),
+            (None, Some(sig)) => write!(f, "; the server was ended by signal {sig}"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+/// The sending half of a connection: a bounded queue of outgoing frames.
+#[derive(Clone, Debug)]
+pub struct FrameSender {
+    tx: mpsc::Sender<OutboundFrame>,
+    encoder: LineEncoder,
+}
+
+impl FrameSender {
+    pub(crate) fn new(tx: mpsc::Sender<OutboundFrame>, max_frame: usize) -> Self {
+        Self {
+            tx,
+            encoder: LineEncoder::with_max_frame(max_frame),
+        }
+    }
+
+    /// Queues a frame, waiting while the queue is full.
+    ///
+    /// A frame the transport could not send whole (over the frame limit, or with
+    /// a raw newline in it) is refused here, before it is queued.
+    pub async fn send(&self, frame: OutboundFrame) -> Result<(), TransportError> {
+        self.encoder
+            .check(&frame.bytes)
+            .map_err(TransportError::Encode)?;
+        self.tx
+            .send(frame)
+            .await
+            .map_err(|_| TransportError::Closed)
+    }
+
+    /// Queues a frame if there is room now (see [`FrameSender::send`]).
+    pub fn try_send(&self, frame: OutboundFrame) -> Result<(), TransportError> {
+        self.encoder
+            .check(&frame.bytes)
+            .map_err(TransportError::Encode)?;
+        self.tx.try_send(frame).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => {
+                TransportError::Io(std::io::ErrorKind::WouldBlock.into())
+            }
+            mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
+        })
+    }
+
+    /// Whether the transport has stopped taking frames.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// Shuts a transport's peer down and reports on it.
+pub trait Control: Send + Sync + fmt::Debug {
+    /// Graceful shutdown: stop writing, give the peer its grace period, then
+    /// force it. For a child process: close stdin, wait, SIGTERM the process
+    /// group, wait, SIGKILL the group, reap.
+    fn shutdown(&self) -> BoxFuture<'_, ExitInfo>;
+    /// Ends the peer at once, synchronously, without a runtime (used by `Drop`).
+    fn kill(&self);
+    /// The bounded stderr tail, for transports with a child process.
+    fn stderr_tail(&self) -> Option<String>;
+}
+
+/// An open connection, as handed from a transport to a session.
+#[derive(Debug)]
+pub struct Connection {
+    /// Outgoing frames.
+    pub outbound: FrameSender,
+    /// Incoming frames and events; ends with [`Inbound::Closed`].
+    pub inbound: mpsc::Receiver<Inbound>,
+    /// Shutdown and diagnostics.
+    pub control: Box<dyn Control>,
+}
+
+/// Opens connections to one server; can open again (respawn, reconnect).
+pub trait Connector: Send + Sync + fmt::Debug {
+    /// Opens a new connection.
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>>;
+    /// Whether the server is a local process speaking over stdio (negotiation
+    /// follows the stdio rules) rather than a remote endpoint.
+    fn is_stdio(&self) -> bool;
+}

@@ -1,0 +1,39 @@
+//! MCP transports: the only crate of the workspace that spawns processes or opens
+//! sockets.
+//!
+//! A transport moves *frames* (one JSON-RPC message each, as bytes); it knows
+//! nothing about sessions, methods or tools. Every transport hands the session a
+//! [`Connection`]: a bounded sender of outgoing frames, a bounded receiver of
+//! [`Inbound`] events (frames, per-frame errors, and finally [`Inbound::Closed`]
+//! with the [`ExitInfo`]), and a [`Control`] handle to shut the peer down.
+//!
+//! A session is opened from a [`Connector`], not from a bare pipe, because
+//! negotiation may have to start a stdio server again, and a hub restarts dead
+//! servers from the same connector.
+//!
+//! Transports here:
+//! - [`StdioConnector`]: spawns a server as a child process (never through a
+//!   shell), in its own process group, with a clean environment; see
+//!   [`StdioConfig`].
+//! - [`memory_pair`]: an in-memory connection for tests, whose other end is a
+//!   pair of byte streams a fake server can serve.
+//!
+//! Architecture Invariant: every queue is bounded; a line over the frame limit is
+//! reported as [`TransportError::Codec`] for that frame and reading carries on.
+#![forbid(unsafe_code)]
+
+mod connection;
+mod error;
+mod memory;
+mod stderr;
+mod stdio;
+mod stream;
+
+pub use connection::{
+    BoxFuture, CloseReason, Connection, Connector, Control, DEFAULT_QUEUE_FRAMES, ExitInfo,
+    FrameSender, Inbound, OutboundFrame,
+};
+pub use error::TransportError;
+pub use memory::{MemoryServerEnd, memory_pair};
+pub use stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
+pub use stdio::{SAFE_ENV_VARS, StdioConfig, StdioConnector};

@@ -1,0 +1,385 @@
+//! The stdio transport: a server run as a child process.
+//!
+//! The child is started directly (never through a shell) with a clean
+//! environment, in a process group of its own, so that shutdown reaches any
+//! grandchildren it started. Shutdown is polite first and firm after:
+//!
+//! ```text
+//! close stdin ──grace──► SIGTERM group ──term grace──► SIGKILL group ──► reap
+//! ```
+//!
+//! `Drop` of the control handle sends SIGKILL to the group synchronously and
+//! never needs a runtime. stderr is always drained into a bounded
+//! [`StderrTail`], so a chatty server can never block on a full pipe.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+
+use crate::connection::{BoxFuture, CloseReason, Connection, Connector, Control, ExitInfo};
+use crate::stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
+use crate::stream::{PumpLimits, spawn_pumps};
+use crate::{DEFAULT_QUEUE_FRAMES, TransportError};
+
+/// Environment variables a child inherits from us without being asked.
+///
+/// Everything else must be listed by name in [`StdioConfig::inherit_env`] or
+/// given explicitly in [`StdioConfig::env`]: API keys in the host's environment
+/// do not leak into every server.
+pub const SAFE_ENV_VARS: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
+];
+
+/// How to start a stdio server, and how to treat it.
+#[derive(Clone, Debug)]
+pub struct StdioConfig {
+    /// The program to run (looked up on the child's `PATH`).
+    pub command: String,
+    /// Its arguments, passed as they are (no shell, no globbing).
+    pub args: Vec<String>,
+    /// Names of further variables to pass through from our environment.
+    pub inherit_env: Vec<String>,
+    /// Variables set explicitly (applied after the inherited ones).
+    pub env: Vec<(String, String)>,
+    /// Working directory of the child (ours by default).
+    pub cwd: Option<PathBuf>,
+    /// The largest frame accepted or sent, in bytes.
+    pub max_frame: usize,
+    /// How many bytes of stderr to keep.
+    pub stderr_tail_bytes: usize,
+    /// Forward each stderr line to `tracing` (target `mcp_transport::stderr`).
+    pub forward_stderr: bool,
+    /// After stdin is closed, how long the child may take to exit by itself.
+    pub shutdown_grace: Duration,
+    /// After SIGTERM, how long before SIGKILL.
+    pub term_grace: Duration,
+}
+
+impl StdioConfig {
+    /// A config for `command` with default limits and no arguments.
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            args: Vec::new(),
+            inherit_env: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            max_frame: mcp_codec::DEFAULT_MAX_FRAME,
+            stderr_tail_bytes: DEFAULT_STDERR_TAIL_BYTES,
+            forward_stderr: false,
+            shutdown_grace: Duration::from_secs(2),
+            term_grace: Duration::from_secs(2),
+        }
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets one environment variable for the child.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Passes one more variable through from our environment, when it is set.
+    pub fn inherit(mut self, name: impl Into<String>) -> Self {
+        self.inherit_env.push(name.into());
+        self
+    }
+
+    /// The environment the child will get, in order.
+    pub fn child_env(&self) -> Vec<(String, OsString)> {
+        let mut out: Vec<(String, OsString)> = Vec::new();
+        let names = SAFE_ENV_VARS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(self.inherit_env.iter().cloned());
+        for name in names {
+            if out.iter().any(|(k, _)| *k == name) {
+                continue;
+            }
+            if let Some(value) = std::env::var_os(&name) {
+                out.push((name, value));
+            }
+        }
+        for (k, v) in &self.env {
+            out.retain(|(name, _)| name != k);
+            out.push((k.clone(), OsString::from(v)));
+        }
+        out
+    }
+}
+
+/// Starts a stdio server each time [`Connector::connect`] is called.
+#[derive(Clone, Debug)]
+pub struct StdioConnector {
+    config: Arc<StdioConfig>,
+}
+
+impl StdioConnector {
+    /// A connector for this config.
+    pub fn new(config: StdioConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+        }
+    }
+
+    /// The config this connector starts servers with.
+    pub fn config(&self) -> &StdioConfig {
+        &self.config
+    }
+
+    /// Spawns the child and starts its pumps. Needs a tokio runtime.
+    pub async fn spawn(&self) -> Result<Connection, TransportError> {
+        spawn_child(&self.config)
+    }
+}
+
+impl Connector for StdioConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
+        Box::pin(self.spawn())
+    }
+
+    fn is_stdio(&self) -> bool {
+        true
+    }
+}
+
+fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
+    let mut cmd = tokio::process::Command::new(&config.command);
+    cmd.args(&config.args)
+        .env_clear()
+        .envs(config.child_env())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    if let Some(dir) = &config.cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd.spawn().map_err(|source| {
+        if source.raw_os_error() == Some(rustix::io::Errno::MFILE.raw_os_error()) {
+            TransportError::TooManyOpenFiles {
+                program: config.command.clone(),
+            }
+        } else {
+            TransportError::Spawn {
+                program: config.command.clone(),
+                source,
+            }
+        }
+    })?;
+    // Invariant: a child spawned with piped stdio has all three handles, and
+    // `id()` is `Some` until it has been waited for, which has not happened yet.
+    let pid = child.id().and_then(|id| Pid::from_raw(id as i32));
+    let (stdin, stdout, stderr) =
+        match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => {
+                // Cannot happen with Stdio::piped(); refuse rather than run blind.
+                if let Some(pid) = pid {
+                    let _ = kill_process_group(pid, Signal::KILL);
+                }
+                return Err(TransportError::Spawn {
+                    program: config.command.clone(),
+                    source: std::io::Error::other("child process has no stdio pipes"),
+                });
+            }
+        };
+
+    let tail = StderrTail::new(config.stderr_tail_bytes);
+    tokio::spawn(drain_stderr(stderr, tail.clone(), config.forward_stderr));
+
+    let (exit_tx, exit_rx) = watch::channel(None::<ExitStatus>);
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        // Whatever the leader did, nothing it started may outlive it.
+        if let Some(pid) = pid {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+        let _ = exit_tx.send(Some(status.unwrap_or_else(|_| failed_status())));
+    });
+
+    let finish_exit = exit_rx.clone();
+    let finish_tail = tail.clone();
+    let finish: crate::stream::Finisher = Box::new(move |reason| {
+        Box::pin(async move {
+            // The server closed stdout: it is exiting or as good as dead. Give
+            // it a moment to exit by itself, then make sure it does.
+            let mut rx = finish_exit;
+            let status = match wait_exit(&mut rx, Duration::from_secs(1)).await {
+                Some(s) => Some(s),
+                None => {
+                    if let Some(pid) = pid {
+                        let _ = kill_process_group(pid, Signal::KILL);
+                    }
+                    wait_exit(&mut rx, Duration::from_secs(2)).await
+                }
+            };
+            exit_info(reason, status, &finish_tail)
+        })
+    });
+    let pumps = spawn_pumps(
+        stdout,
+        stdin,
+        PumpLimits {
+            max_frame: config.max_frame,
+            queue_frames: DEFAULT_QUEUE_FRAMES,
+        },
+        finish,
+    );
+    let control = StdioControl {
+        pid,
+        exit: exit_rx,
+        close_stdin: pumps.close_writer,
+        tail,
+        shutdown_grace: config.shutdown_grace,
+        term_grace: config.term_grace,
+        done: AtomicBool::new(false),
+    };
+    Ok(Connection {
+        outbound: pumps.outbound,
+        inbound: pumps.inbound,
+        control: Box::new(control),
+    })
+}
+
+#[cfg(unix)]
+fn failed_status() -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus::from_raw(0xff00)
+}
+
+async fn wait_exit(
+    rx: &mut watch::Receiver<Option<ExitStatus>>,
+    limit: Duration,
+) -> Option<ExitStatus> {
+    let waited = tokio::time::timeout(limit, rx.wait_for(Option::is_some))
+        .await
+        .ok()
+        .and_then(|r| r.ok().and_then(|status| *status));
+    waited.or_else(|| *rx.borrow())
+}
+
+fn exit_info(reason: CloseReason, status: Option<ExitStatus>, tail: &StderrTail) -> ExitInfo {
+    use std::os::unix::process::ExitStatusExt;
+    ExitInfo {
+        reason,
+        exit_code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stderr_tail: Some(tail.text()),
+    }
+}
+
+async fn drain_stderr(mut stderr: tokio::process::ChildStderr, tail: StderrTail, forward: bool) {
+    let mut buf = vec![0u8; 8 * 1024];
+    let mut line = Vec::new();
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                tail.push(&buf[..n]);
+                if forward {
+                    forward_lines(&mut line, &buf[..n]);
+                }
+            }
+        }
+    }
+}
+
+/// Forwards complete lines to tracing; a partial line is kept (bounded) until
+/// its newline arrives.
+fn forward_lines(line: &mut Vec<u8>, chunk: &[u8]) {
+    const MAX_LINE: usize = 4096;
+    for part in chunk.split_inclusive(|b| *b == b'\n') {
+        if line.len() < MAX_LINE {
+            let room = MAX_LINE - line.len();
+            line.extend_from_slice(&part[..part.len().min(room)]);
+        }
+        if part.ends_with(b"\n") {
+            let text = String::from_utf8_lossy(line);
+            tracing::info!(target: "mcp_transport::stderr", "{}", text.trim_end());
+            line.clear();
+        }
+    }
+}
+
+#[derive(Debug)]
+struct StdioControl {
+    pid: Option<Pid>,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    close_stdin: watch::Sender<bool>,
+    tail: StderrTail,
+    shutdown_grace: Duration,
+    term_grace: Duration,
+    done: AtomicBool,
+}
+
+impl StdioControl {
+    fn exited(&self) -> bool {
+        self.exit.borrow().is_some()
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        if let Some(pid) = self.pid {
+            // ESRCH (already gone) is the expected outcome of a race with exit.
+            let _ = kill_process_group(pid, signal);
+        }
+    }
+}
+
+impl Control for StdioControl {
+    fn shutdown(&self) -> BoxFuture<'_, ExitInfo> {
+        Box::pin(async move {
+            let _ = self.close_stdin.send(true);
+            let mut rx = self.exit.clone();
+            let mut status = wait_exit(&mut rx, self.shutdown_grace).await;
+            if status.is_none() {
+                self.signal_group(Signal::TERM);
+                status = wait_exit(&mut rx, self.term_grace).await;
+            }
+            if status.is_none() {
+                self.signal_group(Signal::KILL);
+                status = wait_exit(&mut rx, Duration::from_secs(5)).await;
+            }
+            self.done.store(true, Ordering::Release);
+            exit_info(CloseReason::Shutdown, status, &self.tail)
+        })
+    }
+
+    fn kill(&self) {
+        if !self.exited() {
+            self.signal_group(Signal::KILL);
+        }
+        let _ = self.close_stdin.send(true);
+    }
+
+    fn stderr_tail(&self) -> Option<String> {
+        Some(self.tail.text())
+    }
+}
+
+impl Drop for StdioControl {
+    fn drop(&mut self) {
+        // Synchronous and runtime-free: a signal is all Drop may do. The waiter
+        // task (or tokio's orphan reaper) reaps the child afterwards.
+        if !self.done.load(Ordering::Acquire) && !self.exited() {
+            self.signal_group(Signal::KILL);
+        }
+    }
+}

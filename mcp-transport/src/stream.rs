@@ -1,0 +1,194 @@
+//! Frame pumps over a pair of byte streams: the shared engine of the stdio and
+//! in-memory transports.
+//!
+//! The reader task turns bytes into frames with the bounded
+//! [`mcp_codec::LineDecoder`] and forwards them on a bounded queue; the writer
+//! task batches queued frames into one write and flushes when the queue is
+//! momentarily empty. Neither ever grows without bound.
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use mcp_codec::{LineDecoder, LineEncoder};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+use crate::TransportError;
+use crate::connection::{BoxFuture, CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame};
+
+/// How many bytes one read asks for.
+const READ_CHUNK: usize = 64 * 1024;
+/// The writer stops batching frames into one write past this many bytes.
+const WRITE_BATCH: usize = 256 * 1024;
+
+/// Settings shared by the stream-based transports.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PumpLimits {
+    pub(crate) max_frame: usize,
+    pub(crate) queue_frames: usize,
+}
+
+/// Produces the diagnostics once the reader has seen the end.
+pub(crate) type Finisher = Box<dyn FnOnce(CloseReason) -> BoxFuture<'static, ExitInfo> + Send>;
+
+/// The handles a transport keeps after starting its pumps.
+pub(crate) struct Pumps {
+    pub(crate) outbound: FrameSender,
+    pub(crate) inbound: mpsc::Receiver<Inbound>,
+    /// Set to `true` to make the writer close its stream (stdin of a child)
+    /// even while senders still exist.
+    pub(crate) close_writer: watch::Sender<bool>,
+}
+
+/// Starts the reader and writer tasks on the current runtime.
+pub(crate) fn spawn_pumps<R, W>(reader: R, writer: W, limits: PumpLimits, finish: Finisher) -> Pumps
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::channel(limits.queue_frames);
+    let (in_tx, in_rx) = mpsc::channel(limits.queue_frames);
+    let (close_tx, close_rx) = watch::channel(false);
+    let write_failure = Arc::new(std::sync::Mutex::new(None));
+    tokio::spawn(write_loop(
+        writer,
+        out_rx,
+        close_rx,
+        LineEncoder::with_max_frame(limits.max_frame),
+        Arc::clone(&write_failure),
+    ));
+    tokio::spawn(read_loop(
+        reader,
+        in_tx,
+        limits.max_frame,
+        finish,
+        write_failure,
+    ));
+    Pumps {
+        outbound: FrameSender::new(out_tx, limits.max_frame),
+        inbound: in_rx,
+        close_writer: close_tx,
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    mut reader: R,
+    tx: mpsc::Sender<Inbound>,
+    max_frame: usize,
+    finish: Finisher,
+    write_failure: Arc<std::sync::Mutex<Option<std::io::ErrorKind>>>,
+) {
+    let mut decoder = LineDecoder::with_max_frame(max_frame);
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let reason = loop {
+        match decoder.decode(&mut buf) {
+            Ok(Some(frame)) => {
+                if tx.send(Inbound::Frame(frame)).await.is_err() {
+                    // The session is gone; nobody listens any more.
+                    return;
+                }
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                if tx.send(Inbound::FrameError(e.into())).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        }
+        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+            buf.reserve(READ_CHUNK);
+        }
+        match reader.read_buf(&mut buf).await {
+            Ok(0) => {
+                // Deliver a last line that had no newline, then report the end.
+                loop {
+                    match decoder.decode_eof(&mut buf) {
+                        Ok(Some(frame)) => {
+                            if tx.send(Inbound::Frame(frame)).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            if tx.send(Inbound::FrameError(e.into())).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+                break CloseReason::EndOfStream;
+            }
+            Ok(_) => {}
+            Err(e) => break CloseReason::ReadFailed(e.kind()),
+        }
+    };
+    let reason = match (reason, take_failure(&write_failure)) {
+        (CloseReason::EndOfStream, Some(kind)) => CloseReason::WriteFailed(kind),
+        (reason, _) => reason,
+    };
+    let info = finish(reason).await;
+    // The receiver may be gone already; then nobody needs the diagnostics.
+    let _ = tx.send(Inbound::Closed(info)).await;
+}
+
+fn take_failure(slot: &std::sync::Mutex<Option<std::io::ErrorKind>>) -> Option<std::io::ErrorKind> {
+    slot.lock().map(|mut g| g.take()).unwrap_or(None)
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::Receiver<OutboundFrame>,
+    mut close: watch::Receiver<bool>,
+    encoder: LineEncoder,
+    write_failure: Arc<std::sync::Mutex<Option<std::io::ErrorKind>>>,
+) {
+    let mut buf = BytesMut::with_capacity(8 * 1024);
+    loop {
+        let first = tokio::select! {
+            biased;
+            frame = rx.recv() => match frame {
+                Some(frame) => frame,
+                None => break,
+            },
+            _ = close.wait_for(|closed| *closed) => break,
+        };
+        buf.clear();
+        encode_into(&encoder, &first, &mut buf);
+        // Batch whatever else is already queued into the same write.
+        while buf.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(frame) => encode_into(&encoder, &frame, &mut buf),
+                Err(_) => break,
+            }
+        }
+        if buf.is_empty() {
+            continue;
+        }
+        let result = async {
+            writer.write_all(&buf).await?;
+            writer.flush().await
+        }
+        .await;
+        if let Err(e) = result {
+            if let Ok(mut slot) = write_failure.lock() {
+                *slot = Some(e.kind());
+            }
+            tracing::debug!(error = %e, "writing to the server failed");
+            break;
+        }
+    }
+    // Dropping the writer closes the stream (a child's stdin): the polite way to
+    // ask a stdio server to exit.
+    let _ = writer.shutdown().await;
+}
+
+fn encode_into(encoder: &LineEncoder, frame: &OutboundFrame, buf: &mut BytesMut) {
+    if let Err(e) = encoder.encode(&frame.bytes, buf) {
+        // The session serialises with serde_json, which never emits a raw
+        // newline, and checks the size bound before queueing; reaching this is a
+        // bug, so it is logged, and the frame is not sent half-way.
+        tracing::error!(error = %TransportError::Encode(e), "dropping an outgoing frame");
+    }
+}

@@ -1,0 +1,217 @@
+//! The stdio transport against real child processes.
+//!
+//! Fixtures are small `sh` scripts run as the *program* (the transport itself
+//! never uses a shell).
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mcp_transport::{
+    CloseReason, Connection, Connector, ExitInfo, Inbound, OutboundFrame, StdioConfig,
+    StdioConnector, TransportError,
+};
+
+fn sh(script: &str) -> StdioConfig {
+    let mut c = StdioConfig::new("/bin/sh").args(["-c", script]);
+    c.shutdown_grace = Duration::from_millis(300);
+    c.term_grace = Duration::from_millis(300);
+    c
+}
+
+async fn open(config: StdioConfig) -> Connection {
+    StdioConnector::new(config).connect().await.expect("spawn")
+}
+
+/// Collects frames until the connection closes (bounded by a deadline).
+async fn drain(conn: &mut Connection) -> (Vec<Bytes>, usize, ExitInfo) {
+    let mut frames = Vec::new();
+    let mut errors = 0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, conn.inbound.recv()).await {
+            Ok(Some(Inbound::Frame(f))) => frames.push(f),
+            Ok(Some(Inbound::FrameError(_))) => errors += 1,
+            Ok(Some(Inbound::Closed(info))) => return (frames, errors, info),
+            Ok(None) => panic!("inbound ended without Closed"),
+            Err(_) => panic!("connection did not close in time"),
+        }
+    }
+}
+
+/// Whether a process is gone (a zombie counts as gone: in some containers
+/// PID 1 does not reap killed orphans).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next());
+            matches!(state, Some("Z") | Some("X"))
+        }
+    }
+}
+
+async fn wait_gone(pid: u32) -> bool {
+    for _ in 0..100 {
+        if gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn the_child_gets_a_clean_environment() {
+    // cargo sets CARGO_PKG_NAME for tests; it is not in the safe set, so the
+    // child must not see it unless asked (setting a variable of our own would
+    // need `unsafe` in edition 2024).
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let mut config = StdioConfig::new("/usr/bin/env").env("EXPLICIT", "yes");
+    config.inherit_env.push("CARGO_MANIFEST_DIR".into());
+    let mut conn = open(config).await;
+    let (frames, _, info) = drain(&mut conn).await;
+    let lines: Vec<String> = frames
+        .iter()
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    assert!(lines.iter().any(|l| l == "EXPLICIT=yes"), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("PATH=")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("CARGO_MANIFEST_DIR=")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("CARGO_PKG_NAME=")),
+        "{lines:?}"
+    );
+    assert_eq!(info.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn exit_code_and_stderr_tail_are_reported_on_exit() {
+    let mut conn = open(sh("echo hello; echo oops >&2; exit 3")).await;
+    let (frames, _, info) = drain(&mut conn).await;
+    assert_eq!(frames, vec![Bytes::from_static(b"hello")]);
+    assert_eq!(info.reason, CloseReason::EndOfStream);
+    assert_eq!(info.exit_code, Some(3));
+    assert_eq!(info.stderr_tail.as_deref(), Some("oops\n"));
+}
+
+#[tokio::test]
+async fn a_flood_on_stderr_never_blocks_and_is_kept_bounded() {
+    let script = "head -c 3000000 /dev/zero | tr '\\0' x >&2; echo done";
+    let mut conn = open(sh(script)).await;
+    let (frames, _, info) = drain(&mut conn).await;
+    assert_eq!(frames, vec![Bytes::from_static(b"done")]);
+    let tail = info.stderr_tail.expect("tail");
+    assert_eq!(tail.len(), mcp_transport::DEFAULT_STDERR_TAIL_BYTES);
+    assert!(tail.bytes().all(|b| b == b'x'));
+}
+
+#[tokio::test]
+async fn an_oversized_line_is_a_frame_error_and_reading_goes_on() {
+    let mut config = sh("head -c 5000 /dev/zero | tr '\\0' a; echo; echo ok");
+    config.max_frame = 1000;
+    let mut conn = open(config).await;
+    let (frames, errors, _) = drain(&mut conn).await;
+    assert_eq!(errors, 1);
+    assert_eq!(frames, vec![Bytes::from_static(b"ok")]);
+}
+
+#[tokio::test]
+async fn frames_are_written_to_stdin_newline_delimited() {
+    let mut conn = open(sh("head -n 2")).await;
+    conn.outbound
+        .send(OutboundFrame::new(&b"{\"a\":1}"[..]))
+        .await
+        .unwrap();
+    conn.outbound
+        .send(OutboundFrame::new(&b"{\"b\":2}"[..]))
+        .await
+        .unwrap();
+    let (frames, _, info) = drain(&mut conn).await;
+    assert_eq!(
+        frames,
+        vec![
+            Bytes::from_static(b"{\"a\":1}"),
+            Bytes::from_static(b"{\"b\":2}")
+        ]
+    );
+    assert_eq!(info.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn a_frame_with_a_raw_newline_is_refused_before_sending() {
+    let conn = open(sh("cat >/dev/null")).await;
+    let err = conn
+        .outbound
+        .send(OutboundFrame::new(&b"{\n}"[..]))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TransportError::Encode(_)), "{err:?}");
+    conn.control.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_escalates_and_leaves_no_grandchild() {
+    // The server ignores stdin closing and SIGTERM, and has a grandchild.
+    let script = "trap '' TERM; sleep 1000 & echo $!; while :; do sleep 1; done";
+    let mut conn = open(sh(script)).await;
+    let first = tokio::time::timeout(Duration::from_secs(10), conn.inbound.recv())
+        .await
+        .expect("pid line");
+    let Some(Inbound::Frame(pid)) = first else {
+        panic!("expected a frame")
+    };
+    let grandchild: u32 = String::from_utf8_lossy(&pid).trim().parse().unwrap();
+    assert!(!gone(grandchild));
+    let started = Instant::now();
+    let info = conn.control.shutdown().await;
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(info.reason, CloseReason::Shutdown);
+    assert_eq!(
+        info.signal,
+        Some(9),
+        "SIGTERM was ignored, so SIGKILL ended it"
+    );
+    assert!(
+        wait_gone(grandchild).await,
+        "grandchild {grandchild} survived"
+    );
+}
+
+#[tokio::test]
+async fn a_polite_server_exits_when_stdin_closes() {
+    let conn = open(sh("cat >/dev/null; exit 0")).await;
+    let info = conn.control.shutdown().await;
+    assert_eq!(info.exit_code, Some(0));
+    assert_eq!(info.signal, None);
+}
+
+#[tokio::test]
+async fn dropping_the_connection_kills_the_process_group_synchronously() {
+    let mut conn = open(sh("sleep 1000 & echo $!; wait")).await;
+    let Some(Inbound::Frame(pid)) = conn.inbound.recv().await else {
+        panic!("pid")
+    };
+    let grandchild: u32 = String::from_utf8_lossy(&pid).trim().parse().unwrap();
+    drop(conn);
+    assert!(
+        wait_gone(grandchild).await,
+        "grandchild {grandchild} survived the drop"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_spawn_error_naming_it() {
+    let err = StdioConnector::new(StdioConfig::new("/nonexistent/mcp-server"))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TransportError::Spawn { .. }));
+    assert!(err.to_string().contains("/nonexistent/mcp-server"));
+}

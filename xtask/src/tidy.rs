@@ -1,0 +1,241 @@
+//! Repository rules that the compiler does not check.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Which workspace crates each crate may depend on (normal dependencies). The
+/// direction is the design's: cli → hub → session → {types, transport → codec},
+/// and auth below transport and hub. Dev-dependencies may add `mcp-testkit`.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("mcp-types", &[]),
+    ("mcp-codec", &[]),
+    ("mcp-auth", &["mcp-types"]),
+    ("mcp-transport", &["mcp-codec", "mcp-auth"]),
+    ("mcp-session", &["mcp-types", "mcp-transport", "mcp-codec"]),
+    (
+        "mcp-hub",
+        &["mcp-session", "mcp-types", "mcp-transport", "mcp-auth"],
+    ),
+    ("mcp-testkit", &["mcp-codec"]),
+    (
+        "mcp-cli",
+        &[
+            "mcp-hub",
+            "mcp-session",
+            "mcp-types",
+            "mcp-transport",
+            "mcp-auth",
+            "mcp-testkit",
+        ],
+    ),
+    ("xtask", &[]),
+];
+
+/// Source folders that form sans-IO cores: no tokio, no std IO, no clock.
+const SANS_IO: &[&str] = &[
+    "mcp-types/src",
+    "mcp-codec/src",
+    "mcp-session/src/protocol.rs",
+    "mcp-session/src/protocol",
+];
+
+/// Runs every check; returns one line per problem.
+pub(crate) fn check(root: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (krate, allowed) in ALLOWED {
+        let dir = root.join(krate);
+        check_dependencies(&dir, krate, allowed, &mut problems);
+        check_crate_docs(&dir, krate, &mut problems);
+    }
+    for dir in SANS_IO {
+        for file in rust_files(&root.join(dir)) {
+            check_sans_io(root, &file, &mut problems);
+        }
+    }
+    for (krate, _) in ALLOWED {
+        for file in rust_files(&root.join(krate)) {
+            check_no_placeholders(root, &file, &mut problems);
+        }
+    }
+    problems
+}
+
+fn check_dependencies(dir: &Path, krate: &str, allowed: &[&str], problems: &mut Vec<String>) {
+    let Ok(manifest) = fs::read_to_string(dir.join("Cargo.toml")) else {
+        problems.push(format!("{krate}: no Cargo.toml"));
+        return;
+    };
+    let mut section = String::new();
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_owned();
+            continue;
+        }
+        if section != "dependencies" {
+            continue;
+        }
+        let name = line
+            .split(|c: char| c == '=' || c == '.' || c.is_whitespace())
+            .next()
+            .unwrap_or("");
+        if name.starts_with("mcp-") && !allowed.contains(&name) {
+            problems.push(format!(
+                "{krate} depends on {name}, against the dependency direction (allowed: {allowed:?})"
+            ));
+        }
+        if name == "anyhow" && krate != "mcp-cli" && krate != "xtask" {
+            problems.push(format!(
+                "{krate} depends on anyhow; libraries use their thiserror enum"
+            ));
+        }
+    }
+}
+
+fn check_crate_docs(dir: &Path, krate: &str, problems: &mut Vec<String>) {
+    let root_file = ["src/lib.rs", "src/main.rs"]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.exists());
+    let Some(path) = root_file else {
+        problems.push(format!("{krate}: no src/lib.rs or src/main.rs"));
+        return;
+    };
+    let text = fs::read_to_string(&path).unwrap_or_default();
+    if !text.trim_start().starts_with("//!") {
+        problems.push(format!("{krate}: crate root has no `//!` documentation"));
+    }
+    if !text.contains("#![forbid(unsafe_code)]") {
+        problems.push(format!("{krate}: crate root lacks #![forbid(unsafe_code)]"));
+    }
+}
+
+fn check_sans_io(root: &Path, file: &Path, problems: &mut Vec<String>) {
+    let text = fs::read_to_string(file).unwrap_or_default();
+    let rel = file
+        .strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string();
+    // The codec's optional tokio-util adapter lives in its own file and is the
+    // one permitted exception; test files may read the clock to start
+    // simulated time.
+    if rel.ends_with("tokio_codec.rs") || rel.ends_with("tests.rs") {
+        return;
+    }
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for banned in [
+            "tokio::",
+            "std::time::SystemTime",
+            "Instant::now",
+            "std::fs",
+            "std::net",
+        ] {
+            if code.contains(banned) {
+                problems.push(format!("{rel}:{}: `{banned}` in a sans-IO module", n + 1));
+            }
+        }
+    }
+}
+
+fn check_no_placeholders(root: &Path, file: &Path, problems: &mut Vec<String>) {
+    let text = fs::read_to_string(file).unwrap_or_default();
+    let rel = file
+        .strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string();
+    if rel.starts_with("xtask/src/tidy.rs") {
+        return;
+    }
+    for (n, line) in text.lines().enumerate() {
+        for banned in ["todo!(", "unimplemented!(", "#[ignore"] {
+            if line.contains(banned) {
+                problems.push(format!("{rel}:{}: `{banned}` is not allowed", n + 1));
+            }
+        }
+    }
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    if dir.is_file() {
+        return vec![dir.to_path_buf()];
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if name == "target" || name == "node_modules" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_is_tidy() {
+        let problems = check(&crate::workspace_root());
+        assert!(
+            problems.is_empty(),
+            "tidy problems:\n{}",
+            problems.join("\n")
+        );
+    }
+
+    #[test]
+    fn upward_dependency_is_caught() {
+        let dir = tempdir();
+        fs::create_dir_all(dir.join("src")).unwrap();
+        fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"mcp-types\"\n[dependencies]\nmcp-session.workspace = true\n",
+        )
+        .unwrap();
+        let mut problems = Vec::new();
+        check_dependencies(&dir, "mcp-types", &[], &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("mcp-session"));
+    }
+
+    #[test]
+    fn tokio_in_sans_io_is_caught() {
+        let dir = tempdir();
+        let file = dir.join("core.rs");
+        fs::write(
+            &file,
+            "fn f() { tokio::spawn(async {}); }\n// tokio:: in a comment is fine\n",
+        )
+        .unwrap();
+        let mut problems = Vec::new();
+        check_sans_io(&dir, &file, &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+    }
+
+    fn tempdir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "xtask-tidy-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}
