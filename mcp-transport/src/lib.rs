@@ -34,6 +34,6 @@ pub use connection::{
     FrameSender, Inbound, OutboundFrame,
 };
 pub use error::TransportError;
-pub use memory::{MemoryServerEnd, memory_pair};
+pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};
 pub use stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
 pub use stdio::{SAFE_ENV_VARS, StdioConfig, StdioConnector};

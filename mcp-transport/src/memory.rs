@@ -90,3 +90,52 @@ impl Control for MemoryControl {
         None
     }
 }
+
+/// What a [`MemoryConnector`] does with the server end of each new pair.
+pub type ServeFn = dyn Fn(MemoryServerEnd) + Send + Sync;
+
+/// Opens in-memory connections; each `connect` makes a new pair and hands its
+/// server end to a function (typically one that spawns a fake server on it).
+pub struct MemoryConnector {
+    serve: std::sync::Arc<ServeFn>,
+    max_frame: usize,
+}
+
+impl std::fmt::Debug for MemoryConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryConnector")
+            .field("max_frame", &self.max_frame)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemoryConnector {
+    /// A connector that calls `serve` with the server end of every new pair.
+    pub fn new(serve: impl Fn(MemoryServerEnd) + Send + Sync + 'static) -> Self {
+        Self {
+            serve: std::sync::Arc::new(serve),
+            max_frame: mcp_codec::DEFAULT_MAX_FRAME,
+        }
+    }
+
+    /// Sets the frame bound of the client side.
+    pub fn with_max_frame(mut self, max_frame: usize) -> Self {
+        self.max_frame = max_frame;
+        self
+    }
+}
+
+impl crate::Connector for MemoryConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, crate::TransportError>> {
+        Box::pin(async move {
+            let (conn, server) = memory_pair(self.max_frame);
+            (self.serve)(server);
+            Ok(conn)
+        })
+    }
+
+    fn is_stdio(&self) -> bool {
+        // Behaves like a stdio server for negotiation purposes.
+        true
+    }
+}
