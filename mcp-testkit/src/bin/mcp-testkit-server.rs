@@ -1,0 +1,133 @@
+//! `mcp-testkit-server`: a scripted fake MCP server on stdin/stdout.
+//!
+//! ```text
+//! mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github]
+//!                    [--record PATH]
+//! ```
+//!
+//! Without a script option the script comes from the environment variable
+//! `MCP_TESTKIT_SCRIPT` (JSON), else it is `Script::basic()` (dual-era with
+//! `echo`, `add`, `sleep`). The process exits with the code `serve` returns.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+
+use mcp_testkit::{FakeServer, Recorder, Script, TestkitError, demo};
+
+const USAGE: &str = "usage: mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github] [--record PATH]
+  script source order: --script, --script-json, --demo, $MCP_TESTKIT_SCRIPT, built-in default (echo/add/sleep)";
+
+/// Exit code for bad arguments or an unusable script.
+const USAGE_EXIT_CODE: i32 = 2;
+
+enum ScriptSource {
+    File(PathBuf),
+    Json(String),
+    Demo(String),
+}
+
+struct Options {
+    script: Option<ScriptSource>,
+    record: Option<PathBuf>,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, TestkitError> {
+    let mut options = Options {
+        script: None,
+        record: None,
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--help" | "-h" => return Ok(None),
+            "--script" => {
+                let value = args.next().ok_or(TestkitError::MissingValue("--script"))?;
+                options.script = Some(ScriptSource::File(value.into()));
+            }
+            "--script-json" => {
+                let value = args
+                    .next()
+                    .ok_or(TestkitError::MissingValue("--script-json"))?;
+                options.script = Some(ScriptSource::Json(value));
+            }
+            "--demo" => {
+                let value = args.next().ok_or(TestkitError::MissingValue("--demo"))?;
+                options.script = Some(ScriptSource::Demo(value));
+            }
+            "--record" => {
+                let value = args.next().ok_or(TestkitError::MissingValue("--record"))?;
+                options.record = Some(value.into());
+            }
+            _ => return Err(TestkitError::UnknownArgument(arg)),
+        }
+    }
+    Ok(Some(options))
+}
+
+fn load_script(source: Option<ScriptSource>) -> Result<Script, TestkitError> {
+    match source {
+        Some(ScriptSource::File(path)) => Script::from_file(&path),
+        Some(ScriptSource::Json(text)) => Script::from_json(&text),
+        Some(ScriptSource::Demo(name)) => {
+            demo::by_name(&name).ok_or(TestkitError::UnknownDemo(name))
+        }
+        None => match std::env::var("MCP_TESTKIT_SCRIPT") {
+            Ok(text) => Script::from_json(&text),
+            Err(_) => Ok(Script::basic()),
+        },
+    }
+}
+
+fn prepare() -> Result<Option<FakeServer>, TestkitError> {
+    let Some(options) = parse_args(std::env::args().skip(1))? else {
+        return Ok(None);
+    };
+    let script = load_script(options.script)?;
+    let recorder = match &options.record {
+        Some(path) => Recorder::with_file(path)?,
+        None => Recorder::new(),
+    };
+    Ok(Some(
+        FakeServer::new(script)
+            .with_recorder(recorder)
+            .with_stderr(tokio::io::stderr()),
+    ))
+}
+
+fn report(error: &TestkitError) {
+    let mut message = format!("mcp-testkit-server: {error}");
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    eprintln!("{message}");
+}
+
+fn main() {
+    let server = match prepare() {
+        Ok(Some(server)) => server,
+        Ok(None) => {
+            println!("{USAGE}");
+            return;
+        }
+        Err(error) => {
+            report(&error);
+            eprintln!("{USAGE}");
+            std::process::exit(USAGE_EXIT_CODE);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("mcp-testkit-server: cannot start the tokio runtime: {error}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout()));
+    // Exit without dropping the runtime: its drop would wait for blocking
+    // stdin/stderr operations (a pending read, a stalled stderr flood).
+    std::process::exit(code);
+}

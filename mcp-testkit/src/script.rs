@@ -1,0 +1,472 @@
+//! The script: what the fake server supports and how it (mis)behaves.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::behavior::{Behavior, CacheScope, OnProbe, PreInit};
+use crate::error::{ScriptProblem, TestkitError};
+use crate::wire;
+
+/// Largest line `Behavior::Oversized` may write (1 GiB).
+pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
+/// Largest text `Behavior::Blob` may return (256 MiB, in KiB).
+pub const MAX_BLOB_KB: u64 = 256 * 1024;
+/// Largest `stderr_flood_bytes` (1 GiB).
+pub const MAX_STDERR_FLOOD_BYTES: u64 = 1 << 30;
+
+/// A fake server's script. Build it in Rust ([`Script::dual`] and the
+/// builder methods, or a struct literal with `..Default::default()`) or load
+/// it from JSON ([`Script::from_json`]); every field has a default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Script {
+    /// Protocol versions supported (default: all five). Legacy versions
+    /// enable the `initialize` handshake, `2026-07-28` enables the stateless
+    /// era; both make a dual-era server.
+    pub versions: Vec<String>,
+    /// `serverInfo` (legacy) / `_meta["io.modelcontextprotocol/serverInfo"]` (modern).
+    pub server_info: Value,
+    /// Instructions returned by `initialize` / `server/discover`.
+    pub instructions: Option<String>,
+    /// Capabilities added to (and overriding) the built-in
+    /// `{"tools": {"listChanged": true}, "logging": {}}`.
+    pub capabilities: Map<String, Value>,
+    /// The tools, in `tools/list` order.
+    pub tools: Vec<ToolSpec>,
+    /// Tools per `tools/list` page (default: all in one page).
+    pub page_size: Option<usize>,
+    /// Every `tools/list` page has `nextCursor: "again"` and `"again"` gives
+    /// the first page again: a client must detect the cycle.
+    pub cyclic_cursor: bool,
+    /// Every `tools/list` page has a new `nextCursor`; pages after the last
+    /// tool are empty: a client must stop following at its page bound.
+    pub endless_pages: bool,
+    /// `ttlMs` on 2026-07-28 `server/discover` and `tools/list` results.
+    pub ttl_ms: u64,
+    /// `cacheScope` on the same results.
+    pub cache_scope: CacheScope,
+    /// What a legacy-only server does with `server/discover`.
+    pub on_probe: OnProbe,
+    /// What a legacy server does with requests before `initialize`.
+    pub pre_init: PreInit,
+    /// Treat requests between the `initialize` answer and
+    /// `notifications/initialized` like requests before `initialize`.
+    pub strict_lifecycle: bool,
+    /// Bytes written to stderr at start, from a separate task (e.g. 8 MiB to
+    /// check that a client drains stderr).
+    pub stderr_flood_bytes: u64,
+    /// Start a `sleep 1000` child that outlives the server unless its process
+    /// group is killed; its pid goes to stderr as `grandchild-pid=N`. It
+    /// inherits stdout and stderr (like a wrapper script's child would) and
+    /// gets a null stdin.
+    pub spawn_grandchild: bool,
+    /// Exit (code 1) right after answering `initialize`.
+    pub exit_after_initialize: bool,
+    /// Write a non-JSON line before anything else.
+    pub garbage_on_start: bool,
+    /// Longest input line accepted (default 64 MiB). A longer line is skipped
+    /// up to its newline and answered with `-32600`, `id: null`.
+    pub max_line_bytes: usize,
+    /// Most tool calls (running, hanging, asking) at once (default 1024);
+    /// beyond it calls get `-32603`.
+    pub max_in_flight: usize,
+    /// After end of input, how long running calls may still finish (default
+    /// 2000 ms) before `serve` returns.
+    pub eof_grace_ms: u64,
+    /// How long `ask_client` waits for the client's response (legacy).
+    pub ask_timeout_ms: u64,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Self {
+            versions: all_versions(),
+            server_info: json!({"name": "mcp-testkit", "version": env!("CARGO_PKG_VERSION")}),
+            instructions: None,
+            capabilities: Map::new(),
+            tools: Vec::new(),
+            page_size: None,
+            cyclic_cursor: false,
+            endless_pages: false,
+            ttl_ms: 0,
+            cache_scope: CacheScope::default(),
+            on_probe: OnProbe::default(),
+            pre_init: PreInit::default(),
+            strict_lifecycle: false,
+            stderr_flood_bytes: 0,
+            spawn_grandchild: false,
+            exit_after_initialize: false,
+            garbage_on_start: false,
+            max_line_bytes: 64 << 20,
+            max_in_flight: 1024,
+            eof_grace_ms: 2000,
+            ask_timeout_ms: 30_000,
+        }
+    }
+}
+
+fn all_versions() -> Vec<String> {
+    wire::LEGACY_VERSIONS
+        .iter()
+        .chain(wire::MODERN_VERSIONS.iter())
+        .map(|v| (*v).to_owned())
+        .collect()
+}
+
+/// One tool: its `tools/list` JSON plus what it does when called.
+///
+/// In JSON the tool's fields and `behavior` sit side by side:
+/// `{"name": "echo", "inputSchema": {...}, "behavior": {"kind": "echo"}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool as listed (`name`, `description`, `inputSchema`, …), sent verbatim.
+    #[serde(flatten)]
+    pub tool: Map<String, Value>,
+    /// What a call does.
+    pub behavior: Behavior,
+}
+
+impl ToolSpec {
+    /// The tool's `name`, if it has a string one.
+    pub fn name(&self) -> Option<&str> {
+        self.tool.get("name").and_then(Value::as_str)
+    }
+
+    /// A tool named `name` with a description and an `inputSchema` fitting
+    /// `behavior` (e.g. `{text: string}` for echo, `{a, b: number}` for add).
+    pub fn new(name: &str, behavior: Behavior) -> Self {
+        let (description, input_schema) = default_shape(&behavior);
+        let mut tool = Map::new();
+        tool.insert("name".into(), name.into());
+        tool.insert("description".into(), description.into());
+        tool.insert("inputSchema".into(), input_schema);
+        Self { tool, behavior }
+    }
+}
+
+fn default_shape(behavior: &Behavior) -> (&'static str, Value) {
+    let empty = json!({"type": "object", "properties": {}});
+    match behavior {
+        Behavior::Echo => (
+            "Returns the given text.",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        ),
+        Behavior::Add => (
+            "Adds two numbers.",
+            json!({"type": "object",
+                   "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                   "required": ["a", "b"]}),
+        ),
+        Behavior::Sleep { .. } => ("Waits, reporting progress when asked.", empty),
+        Behavior::Search { .. } => (
+            "Searches canned items.",
+            json!({"type": "object",
+                   "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+                   "required": ["query"]}),
+        ),
+        _ => ("A scripted test tool.", empty),
+    }
+}
+
+/// Builder-style helpers. Each consumes and returns the script.
+impl Script {
+    /// A legacy-only server (2024-11-05 … 2025-11-25), no tools.
+    pub fn legacy() -> Self {
+        Self::default().versions(wire::LEGACY_VERSIONS)
+    }
+
+    /// A 2026-07-28-only server, no tools.
+    pub fn modern() -> Self {
+        Self::default().versions(wire::MODERN_VERSIONS)
+    }
+
+    /// A dual-era server (all five versions), no tools. Same as `default()`.
+    pub fn dual() -> Self {
+        Self::default()
+    }
+
+    /// The binary's default: dual-era with `echo`, `add` and `sleep`
+    /// (`sleep` takes 1 s in 10 progress steps).
+    pub fn basic() -> Self {
+        Self::dual()
+            .tool("echo", Behavior::Echo)
+            .tool("add", Behavior::Add)
+            .tool(
+                "sleep",
+                Behavior::Sleep {
+                    ms: 1000,
+                    progress_steps: 10,
+                },
+            )
+    }
+
+    /// Replaces the supported versions.
+    pub fn versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.versions = versions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds a tool with a default description and input schema (see [`ToolSpec::new`]).
+    pub fn tool(mut self, name: &str, behavior: Behavior) -> Self {
+        self.tools.push(ToolSpec::new(name, behavior));
+        self
+    }
+
+    /// Adds a tool given as its full `tools/list` JSON object (non-objects
+    /// become a tool without fields, which [`Script::validate`] refuses).
+    pub fn tool_json(mut self, tool: Value, behavior: Behavior) -> Self {
+        let tool = match tool {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        self.tools.push(ToolSpec { tool, behavior });
+        self
+    }
+
+    /// Sets `serverInfo`.
+    pub fn server_info(mut self, name: &str, version: &str) -> Self {
+        self.server_info = json!({"name": name, "version": version});
+        self
+    }
+
+    /// Sets the instructions.
+    pub fn instructions(mut self, text: &str) -> Self {
+        self.instructions = Some(text.to_owned());
+        self
+    }
+
+    /// Adds (or overrides) one server capability.
+    pub fn capability(mut self, name: &str, value: Value) -> Self {
+        self.capabilities.insert(name.to_owned(), value);
+        self
+    }
+
+    /// Sets the `tools/list` page size.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size);
+        self
+    }
+
+    /// Makes `tools/list` cycle: every page says `nextCursor: "again"`.
+    pub fn cyclic_cursor(mut self) -> Self {
+        self.cyclic_cursor = true;
+        self
+    }
+
+    /// Makes `tools/list` endless: every page has a new `nextCursor`.
+    pub fn endless_pages(mut self) -> Self {
+        self.endless_pages = true;
+        self
+    }
+
+    /// Sets what a legacy-only server does with `server/discover`.
+    pub fn on_probe(mut self, on_probe: OnProbe) -> Self {
+        self.on_probe = on_probe;
+        self
+    }
+
+    /// Sets what a legacy server does before `initialize`.
+    pub fn pre_init(mut self, pre_init: PreInit) -> Self {
+        self.pre_init = pre_init;
+        self
+    }
+
+    /// Parses a script from JSON and [validates](Self::validate) it.
+    pub fn from_json(text: &str) -> Result<Self, TestkitError> {
+        let script: Self = serde_json::from_str(text).map_err(TestkitError::ScriptParse)?;
+        script.validate()?;
+        Ok(script)
+    }
+
+    /// Reads, parses and validates a script file.
+    pub fn from_file(path: &Path) -> Result<Self, TestkitError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TestkitError::ScriptRead {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_json(&text)
+    }
+
+    /// Checks what serde cannot: known versions, named and unique tools,
+    /// sizes within the testkit's bounds.
+    pub fn validate(&self) -> Result<(), ScriptProblem> {
+        if self.versions.is_empty() {
+            return Err(ScriptProblem::NoVersions);
+        }
+        if let Some(v) = self
+            .versions
+            .iter()
+            .find(|v| !wire::is_legacy(v) && !wire::is_modern(v))
+        {
+            return Err(ScriptProblem::UnknownVersion(v.clone()));
+        }
+        let mut names = std::collections::HashSet::new();
+        for (index, tool) in self.tools.iter().enumerate() {
+            let name = tool.name().ok_or(ScriptProblem::ToolWithoutName(index))?;
+            if !names.insert(name) {
+                return Err(ScriptProblem::DuplicateTool(name.to_owned()));
+            }
+            check_behavior(&tool.behavior)?;
+        }
+        if self.page_size == Some(0) {
+            return Err(ScriptProblem::ZeroPageSize);
+        }
+        if self.cyclic_cursor && self.endless_pages {
+            return Err(ScriptProblem::ConflictingPagination);
+        }
+        if self.max_line_bytes == 0 {
+            return Err(ScriptProblem::ZeroLimit("max_line_bytes"));
+        }
+        if self.max_in_flight == 0 {
+            return Err(ScriptProblem::ZeroLimit("max_in_flight"));
+        }
+        check_size(
+            "stderr_flood_bytes",
+            self.stderr_flood_bytes,
+            MAX_STDERR_FLOOD_BYTES,
+        )
+    }
+
+    /// The legacy versions this script supports, oldest first.
+    pub(crate) fn legacy_versions(&self) -> impl Iterator<Item = &str> {
+        self.versions
+            .iter()
+            .map(String::as_str)
+            .filter(|v| wire::is_legacy(v))
+    }
+
+    /// Whether the script supports `version` and it is a modern one.
+    pub(crate) fn supports_modern(&self, version: &str) -> bool {
+        wire::is_modern(version) && self.versions.iter().any(|v| v == version)
+    }
+
+    pub(crate) fn has_modern(&self) -> bool {
+        self.versions.iter().any(|v| wire::is_modern(v))
+    }
+
+    pub(crate) fn has_legacy(&self) -> bool {
+        self.legacy_versions().next().is_some()
+    }
+
+    /// The newest legacy version supported (versions are dates, so the
+    /// lexical maximum is the newest).
+    pub(crate) fn latest_legacy(&self) -> Option<&str> {
+        self.legacy_versions().max()
+    }
+
+    /// Built-in capabilities with the script's additions on top.
+    pub(crate) fn server_capabilities(&self) -> Value {
+        let mut caps = Map::new();
+        caps.insert("tools".into(), json!({"listChanged": true}));
+        caps.insert("logging".into(), json!({}));
+        for (name, value) in &self.capabilities {
+            caps.insert(name.clone(), value.clone());
+        }
+        Value::Object(caps)
+    }
+
+    pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name() == Some(name))
+    }
+}
+
+fn check_behavior(behavior: &Behavior) -> Result<(), ScriptProblem> {
+    match behavior {
+        Behavior::Oversized { bytes } => check_size("oversized.bytes", *bytes, MAX_OVERSIZED_BYTES),
+        Behavior::Blob { kb } => check_size(
+            "blob.kb * 1024",
+            kb.saturating_mul(1024),
+            MAX_BLOB_KB * 1024,
+        ),
+        _ => Ok(()),
+    }
+}
+
+fn check_size(what: &'static str, requested: u64, limit: u64) -> Result<(), ScriptProblem> {
+    if requested > limit {
+        Err(ScriptProblem::TooLarge {
+            what,
+            requested,
+            limit,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_script_with_defaults_and_behaviors_parses() {
+        let script = Script::from_json(
+            r#"{"versions": ["2025-06-18"],
+                "tools": [{"name": "s", "behavior": {"kind": "sleep", "ms": 5}},
+                          {"name": "c", "behavior": {"kind": "crash"}}],
+                "on_probe": {"kind": "unsupported_version", "versions": ["2026-07-28"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(script.versions, ["2025-06-18"]);
+        assert_eq!(
+            script.tools[0].behavior,
+            Behavior::Sleep {
+                ms: 5,
+                progress_steps: 0
+            }
+        );
+        assert_eq!(script.tools[1].behavior, Behavior::Crash { code: 1 });
+        assert_eq!(script.max_line_bytes, 64 << 20);
+        assert!(!script.has_modern());
+    }
+
+    #[test]
+    fn unknown_fields_and_versions_are_refused() {
+        assert!(matches!(
+            Script::from_json(r#"{"verions": []}"#),
+            Err(TestkitError::ScriptParse(_))
+        ));
+        assert!(matches!(
+            Script::from_json(r#"{"versions": ["1999-01-01"]}"#),
+            Err(TestkitError::ScriptInvalid(ScriptProblem::UnknownVersion(v))) if v == "1999-01-01"
+        ));
+    }
+
+    #[test]
+    fn duplicate_tools_and_oversized_limits_are_refused() {
+        let dup = Script::dual()
+            .tool("a", Behavior::Echo)
+            .tool("a", Behavior::Add);
+        assert_eq!(
+            dup.validate(),
+            Err(ScriptProblem::DuplicateTool("a".into()))
+        );
+        let big = Script::dual().tool(
+            "o",
+            Behavior::Oversized {
+                bytes: MAX_OVERSIZED_BYTES + 1,
+            },
+        );
+        assert!(matches!(
+            big.validate(),
+            Err(ScriptProblem::TooLarge {
+                what: "oversized.bytes",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn latest_legacy_is_the_newest_date() {
+        let script = Script::dual().versions(["2025-03-26", "2024-11-05", "2026-07-28"]);
+        assert_eq!(script.latest_legacy(), Some("2025-03-26"));
+        assert!(script.supports_modern("2026-07-28"));
+        assert!(!script.supports_modern("2025-03-26"));
+    }
+}
