@@ -1,0 +1,561 @@
+//! Elicitation: the server asks the user for input through the client
+//! (`elicitation/create`), in form mode (a flat schema of primitive fields) or URL
+//! mode (2025-11-25+: the user completes a flow at a URL);
+//! `notifications/elicitation/complete` ends a URL flow.
+//!
+//! Every primitive field schema form of every version is typed
+//! ([`PrimitiveSchema`]); a form this crate does not recognise is kept as sent.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Number, Value};
+
+use crate::JsonObject;
+use crate::input_required::ResultType;
+use crate::meta::Meta;
+use crate::open_struct::{open_enum, open_struct};
+use crate::tasks::TaskMetadata;
+
+/// Params of `elicitation/create`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ElicitParams {
+    /// Form mode (`mode` absent or `"form"`).
+    Form(ElicitFormParams),
+    /// URL mode (`"mode": "url"`, 2025-11-25+).
+    Url(ElicitUrlParams),
+    /// A mode this crate does not know, kept as sent.
+    Unknown(JsonObject),
+}
+
+impl ElicitParams {
+    /// The message shown to the user (server prose), when the mode is known.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            ElicitParams::Form(p) => Some(&p.message),
+            ElicitParams::Url(p) => Some(&p.message),
+            ElicitParams::Unknown(obj) => obj.get("message").and_then(Value::as_str),
+        }
+    }
+}
+
+impl Serialize for ElicitParams {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ElicitParams::Form(p) => p.serialize(s),
+            ElicitParams::Url(p) => p.serialize(s),
+            ElicitParams::Unknown(obj) => obj.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ElicitParams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Cold path: buffer, then choose by `mode`.
+        let obj = JsonObject::deserialize(d)?;
+        let result = match obj.get("mode") {
+            None => ElicitFormParams::deserialize(Value::Object(obj)).map(ElicitParams::Form),
+            Some(Value::String(m)) if m == "form" => {
+                ElicitFormParams::deserialize(Value::Object(obj)).map(ElicitParams::Form)
+            }
+            Some(Value::String(m)) if m == "url" => {
+                ElicitUrlParams::deserialize(Value::Object(obj)).map(ElicitParams::Url)
+            }
+            Some(_) => Ok(ElicitParams::Unknown(obj)),
+        };
+        result.map_err(de::Error::custom)
+    }
+}
+
+open_struct! {
+    /// Form-mode elicitation params.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ElicitFormParams {
+        /// `"form"` (2025-11-25+; absent in 2025-06-18, where form is the only mode).
+        opt mode: String = "mode",
+        /// What to ask the user (server prose).
+        req message: String = "message",
+        /// The fields to ask for.
+        req requested_schema: RequestedSchema = "requestedSchema",
+        /// 2025-11-25: run the request as a task on the client.
+        opt task: TaskMetadata = "task",
+        /// Request metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+open_struct! {
+    /// URL-mode elicitation params (2025-11-25+).
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ElicitUrlParams {
+        @tag "mode" = "url";
+        /// What the user is asked to do (server prose).
+        req message: String = "message",
+        /// The URL to open (untrusted: show it, let the user decide).
+        req url: String = "url",
+        /// 2025-11-25: identifier matched by `notifications/elicitation/complete`.
+        opt elicitation_id: String = "elicitationId",
+        /// 2025-11-25: run the request as a task on the client.
+        opt task: TaskMetadata = "task",
+        /// Request metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+open_struct! {
+    /// The schema of a form: a flat object of primitive fields.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct RequestedSchema {
+        @tag "type" = "object";
+        /// 2025-11-25+: the JSON Schema dialect.
+        opt schema: String = "$schema",
+        /// The fields, in the order sent.
+        req properties: SchemaProperties = "properties",
+        /// Names of the fields that must be filled.
+        opt required: Vec<String> = "required",
+    }
+}
+
+/// Form fields in the order the server sent them (the order a form shows them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SchemaProperties(pub Vec<(String, PrimitiveSchema)>);
+
+impl SchemaProperties {
+    /// The schema of field `name`.
+    pub fn get(&self, name: &str) -> Option<&PrimitiveSchema> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+}
+
+impl Serialize for SchemaProperties {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemaProperties {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct PropsVisitor;
+        impl<'de> Visitor<'de> for PropsVisitor {
+            type Value = SchemaProperties;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of field schemas")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SchemaProperties, A::Error> {
+                let mut fields: Vec<(String, PrimitiveSchema)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, PrimitiveSchema>()? {
+                    // Duplicate names: the last one wins, as with a JSON object.
+                    fields.retain(|(n, _)| *n != k);
+                    fields.push((k, v));
+                }
+                Ok(SchemaProperties(fields))
+            }
+        }
+        d.deserialize_map(PropsVisitor)
+    }
+}
+
+/// The schema of one form field.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PrimitiveSchema {
+    /// A free-text string.
+    String(StringSchema),
+    /// A number or integer.
+    Number(NumberSchema),
+    /// A boolean.
+    Boolean(BooleanSchema),
+    /// One of a list of values (2025-11-25+; `enum` without `enumNames`).
+    UntitledSingleSelect(UntitledSingleSelectEnumSchema),
+    /// One of a list of values with display titles (`oneOf` of `const`/`title`).
+    TitledSingleSelect(TitledSingleSelectEnumSchema),
+    /// Several of a list of values (`type: array`, `items.enum`).
+    UntitledMultiSelect(UntitledMultiSelectEnumSchema),
+    /// Several of a list of values with titles (`type: array`, `items.anyOf`).
+    TitledMultiSelect(TitledMultiSelectEnumSchema),
+    /// One of a list of values with `enumNames` (2025-06-18 form, legacy since).
+    LegacyTitledEnum(LegacyTitledEnumSchema),
+    /// A form this crate does not recognise, kept as sent.
+    Unknown(JsonObject),
+}
+
+impl Serialize for PrimitiveSchema {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PrimitiveSchema::String(x) => x.serialize(s),
+            PrimitiveSchema::Number(x) => x.serialize(s),
+            PrimitiveSchema::Boolean(x) => x.serialize(s),
+            PrimitiveSchema::UntitledSingleSelect(x) => x.serialize(s),
+            PrimitiveSchema::TitledSingleSelect(x) => x.serialize(s),
+            PrimitiveSchema::UntitledMultiSelect(x) => x.serialize(s),
+            PrimitiveSchema::TitledMultiSelect(x) => x.serialize(s),
+            PrimitiveSchema::LegacyTitledEnum(x) => x.serialize(s),
+            PrimitiveSchema::Unknown(x) => x.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PrimitiveSchema {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Cold path: buffer, classify by `type` and the enum members, decode.
+        let obj = JsonObject::deserialize(d)?;
+        let value_of = |obj: JsonObject| Value::Object(obj);
+        let kind = obj.get("type").and_then(Value::as_str);
+        let items = obj.get("items");
+        let result = match kind {
+            Some("string") if obj.contains_key("enumNames") => {
+                LegacyTitledEnumSchema::deserialize(value_of(obj))
+                    .map(PrimitiveSchema::LegacyTitledEnum)
+            }
+            Some("string") if obj.contains_key("enum") => {
+                UntitledSingleSelectEnumSchema::deserialize(value_of(obj))
+                    .map(PrimitiveSchema::UntitledSingleSelect)
+            }
+            Some("string") if obj.contains_key("oneOf") => {
+                TitledSingleSelectEnumSchema::deserialize(value_of(obj))
+                    .map(PrimitiveSchema::TitledSingleSelect)
+            }
+            Some("string") => StringSchema::deserialize(value_of(obj)).map(PrimitiveSchema::String),
+            Some("number" | "integer") => {
+                NumberSchema::deserialize(value_of(obj)).map(PrimitiveSchema::Number)
+            }
+            Some("boolean") => {
+                BooleanSchema::deserialize(value_of(obj)).map(PrimitiveSchema::Boolean)
+            }
+            Some("array") if items.is_some_and(|i| i.get("anyOf").is_some()) => {
+                TitledMultiSelectEnumSchema::deserialize(value_of(obj))
+                    .map(PrimitiveSchema::TitledMultiSelect)
+            }
+            Some("array") if items.is_some_and(|i| i.get("enum").is_some()) => {
+                UntitledMultiSelectEnumSchema::deserialize(value_of(obj))
+                    .map(PrimitiveSchema::UntitledMultiSelect)
+            }
+            _ => Ok(PrimitiveSchema::Unknown(obj)),
+        };
+        result.map_err(de::Error::custom)
+    }
+}
+
+open_enum! {
+    /// Formats of a string field.
+    pub enum StringFormat {
+        /// An email address.
+        Email = "email",
+        /// A URI.
+        Uri = "uri",
+        /// A date (`YYYY-MM-DD`).
+        Date = "date",
+        /// A date and time (RFC 3339).
+        DateTime = "date-time",
+    }
+}
+
+open_struct! {
+    /// A string field.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct StringSchema {
+        @tag "type" = "string";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Minimum length.
+        opt min_length: u64 = "minLength",
+        /// Maximum length.
+        opt max_length: u64 = "maxLength",
+        /// Format.
+        opt format: StringFormat = "format",
+        /// 2025-11-25+: default value.
+        opt default: String = "default",
+    }
+}
+
+open_enum! {
+    /// The `type` of a number field.
+    pub enum NumberType {
+        /// Any number.
+        Number = "number",
+        /// An integer.
+        Integer = "integer",
+    }
+}
+
+open_struct! {
+    /// A number field. Bounds and default are kept as sent.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct NumberSchema {
+        /// `number` or `integer`.
+        req kind: NumberType = "type",
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Minimum.
+        opt minimum: Number = "minimum",
+        /// Maximum.
+        opt maximum: Number = "maximum",
+        /// 2025-11-25+: default value.
+        opt default: Number = "default",
+    }
+}
+
+open_struct! {
+    /// A boolean field.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct BooleanSchema {
+        @tag "type" = "boolean";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Default value.
+        opt default: bool = "default",
+    }
+}
+
+open_struct! {
+    /// A single choice among plain values.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct UntitledSingleSelectEnumSchema {
+        @tag "type" = "string";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// The values.
+        req values: Vec<String> = "enum",
+        /// Default value.
+        opt default: String = "default",
+    }
+}
+
+open_struct! {
+    /// A value with a display title.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct TitledOption {
+        /// The value.
+        req value: String = "const",
+        /// Its display title.
+        req title: String = "title",
+    }
+}
+
+open_struct! {
+    /// A single choice among titled values.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct TitledSingleSelectEnumSchema {
+        @tag "type" = "string";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// The options.
+        req one_of: Vec<TitledOption> = "oneOf",
+        /// Default value.
+        opt default: String = "default",
+    }
+}
+
+open_struct! {
+    /// `items` of an untitled multi-select.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct UntitledEnumItems {
+        @tag "type" = "string";
+        /// The values.
+        req values: Vec<String> = "enum",
+    }
+}
+
+open_struct! {
+    /// Several choices among plain values.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct UntitledMultiSelectEnumSchema {
+        @tag "type" = "array";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Minimum number of choices.
+        opt min_items: u64 = "minItems",
+        /// Maximum number of choices.
+        opt max_items: u64 = "maxItems",
+        /// The values.
+        req items: UntitledEnumItems = "items",
+        /// Default choices.
+        opt default: Vec<String> = "default",
+    }
+}
+
+open_struct! {
+    /// `items` of a titled multi-select.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct TitledEnumItems {
+        /// The options.
+        req any_of: Vec<TitledOption> = "anyOf",
+    }
+}
+
+open_struct! {
+    /// Several choices among titled values.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct TitledMultiSelectEnumSchema {
+        @tag "type" = "array";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Minimum number of choices.
+        opt min_items: u64 = "minItems",
+        /// Maximum number of choices.
+        opt max_items: u64 = "maxItems",
+        /// The options.
+        req items: TitledEnumItems = "items",
+        /// Default choices.
+        opt default: Vec<String> = "default",
+    }
+}
+
+open_struct! {
+    /// A single choice with `enumNames` (2025-06-18's `EnumSchema`).
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct LegacyTitledEnumSchema {
+        @tag "type" = "string";
+        /// Label.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// The values.
+        req values: Vec<String> = "enum",
+        /// Display names, parallel to `enum`.
+        opt enum_names: Vec<String> = "enumNames",
+        /// 2025-11-25+: default value.
+        opt default: String = "default",
+    }
+}
+
+open_enum! {
+    /// The user's response to an elicitation.
+    pub enum ElicitAction {
+        /// Submitted (form: with `content`).
+        Accept = "accept",
+        /// Explicitly declined.
+        Decline = "decline",
+        /// Dismissed without choosing.
+        Cancel = "cancel",
+    }
+}
+
+/// A submitted form value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitValue {
+    /// A string (also enum choices).
+    String(String),
+    /// A number or integer, kept as sent.
+    Number(Number),
+    /// A boolean.
+    Bool(bool),
+    /// Several choices (2025-11-25+ multi-select).
+    StringArray(Vec<String>),
+}
+
+impl Serialize for ElicitValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ElicitValue::String(v) => s.serialize_str(v),
+            ElicitValue::Number(v) => v.serialize(s),
+            ElicitValue::Bool(v) => s.serialize_bool(*v),
+            ElicitValue::StringArray(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ElicitValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ValueVisitor;
+        impl<'de> Visitor<'de> for ValueVisitor {
+            type Value = ElicitValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number, boolean or array of strings")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ElicitValue, E> {
+                Ok(ElicitValue::String(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<ElicitValue, E> {
+                Ok(ElicitValue::String(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<ElicitValue, E> {
+                Ok(ElicitValue::Bool(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ElicitValue, E> {
+                Ok(ElicitValue::Number(v.into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ElicitValue, E> {
+                Ok(ElicitValue::Number(v.into()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<ElicitValue, E> {
+                Number::from_f64(v)
+                    .map(ElicitValue::Number)
+                    .ok_or_else(|| E::invalid_value(de::Unexpected::Float(v), &self))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ElicitValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(s) = seq.next_element::<String>()? {
+                    items.push(s);
+                }
+                Ok(ElicitValue::StringArray(items))
+            }
+        }
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+open_struct! {
+    /// Result of `elicitation/create`, sent by the client.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ElicitResult {
+        /// What the user did.
+        req action: ElicitAction = "action",
+        /// Form mode, `accept`: the submitted values.
+        opt content: BTreeMap<String, ElicitValue> = "content",
+        /// Never required for client results; kept for symmetry.
+        opt result_type: ResultType = "resultType",
+        /// Result metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+impl ElicitResult {
+    /// A result with `action` and no content.
+    pub fn new(action: ElicitAction) -> Self {
+        ElicitResult {
+            action,
+            content: None,
+            result_type: None,
+            meta: None,
+            extra: JsonObject::new(),
+        }
+    }
+}
+
+open_struct! {
+    /// Params of `notifications/elicitation/complete` (2025-11-25): a URL-mode
+    /// elicitation finished.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ElicitationCompleteParams {
+        /// The `elicitationId` of the URL elicitation.
+        req elicitation_id: String = "elicitationId",
+        /// Notification metadata.
+        opt meta: Meta = "_meta",
+    }
+}
