@@ -121,3 +121,84 @@ open_struct! {
         opt meta: Meta = "_meta",
     }
 }
+
+/// An object buffered member by member as raw JSON text, for the few cold types
+/// that must see a discriminating member before choosing their type. Decoding
+/// from it re-reads the original text, so member order, number formatting and
+/// nested schema bytes are kept (a `serde_json::Value` buffer would lose them).
+pub(crate) struct RawObject(Vec<(String, Box<serde_json::value::RawValue>)>);
+
+impl RawObject {
+    /// The raw value of member `key` (the last one if repeated).
+    pub(crate) fn get(&self, key: &str) -> Option<&serde_json::value::RawValue> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Whether member `key` is present.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Member `key` when it is a string.
+    pub(crate) fn str_member(&self, key: &str) -> Option<String> {
+        self.get(key)
+            .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+    }
+
+    /// Whether member `key` is an object that has member `inner`.
+    pub(crate) fn member_has(&self, key: &str, inner: &str) -> bool {
+        self.get(key)
+            .and_then(|raw| serde_json::from_str::<crate::JsonObject>(raw.get()).ok())
+            .is_some_and(|obj| obj.contains_key(inner))
+    }
+
+    /// Decodes the whole object into `T` from its original text.
+    pub(crate) fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        let len = self
+            .0
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum::<usize>()
+            + 2;
+        let mut text = String::with_capacity(len);
+        text.push('{');
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(&serde_json::to_string(k)?);
+            text.push(':');
+            text.push_str(v.get());
+        }
+        text.push('}');
+        serde_json::from_str(&text)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RawObjectVisitor;
+        impl<'de> serde::de::Visitor<'de> for RawObjectVisitor {
+            type Value = RawObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawObject, A::Error> {
+                let mut members = Vec::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    let v: Box<serde_json::value::RawValue> = map.next_value()?;
+                    members.push((k, v));
+                }
+                Ok(RawObject(members))
+            }
+        }
+        d.deserialize_map(RawObjectVisitor)
+    }
+}

@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::Value;
 
 use crate::JsonObject;
+use crate::common::RawObject;
 use crate::input_required::ResultType;
 use crate::meta::Meta;
 use crate::open_struct::open_struct;
@@ -58,35 +58,14 @@ impl Serialize for CompletionReference {
 
 impl<'de> Deserialize<'de> for CompletionReference {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct RefVisitor;
-        impl<'de> Visitor<'de> for RefVisitor {
-            type Value = CompletionReference;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a completion reference object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<CompletionReference, A::Error> {
-                // Cold path: buffer, then choose by `type`.
-                let mut obj = JsonObject::new();
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    obj.insert(k, v);
-                }
-                let kind = obj.get("type").and_then(Value::as_str);
-                let result = match kind {
-                    Some("ref/prompt") => PromptReference::deserialize(Value::Object(obj))
-                        .map(CompletionReference::Prompt),
-                    Some("ref/resource") => {
-                        ResourceTemplateReference::deserialize(Value::Object(obj))
-                            .map(CompletionReference::ResourceTemplate)
-                    }
-                    _ => Ok(CompletionReference::Unknown(obj)),
-                };
-                result.map_err(serde::de::Error::custom)
-            }
-        }
-        d.deserialize_map(RefVisitor)
+        // Cold path: buffer as raw text, then choose by `type`.
+        let obj = RawObject::deserialize(d)?;
+        let result = match obj.str_member("type").as_deref() {
+            Some("ref/prompt") => obj.decode().map(CompletionReference::Prompt),
+            Some("ref/resource") => obj.decode().map(CompletionReference::ResourceTemplate),
+            _ => obj.decode().map(CompletionReference::Unknown),
+        };
+        result.map_err(serde::de::Error::custom)
     }
 }
 

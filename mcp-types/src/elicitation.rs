@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Number, Value};
 
 use crate::JsonObject;
+use crate::common::RawObject;
 use crate::input_required::ResultType;
 use crate::meta::Meta;
 use crate::open_struct::{open_enum, open_struct};
@@ -55,17 +56,16 @@ impl Serialize for ElicitParams {
 
 impl<'de> Deserialize<'de> for ElicitParams {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Cold path: buffer, then choose by `mode`.
-        let obj = JsonObject::deserialize(d)?;
-        let result = match obj.get("mode") {
-            None => ElicitFormParams::deserialize(Value::Object(obj)).map(ElicitParams::Form),
-            Some(Value::String(m)) if m == "form" => {
-                ElicitFormParams::deserialize(Value::Object(obj)).map(ElicitParams::Form)
+        // Cold path: buffer as raw text, then choose by `mode`.
+        let obj = RawObject::deserialize(d)?;
+        let result = if !obj.contains("mode") {
+            obj.decode().map(ElicitParams::Form)
+        } else {
+            match obj.str_member("mode").as_deref() {
+                Some("form") => obj.decode().map(ElicitParams::Form),
+                Some("url") => obj.decode().map(ElicitParams::Url),
+                _ => obj.decode().map(ElicitParams::Unknown),
             }
-            Some(Value::String(m)) if m == "url" => {
-                ElicitUrlParams::deserialize(Value::Object(obj)).map(ElicitParams::Url)
-            }
-            Some(_) => Ok(ElicitParams::Unknown(obj)),
         };
         result.map_err(de::Error::custom)
     }
@@ -208,40 +208,29 @@ impl Serialize for PrimitiveSchema {
 
 impl<'de> Deserialize<'de> for PrimitiveSchema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Cold path: buffer, classify by `type` and the enum members, decode.
-        let obj = JsonObject::deserialize(d)?;
-        let value_of = |obj: JsonObject| Value::Object(obj);
-        let kind = obj.get("type").and_then(Value::as_str);
-        let items = obj.get("items");
-        let result = match kind {
-            Some("string") if obj.contains_key("enumNames") => {
-                LegacyTitledEnumSchema::deserialize(value_of(obj))
-                    .map(PrimitiveSchema::LegacyTitledEnum)
+        // Cold path: buffer as raw text, classify by `type` and the enum members.
+        let obj = RawObject::deserialize(d)?;
+        let kind = obj.str_member("type");
+        let result = match kind.as_deref() {
+            Some("string") if obj.contains("enumNames") => {
+                obj.decode().map(PrimitiveSchema::LegacyTitledEnum)
             }
-            Some("string") if obj.contains_key("enum") => {
-                UntitledSingleSelectEnumSchema::deserialize(value_of(obj))
-                    .map(PrimitiveSchema::UntitledSingleSelect)
+            Some("string") if obj.contains("enum") => {
+                obj.decode().map(PrimitiveSchema::UntitledSingleSelect)
             }
-            Some("string") if obj.contains_key("oneOf") => {
-                TitledSingleSelectEnumSchema::deserialize(value_of(obj))
-                    .map(PrimitiveSchema::TitledSingleSelect)
+            Some("string") if obj.contains("oneOf") => {
+                obj.decode().map(PrimitiveSchema::TitledSingleSelect)
             }
-            Some("string") => StringSchema::deserialize(value_of(obj)).map(PrimitiveSchema::String),
-            Some("number" | "integer") => {
-                NumberSchema::deserialize(value_of(obj)).map(PrimitiveSchema::Number)
+            Some("string") => obj.decode().map(PrimitiveSchema::String),
+            Some("number" | "integer") => obj.decode().map(PrimitiveSchema::Number),
+            Some("boolean") => obj.decode().map(PrimitiveSchema::Boolean),
+            Some("array") if obj.member_has("items", "anyOf") => {
+                obj.decode().map(PrimitiveSchema::TitledMultiSelect)
             }
-            Some("boolean") => {
-                BooleanSchema::deserialize(value_of(obj)).map(PrimitiveSchema::Boolean)
+            Some("array") if obj.member_has("items", "enum") => {
+                obj.decode().map(PrimitiveSchema::UntitledMultiSelect)
             }
-            Some("array") if items.is_some_and(|i| i.get("anyOf").is_some()) => {
-                TitledMultiSelectEnumSchema::deserialize(value_of(obj))
-                    .map(PrimitiveSchema::TitledMultiSelect)
-            }
-            Some("array") if items.is_some_and(|i| i.get("enum").is_some()) => {
-                UntitledMultiSelectEnumSchema::deserialize(value_of(obj))
-                    .map(PrimitiveSchema::UntitledMultiSelect)
-            }
-            _ => Ok(PrimitiveSchema::Unknown(obj)),
+            _ => obj.decode().map(PrimitiveSchema::Unknown),
         };
         result.map_err(de::Error::custom)
     }

@@ -18,6 +18,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
+use crate::common::RawObject;
 use crate::content::StrCow;
 use crate::dispatch::ServerRequestMessage;
 use crate::elicitation::ElicitResult;
@@ -299,19 +300,21 @@ impl Serialize for InputResponse {
 
 impl<'de> Deserialize<'de> for InputResponse {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Cold path: buffer, then choose by a member only one shape has.
-        let value = Value::deserialize(d)?;
-        let Value::Object(obj) = &value else {
-            return Ok(InputResponse::Unknown(value));
+        // Cold path: buffer as raw text, then choose by a member only one shape has.
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let Ok(obj) = serde_json::from_str::<RawObject>(raw.get()) else {
+            return serde_json::from_str(raw.get())
+                .map(InputResponse::Unknown)
+                .map_err(de::Error::custom);
         };
-        let result = if obj.contains_key("action") {
-            ElicitResult::deserialize(value).map(InputResponse::Elicit)
-        } else if obj.contains_key("roots") {
-            ListRootsResult::deserialize(value).map(InputResponse::ListRoots)
-        } else if obj.contains_key("model") {
-            CreateMessageResult::deserialize(value).map(InputResponse::CreateMessage)
+        let result = if obj.contains("action") {
+            obj.decode().map(InputResponse::Elicit)
+        } else if obj.contains("roots") {
+            obj.decode().map(InputResponse::ListRoots)
+        } else if obj.contains("model") {
+            obj.decode().map(InputResponse::CreateMessage)
         } else {
-            Ok(InputResponse::Unknown(value))
+            obj.decode().map(InputResponse::Unknown)
         };
         result.map_err(de::Error::custom)
     }

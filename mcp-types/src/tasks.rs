@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::JsonObject;
-use crate::common::{Cursor, EmptyResult, Nullable};
+use crate::common::{Cursor, EmptyResult, Nullable, RawObject};
 use crate::input_required::{InputRequests, InputResponses, ResultType};
 use crate::jsonrpc::ErrorObject;
 use crate::meta::Meta;
@@ -223,14 +223,12 @@ impl Serialize for CreateTaskResult {
 
 impl<'de> Deserialize<'de> for CreateTaskResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Cold path: buffer, then choose by the presence of `task`.
-        let obj = JsonObject::deserialize(d)?;
-        let nested = obj.contains_key("task");
-        let value = Value::Object(obj);
-        let result = if nested {
-            NestedTaskResult::deserialize(value).map(CreateTaskResult::Nested)
+        // Cold path: buffer as raw text, then choose by the presence of `task`.
+        let obj = RawObject::deserialize(d)?;
+        let result = if obj.contains("task") {
+            obj.decode().map(CreateTaskResult::Nested)
         } else {
-            Task::deserialize(value).map(CreateTaskResult::Flat)
+            obj.decode().map(CreateTaskResult::Flat)
         };
         result.map_err(serde::de::Error::custom)
     }
@@ -260,13 +258,11 @@ impl Serialize for CancelTaskResult {
 
 impl<'de> Deserialize<'de> for CancelTaskResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let obj = JsonObject::deserialize(d)?;
-        let is_task = obj.contains_key("taskId");
-        let value = Value::Object(obj);
-        let result = if is_task {
-            Task::deserialize(value).map(CancelTaskResult::Task)
+        let obj = RawObject::deserialize(d)?;
+        let result = if obj.contains("taskId") {
+            obj.decode().map(CancelTaskResult::Task)
         } else {
-            EmptyResult::deserialize(value).map(CancelTaskResult::Acknowledged)
+            obj.decode().map(CancelTaskResult::Acknowledged)
         };
         result.map_err(serde::de::Error::custom)
     }

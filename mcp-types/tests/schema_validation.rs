@@ -20,19 +20,35 @@ struct SchemaSet {
 
 impl SchemaSet {
     fn load(dir: &Path, version: ProtocolVersion) -> Self {
-        SchemaSet { version, doc: spec::load_schema(dir, version.as_str()), validators: HashMap::new() }
+        SchemaSet {
+            version,
+            doc: spec::load_schema(dir, version.as_str()),
+            validators: HashMap::new(),
+        }
     }
 
     fn defs_key(&self) -> &'static str {
-        if self.version.schema_uses_defs() { "$defs" } else { "definitions" }
+        if self.version.schema_uses_defs() {
+            "$defs"
+        } else {
+            "definitions"
+        }
     }
 
     /// A schema that is definition `def` of the document, with every definition
     /// alongside so local `$ref`s resolve (no remote reference is ever fetched).
     fn wrapper(&self, def: &str) -> Value {
         let key = self.defs_key();
-        let defs = self.doc.get(key).cloned().unwrap_or_else(|| panic!("{}: no {key}", self.version));
-        assert!(defs.get(def).is_some(), "{}: schema has no definition {def}", self.version);
+        let defs = self
+            .doc
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{}: no {key}", self.version));
+        assert!(
+            defs.get(def).is_some(),
+            "{}: schema has no definition {def}",
+            self.version
+        );
         let mut wrapper = json!({ "allOf": [ { "$ref": format!("#/{key}/{def}") } ] });
         wrapper[key] = defs;
         if let Some(dialect) = self.doc.get("$schema") {
@@ -51,9 +67,15 @@ impl SchemaSet {
             self.validators.insert(def.to_owned(), validator);
         }
         let validator = &self.validators[def];
-        let errors: Vec<String> =
-            validator.iter_errors(instance).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+        let errors: Vec<String> = validator
+            .iter_errors(instance)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
     }
 }
 
@@ -70,21 +92,32 @@ fn client_messages_validate_against_each_versions_schema() {
             for def in &sample.frame_defs {
                 checked += 1;
                 if let Err(e) = schemas.check(def, &sample.frame) {
-                    failures.push(format!("{version} {}: frame is not a valid {def}: {e}", sample.label));
+                    failures.push(format!(
+                        "{version} {}: frame is not a valid {def}: {e}",
+                        sample.label
+                    ));
                 }
             }
             if let Some((result, defs)) = &sample.result {
                 for def in defs {
                     checked += 1;
                     if let Err(e) = schemas.check(def, result) {
-                        failures.push(format!("{version} {}: result is not a valid {def}: {e}", sample.label));
+                        failures.push(format!(
+                            "{version} {}: result is not a valid {def}: {e}",
+                            sample.label
+                        ));
                     }
                 }
             }
         }
     }
     assert!(checked > 300, "only {checked} checks ran");
-    assert!(failures.is_empty(), "{} of {checked} checks failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The validator really rejects: a frame missing a required member fails.
@@ -94,13 +127,25 @@ fn the_validator_rejects_invalid_messages() {
     for version in ProtocolVersion::ALL {
         let mut schemas = SchemaSet::load(&dir, version);
         let bad = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "arguments": {} } });
-        assert!(schemas.check("CallToolRequest", &bad).is_err(), "{version}: tools/call without a name passed");
+        assert!(
+            schemas.check("CallToolRequest", &bad).is_err(),
+            "{version}: tools/call without a name passed"
+        );
         let bad = json!({ "jsonrpc": "1.0", "method": "notifications/initialized" });
-        assert!(schemas.check("JSONRPCNotification", &bad).is_err(), "{version}: jsonrpc 1.0 passed");
+        assert!(
+            schemas.check("JSONRPCNotification", &bad).is_err(),
+            "{version}: jsonrpc 1.0 passed"
+        );
         let bad = json!({ "role": "assistant", "content": { "type": "text", "text": "hi" } });
-        assert!(schemas.check("CreateMessageResult", &bad).is_err(), "{version}: a sampling result without model passed");
+        assert!(
+            schemas.check("CreateMessageResult", &bad).is_err(),
+            "{version}: a sampling result without model passed"
+        );
         let bad = json!({ "uri": "not a uri with spaces", "name": "x" });
-        assert!(schemas.check("Root", &bad).is_err(), "{version}: formats are not validated");
+        assert!(
+            schemas.check("Root", &bad).is_err(),
+            "{version}: formats are not validated"
+        );
     }
 }
 
@@ -113,7 +158,12 @@ fn modern_requests_need_the_reserved_meta_keys() {
     let bare = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {} });
     assert!(schemas.check("ListToolsRequest", &bare).is_err());
     let samples = messages::client_messages(ProtocolVersion::V2026_07_28);
-    let list = samples.iter().find(|s| s.label == "request tools/list").expect("a tools/list sample");
-    assert!(list.frame["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+    let list = samples
+        .iter()
+        .find(|s| s.label == "request tools/list")
+        .expect("a tools/list sample");
+    assert!(
+        list.frame["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    );
     assert!(schemas.check("ListToolsRequest", &list.frame).is_ok());
 }

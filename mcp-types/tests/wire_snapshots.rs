@@ -18,27 +18,37 @@ fn labelled(samples: Vec<messages::Sample>) -> Value {
 
 #[test]
 fn client_messages_2024_11_05() {
-    insta::assert_json_snapshot!(labelled(messages::client_messages(ProtocolVersion::V2024_11_05)));
+    insta::assert_json_snapshot!(labelled(messages::client_messages(
+        ProtocolVersion::V2024_11_05
+    )));
 }
 
 #[test]
 fn client_messages_2025_03_26() {
-    insta::assert_json_snapshot!(labelled(messages::client_messages(ProtocolVersion::V2025_03_26)));
+    insta::assert_json_snapshot!(labelled(messages::client_messages(
+        ProtocolVersion::V2025_03_26
+    )));
 }
 
 #[test]
 fn client_messages_2025_06_18() {
-    insta::assert_json_snapshot!(labelled(messages::client_messages(ProtocolVersion::V2025_06_18)));
+    insta::assert_json_snapshot!(labelled(messages::client_messages(
+        ProtocolVersion::V2025_06_18
+    )));
 }
 
 #[test]
 fn client_messages_2025_11_25() {
-    insta::assert_json_snapshot!(labelled(messages::client_messages(ProtocolVersion::V2025_11_25)));
+    insta::assert_json_snapshot!(labelled(messages::client_messages(
+        ProtocolVersion::V2025_11_25
+    )));
 }
 
 #[test]
 fn client_messages_2026_07_28() {
-    insta::assert_json_snapshot!(labelled(messages::client_messages(ProtocolVersion::V2026_07_28)));
+    insta::assert_json_snapshot!(labelled(messages::client_messages(
+        ProtocolVersion::V2026_07_28
+    )));
 }
 
 /// Server-side shapes built from the types: a 2026 `input_required` result, a
@@ -51,7 +61,10 @@ fn server_shapes_2026_07_28() {
         requested_schema: RequestedSchema {
             properties: SchemaProperties(vec![(
                 "name".into(),
-                PrimitiveSchema::String(StringSchema { title: Some("Username".into()), ..Default::default() }),
+                PrimitiveSchema::String(StringSchema {
+                    title: Some("Username".into()),
+                    ..Default::default()
+                }),
             )]),
             required: Some(vec!["name".into()]),
             ..Default::default()
@@ -60,7 +73,10 @@ fn server_shapes_2026_07_28() {
     };
     elicit.meta = None;
     let mut requests = InputRequests::new();
-    requests.insert("login".into(), InputRequest::from(ServerRequestMessage::Elicit(ElicitParams::Form(elicit))));
+    requests.insert(
+        "login".into(),
+        InputRequest::from(ServerRequestMessage::Elicit(ElicitParams::Form(elicit))),
+    );
     let input_required = InputRequiredResult {
         result_type: Some(ResultType::InputRequired),
         input_requests: Some(requests),
@@ -84,7 +100,10 @@ fn server_shapes_2026_07_28() {
         meta: None,
         extra: JsonObject::new(),
     });
-    let mut error = ErrorObject::new(error_codes::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version");
+    let mut error = ErrorObject::new(
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+    );
     error.data = Some(
         serde_json::to_value(UnsupportedProtocolVersionData {
             requested: "1900-01-01".into(),
@@ -94,11 +113,26 @@ fn server_shapes_2026_07_28() {
     );
     let id = RequestId::Number(1);
     let frames = json!([
-        serde_json::to_value(OutgoingResult { id: &id, result: &input_required }).expect("encodes"),
-        serde_json::to_value(OutgoingResult { id: &id, result: &task }).expect("encodes"),
-        serde_json::to_value(OutgoingError { id: Some(&id), error: &error }).expect("encodes"),
-        serde_json::to_value(OutgoingError { id: None, error: &ErrorObject::new(error_codes::PARSE_ERROR, "Parse error") })
-            .expect("encodes"),
+        serde_json::to_value(OutgoingResult {
+            id: &id,
+            result: &input_required
+        })
+        .expect("encodes"),
+        serde_json::to_value(OutgoingResult {
+            id: &id,
+            result: &task
+        })
+        .expect("encodes"),
+        serde_json::to_value(OutgoingError {
+            id: Some(&id),
+            error: &error
+        })
+        .expect("encodes"),
+        serde_json::to_value(OutgoingError {
+            id: None,
+            error: &ErrorObject::new(error_codes::PARSE_ERROR, "Parse error")
+        })
+        .expect("encodes"),
     ]);
     insta::assert_json_snapshot!(frames);
 }

@@ -5,11 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use mcp_types::notifications::{Cancelled, Initialized, Progress, RootsListChanged, TaskStatus as TaskStatusN};
+use mcp_types::notifications::{
+    Cancelled, Initialized, Progress, RootsListChanged, TaskStatus as TaskStatusN,
+};
 use mcp_types::requests::{
-    CallTool, CancelTask, Complete, Discover, GetPrompt, GetTask, GetTaskPayload, Initialize, ListPrompts,
-    ListResourceTemplates, ListResources, ListTasks, ListTools, Ping, ReadResource, SetLevel, Subscribe,
-    SubscriptionsListen, Unsubscribe,
+    CallTool, CancelTask, Complete, Discover, GetPrompt, GetTask, GetTaskPayload, Initialize,
+    ListPrompts, ListResourceTemplates, ListResources, ListTasks, ListTools, Ping, ReadResource,
+    SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use mcp_types::*;
 use serde::Serialize;
@@ -48,7 +50,11 @@ pub(crate) struct ForVersion {
 
 impl ForVersion {
     fn new(v: ProtocolVersion) -> Self {
-        ForVersion { v, next_id: 1, samples: Vec::new() }
+        ForVersion {
+            v,
+            next_id: 1,
+            samples: Vec::new(),
+        }
     }
 
     fn at_least(&self, v: ProtocolVersion) -> bool {
@@ -64,7 +70,11 @@ impl ForVersion {
     }
 
     fn jsonrpc_response_def(&self) -> &'static str {
-        if self.at_least(ProtocolVersion::V2025_11_25) { "JSONRPCResultResponse" } else { "JSONRPCResponse" }
+        if self.at_least(ProtocolVersion::V2025_11_25) {
+            "JSONRPCResultResponse"
+        } else {
+            "JSONRPCResponse"
+        }
     }
 
     /// The client's identity, with the members the version defines.
@@ -96,7 +106,10 @@ impl ForVersion {
         if self.modern() {
             caps.roots = Some(RootsCapability::default());
         } else {
-            caps.roots = Some(RootsCapability { list_changed: Some(true), ..Default::default() });
+            caps.roots = Some(RootsCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            });
             let mut experimental = JsonObject::new();
             experimental.insert("com.example/feature".into(), json!({ "level": 2 }));
             caps.experimental = Some(experimental);
@@ -105,10 +118,16 @@ impl ForVersion {
             caps.elicitation = Some(ElicitationCapability::default());
         }
         if self.at_least(ProtocolVersion::V2025_11_25) {
-            caps.elicitation =
-                Some(ElicitationCapability { form: Some(JsonObject::new()), url: Some(JsonObject::new()), ..Default::default() });
-            caps.sampling =
-                Some(SamplingCapability { tools: Some(JsonObject::new()), context: Some(JsonObject::new()), ..Default::default() });
+            caps.elicitation = Some(ElicitationCapability {
+                form: Some(JsonObject::new()),
+                url: Some(JsonObject::new()),
+                ..Default::default()
+            });
+            caps.sampling = Some(SamplingCapability {
+                tools: Some(JsonObject::new()),
+                context: Some(JsonObject::new()),
+                ..Default::default()
+            });
         }
         if self.v == ProtocolVersion::V2025_11_25 {
             caps.tasks = Some(ClientTasksCapability {
@@ -131,8 +150,9 @@ impl ForVersion {
     /// Request `_meta`: the 2026 per-request keys, or a progress token before.
     fn request_meta(&self, progress: Option<i64>) -> Option<Meta> {
         let mut meta = if self.modern() {
-            let mut m = Meta::for_modern_request(self.v, &self.capabilities(), Some(&self.client_info()))
-                .expect("meta encodes");
+            let mut m =
+                Meta::for_modern_request(self.v, &self.capabilities(), Some(&self.client_info()))
+                    .expect("meta encodes");
             m.set_log_level(LoggingLevel::Info);
             m
         } else {
@@ -147,7 +167,11 @@ impl ForVersion {
     fn request<R: Request>(&mut self, def: &'static str, params: &R::Params) {
         let id = RequestId::Number(self.next_id);
         self.next_id += 1;
-        let frame = to_value(&OutgoingRequest { id: &id, method: R::METHOD, params: Some(params) });
+        let frame = to_value(&OutgoingRequest {
+            id: &id,
+            method: R::METHOD,
+            params: Some(params),
+        });
         self.samples.push(Sample {
             label: format!("request {}", R::METHOD),
             frame,
@@ -164,7 +188,10 @@ impl ForVersion {
     }
 
     fn notification<N: Notification>(&mut self, def: &'static str, params: Option<&N::Params>) {
-        let frame = to_value(&OutgoingNotification { method: N::METHOD, params });
+        let frame = to_value(&OutgoingNotification {
+            method: N::METHOD,
+            params,
+        });
         self.samples.push(Sample {
             label: format!("notification {}", N::METHOD),
             frame,
@@ -185,7 +212,11 @@ impl ForVersion {
     }
 
     fn paginated(&self, cursor: Option<&str>) -> PaginatedParams {
-        PaginatedParams { cursor: cursor.map(str::to_owned), meta: self.request_meta(None), ..Default::default() }
+        PaginatedParams {
+            cursor: cursor.map(str::to_owned),
+            meta: self.request_meta(None),
+            ..Default::default()
+        }
     }
 }
 
@@ -196,7 +227,10 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
 
     // Lifecycle.
     if b.modern() {
-        let params = RequestParams { meta: b.request_meta(None), ..Default::default() };
+        let params = RequestParams {
+            meta: b.request_meta(None),
+            ..Default::default()
+        };
         b.request::<Discover>("DiscoverRequest", &params);
     } else {
         let params = InitializeParams::new(v.as_str(), b.capabilities(), b.client_info());
@@ -214,7 +248,10 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
     let mut call = CallToolParams::new("get_weather", Some(args.clone()));
     call.meta = b.request_meta(Some(7));
     if v == V2025_11_25 {
-        call.task = Some(TaskMetadata { ttl: Some(60_000), ..Default::default() });
+        call.task = Some(TaskMetadata {
+            ttl: Some(60_000),
+            ..Default::default()
+        });
     }
     b.request::<CallTool>("CallToolRequest", &call);
 
@@ -241,13 +278,23 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
     b.request::<GetPrompt>("GetPromptRequest", &get);
 
     // Completion.
-    let reference = CompletionReference::Prompt(PromptReference { name: "code_review".into(), ..Default::default() });
-    let argument = CompletionArgument { name: "language".into(), value: "py".into(), ..Default::default() };
+    let reference = CompletionReference::Prompt(PromptReference {
+        name: "code_review".into(),
+        ..Default::default()
+    });
+    let argument = CompletionArgument {
+        name: "language".into(),
+        value: "py".into(),
+        ..Default::default()
+    };
     let mut complete = CompleteParams::new(reference, argument);
     if b.at_least(V2025_06_18) {
         let mut resolved = BTreeMap::new();
         resolved.insert("framework".to_owned(), "flask".to_owned());
-        complete.context = Some(CompletionContext { arguments: Some(resolved), ..Default::default() });
+        complete.context = Some(CompletionContext {
+            arguments: Some(resolved),
+            ..Default::default()
+        });
     }
     complete.meta = b.request_meta(None);
     b.request::<Complete>("CompleteRequest", &complete);
@@ -255,14 +302,21 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
         uri: "file:///{path}".into(),
         ..Default::default()
     });
-    let argument = CompletionArgument { name: "path".into(), value: "src/".into(), ..Default::default() };
+    let argument = CompletionArgument {
+        name: "path".into(),
+        value: "src/".into(),
+        ..Default::default()
+    };
     let mut complete = CompleteParams::new(reference, argument);
     complete.meta = b.request_meta(None);
     b.labelled_request::<Complete>("resource template", "CompleteRequest", &complete);
 
     // Logging (legacy: a request; 2026: `_meta` logLevel on each request, above).
     if !b.modern() {
-        b.request::<SetLevel>("SetLevelRequest", &SetLevelParams::new(LoggingLevel::Warning));
+        b.request::<SetLevel>(
+            "SetLevelRequest",
+            &SetLevelParams::new(LoggingLevel::Warning),
+        );
     }
 
     // Notifications.
@@ -299,11 +353,19 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
             })])
         };
         let mut r = CreateMessageResult::new(content, "claude-sonnet");
-        r.stop_reason = Some(if v >= V2025_11_25 { StopReason::ToolUse } else { StopReason::EndTurn });
+        r.stop_reason = Some(if v >= V2025_11_25 {
+            StopReason::ToolUse
+        } else {
+            StopReason::EndTurn
+        });
         r
     };
     let roots = ListRootsResult {
-        roots: vec![Root { uri: "file:///project".into(), name: Some("project".into()), ..Default::default() }],
+        roots: vec![Root {
+            uri: "file:///project".into(),
+            name: Some("project".into()),
+            ..Default::default()
+        }],
         ..Default::default()
     };
     let elicited = {
@@ -312,7 +374,10 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
         content.insert("age".to_owned(), ElicitValue::Number(30.into()));
         content.insert("subscribe".to_owned(), ElicitValue::Bool(true));
         if b.at_least(V2025_11_25) {
-            content.insert("colors".to_owned(), ElicitValue::StringArray(vec!["red".into(), "green".into()]));
+            content.insert(
+                "colors".to_owned(),
+                ElicitValue::StringArray(vec!["red".into(), "green".into()]),
+            );
         }
         let mut r = ElicitResult::new(ElicitAction::Accept);
         r.content = Some(content);
@@ -345,15 +410,39 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
             resource_subscriptions: Some(vec!["file:///project/config.json".into()]),
             ..Default::default()
         };
-        let listen = SubscriptionsListenParams { notifications: filter, meta: b.request_meta(None), ..Default::default() };
+        let listen = SubscriptionsListenParams {
+            notifications: filter,
+            meta: b.request_meta(None),
+            ..Default::default()
+        };
         b.request::<SubscriptionsListen>("SubscriptionsListenRequest", &listen);
     } else {
-        b.response("ping", vec!["EmptyResult", "ClientResult"], &EmptyResult::default());
-        b.response("sampling/createMessage", vec!["CreateMessageResult", "ClientResult"], &sampled);
-        b.response("roots/list", vec!["ListRootsResult", "ClientResult"], &roots);
+        b.response(
+            "ping",
+            vec!["EmptyResult", "ClientResult"],
+            &EmptyResult::default(),
+        );
+        b.response(
+            "sampling/createMessage",
+            vec!["CreateMessageResult", "ClientResult"],
+            &sampled,
+        );
+        b.response(
+            "roots/list",
+            vec!["ListRootsResult", "ClientResult"],
+            &roots,
+        );
         if b.at_least(V2025_06_18) {
-            b.response("elicitation/create", vec!["ElicitResult", "ClientResult"], &elicited);
-            b.response("elicitation/create (declined)", vec!["ElicitResult", "ClientResult"], &ElicitResult::new(ElicitAction::Decline));
+            b.response(
+                "elicitation/create",
+                vec!["ElicitResult", "ClientResult"],
+                &elicited,
+            );
+            b.response(
+                "elicitation/create (declined)",
+                vec!["ElicitResult", "ClientResult"],
+                &ElicitResult::new(ElicitAction::Decline),
+            );
         }
     }
 
@@ -382,19 +471,49 @@ pub(crate) fn client_messages(v: ProtocolVersion) -> Vec<Sample> {
             extra: JsonObject::new(),
         };
         b.notification::<TaskStatusN>("TaskStatusNotification", Some(&task));
-        let created = CreateTaskResult::Nested(NestedTaskResult { task: task.clone(), meta: None, extra: JsonObject::new() });
-        b.response("task-augmented sampling/createMessage", vec!["CreateTaskResult", "ClientResult"], &created);
-        let unlimited = Task { ttl: Some(Nullable::Null), ..task.clone() };
-        b.response("tasks/get", vec!["GetTaskResult", "ClientResult"], &unlimited);
-        let list = ListTasksResult { tasks: vec![task.clone()], next_cursor: Some("2".into()), ..Default::default() };
+        let created = CreateTaskResult::Nested(NestedTaskResult {
+            task: task.clone(),
+            meta: None,
+            extra: JsonObject::new(),
+        });
+        b.response(
+            "task-augmented sampling/createMessage",
+            vec!["CreateTaskResult", "ClientResult"],
+            &created,
+        );
+        let unlimited = Task {
+            ttl: Some(Nullable::Null),
+            ..task.clone()
+        };
+        b.response(
+            "tasks/get",
+            vec!["GetTaskResult", "ClientResult"],
+            &unlimited,
+        );
+        let list = ListTasksResult {
+            tasks: vec![task.clone()],
+            next_cursor: Some("2".into()),
+            ..Default::default()
+        };
         b.response("tasks/list", vec!["ListTasksResult", "ClientResult"], &list);
-        let cancelled = CancelTaskResult::Task(Task { status: TaskStatus::Cancelled, ..task });
-        b.response("tasks/cancel", vec!["CancelTaskResult", "ClientResult"], &cancelled);
+        let cancelled = CancelTaskResult::Task(Task {
+            status: TaskStatus::Cancelled,
+            ..task
+        });
+        b.response(
+            "tasks/cancel",
+            vec!["CancelTaskResult", "ClientResult"],
+            &cancelled,
+        );
         let mut payload = GetTaskPayloadResult::new();
         payload.insert("model".into(), json!("claude-sonnet"));
         payload.insert("role".into(), json!("assistant"));
         payload.insert("content".into(), json!({ "type": "text", "text": "Paris" }));
-        b.response("tasks/result", vec!["GetTaskPayloadResult", "ClientResult"], &payload);
+        b.response(
+            "tasks/result",
+            vec!["GetTaskPayloadResult", "ClientResult"],
+            &payload,
+        );
     }
 
     b.samples
