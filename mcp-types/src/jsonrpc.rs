@@ -4,7 +4,7 @@
 //! ([`JsonRpcRequest`] …) for tests and tools that want a whole message as a value.
 //!
 //! Receiving is split in two steps on purpose: [`Incoming::parse`] reads the
-//! envelope once and leaves `params` / `result` as borrowed [`RawValue`]s, so the
+//! envelope once and leaves `params` / `result` as borrowed [`RawValue`](serde_json::value::RawValue)s, so the
 //! caller decodes them straight into the type the method or pending request calls
 //! for (`serde_json::from_str(raw.get())`), never through an intermediate `Value`.
 
@@ -12,12 +12,17 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use crate::error::{JsonError, TypesError};
+use crate::error::TypesError;
+
+mod incoming;
+mod outgoing;
+
+pub use incoming::{Incoming, IncomingMessage, decode_result};
+pub use outgoing::{OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult};
 
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -209,281 +214,6 @@ impl<'de> Deserialize<'de> for JsonRpcVersion {
         Ok(JsonRpcVersion)
     }
 }
-
-// ---------------------------------------------------------------------------
-// Outgoing: borrowed, serialize-only frames.
-
-/// A request to send: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` (`params`
-/// omitted when `None`). Serializes straight from the borrowed parts.
-#[derive(Debug)]
-pub struct OutgoingRequest<'a, P: Serialize> {
-    /// The request id.
-    pub id: &'a RequestId,
-    /// The method name.
-    pub method: &'a str,
-    /// The params, if any.
-    pub params: Option<&'a P>,
-}
-
-impl<P: Serialize> Serialize for OutgoingRequest<'_, P> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3 + usize::from(self.params.is_some())))?;
-        m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
-        m.serialize_entry("id", self.id)?;
-        m.serialize_entry("method", self.method)?;
-        if let Some(p) = self.params {
-            m.serialize_entry("params", p)?;
-        }
-        m.end()
-    }
-}
-
-/// A notification to send: `{"jsonrpc":"2.0","method":…,"params":…}`.
-#[derive(Debug)]
-pub struct OutgoingNotification<'a, P: Serialize> {
-    /// The method name.
-    pub method: &'a str,
-    /// The params, if any.
-    pub params: Option<&'a P>,
-}
-
-impl<P: Serialize> Serialize for OutgoingNotification<'_, P> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(2 + usize::from(self.params.is_some())))?;
-        m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
-        m.serialize_entry("method", self.method)?;
-        if let Some(p) = self.params {
-            m.serialize_entry("params", p)?;
-        }
-        m.end()
-    }
-}
-
-/// A result response to send: `{"jsonrpc":"2.0","id":…,"result":…}`.
-#[derive(Debug)]
-pub struct OutgoingResult<'a, R: Serialize> {
-    /// The id of the request answered.
-    pub id: &'a RequestId,
-    /// The result.
-    pub result: &'a R,
-}
-
-impl<R: Serialize> Serialize for OutgoingResult<'_, R> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
-        m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
-        m.serialize_entry("id", self.id)?;
-        m.serialize_entry("result", self.result)?;
-        m.end()
-    }
-}
-
-/// An error response to send: `{"jsonrpc":"2.0","id":…|null,"error":…}`. The id is
-/// `null` only when the request's id could not be read.
-#[derive(Debug)]
-pub struct OutgoingError<'a> {
-    /// The id of the request answered, if it could be read.
-    pub id: Option<&'a RequestId>,
-    /// The error.
-    pub error: &'a ErrorObject,
-}
-
-impl Serialize for OutgoingError<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
-        m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
-        m.serialize_entry("id", &self.id)?;
-        m.serialize_entry("error", self.error)?;
-        m.end()
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Incoming: one borrowed pass over a frame.
-
-/// The members of a JSON-RPC frame, borrowed from the frame's bytes, before
-/// classification. Members that are present with the value `null` are kept as the
-/// raw `null` (so `"id": null` is distinguishable from no `id`). Unknown members
-/// are ignored. Most callers want [`Incoming::parse`].
-#[derive(Debug, Deserialize)]
-pub struct IncomingMessage<'a> {
-    /// `"jsonrpc"`.
-    #[serde(borrow, default)]
-    pub jsonrpc: Option<Cow<'a, str>>,
-    /// `"id"`, raw.
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub id: Option<&'a RawValue>,
-    /// `"method"`.
-    #[serde(borrow, default)]
-    pub method: Option<Cow<'a, str>>,
-    /// `"params"`, raw.
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub params: Option<&'a RawValue>,
-    /// `"result"`, raw.
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub result: Option<&'a RawValue>,
-    /// `"error"`, raw.
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub error: Option<&'a RawValue>,
-}
-
-/// Captures a member that is present, including a present `null`.
-fn present<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
-    <&'a RawValue>::deserialize(d).map(Some)
-}
-
-/// A classified incoming frame. `params` and `result` stay raw for the caller to
-/// decode into the type the method or pending request calls for.
-#[derive(Clone, Debug)]
-pub enum Incoming<'a> {
-    /// A request (has `method` and `id`).
-    Request {
-        /// The request id.
-        id: RequestId,
-        /// The method name.
-        method: Cow<'a, str>,
-        /// The params (`None` when absent or `null`).
-        params: Option<&'a RawValue>,
-    },
-    /// A notification (has `method`, no `id`).
-    Notification {
-        /// The method name.
-        method: Cow<'a, str>,
-        /// The params (`None` when absent or `null`).
-        params: Option<&'a RawValue>,
-    },
-    /// A result response.
-    Response {
-        /// The id of the request answered.
-        id: RequestId,
-        /// The result, raw.
-        result: &'a RawValue,
-    },
-    /// An error response.
-    Error {
-        /// The id of the request answered (`None` when the peer could not read it).
-        id: Option<RequestId>,
-        /// The error.
-        error: ErrorObject,
-    },
-}
-
-fn is_null(raw: &RawValue) -> bool {
-    raw.get() == "null"
-}
-
-fn parse_id(raw: &RawValue) -> Result<RequestId, TypesError> {
-    if is_null(raw) {
-        return Err(TypesError::NullRequestId);
-    }
-    serde_json::from_str(raw.get()).map_err(|_| TypesError::InvalidRequestId)
-}
-
-fn first_non_whitespace(frame: &[u8]) -> Option<u8> {
-    frame
-        .iter()
-        .copied()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-}
-
-impl<'a> Incoming<'a> {
-    /// Reads and classifies one frame (one JSON object).
-    ///
-    /// Checks `"jsonrpc": "2.0"`; classifies by the presence of `method`, `id`,
-    /// `result` and `error`; rejects ambiguous shapes with a named [`TypesError`]. A
-    /// JSON array (a 2025-03-26 batch) is [`TypesError::UnexpectedBatch`]: use
-    /// [`Incoming::parse_batch`] for those.
-    pub fn parse(frame: &'a [u8]) -> Result<Self, TypesError> {
-        if first_non_whitespace(frame) == Some(b'[') {
-            return Err(TypesError::UnexpectedBatch);
-        }
-        let msg: IncomingMessage<'a> = serde_json::from_slice(frame)
-            .map_err(|e| TypesError::MalformedFrame(JsonError::from(e)))?;
-        Self::classify(msg)
-    }
-
-    /// Reads a JSON-RPC batch (an array of messages; allowed by protocol 2025-03-26
-    /// only). Each element is classified on its own. An empty batch is invalid.
-    pub fn parse_batch(frame: &'a [u8]) -> Result<Vec<Result<Self, TypesError>>, TypesError> {
-        let msgs: Vec<IncomingMessage<'a>> = serde_json::from_slice(frame)
-            .map_err(|e| TypesError::MalformedFrame(JsonError::from(e)))?;
-        if msgs.is_empty() {
-            return Err(TypesError::NotAMessage);
-        }
-        Ok(msgs.into_iter().map(Self::classify).collect())
-    }
-
-    /// Classifies already-read members.
-    pub fn classify(msg: IncomingMessage<'a>) -> Result<Self, TypesError> {
-        match msg.jsonrpc.as_deref() {
-            None => return Err(TypesError::MissingJsonRpcVersion),
-            Some(JSONRPC_VERSION) => {}
-            Some(_) => return Err(TypesError::UnsupportedJsonRpcVersion),
-        }
-        let params = msg.params.filter(|p| !is_null(p));
-        if let Some(method) = msg.method {
-            if msg.result.is_some() || msg.error.is_some() {
-                return Err(TypesError::MethodInResponse);
-            }
-            return Ok(match msg.id {
-                Some(raw) => Incoming::Request {
-                    id: parse_id(raw)?,
-                    method,
-                    params,
-                },
-                None => Incoming::Notification { method, params },
-            });
-        }
-        match (msg.result, msg.error) {
-            (Some(_), Some(_)) => Err(TypesError::ResultAndError),
-            (Some(result), None) => {
-                let raw_id = msg.id.ok_or(TypesError::ResponseWithoutId)?;
-                Ok(Incoming::Response {
-                    id: parse_id(raw_id)?,
-                    result,
-                })
-            }
-            (None, Some(raw_error)) => {
-                let id = match msg.id {
-                    None => None,
-                    Some(raw) if is_null(raw) => None,
-                    Some(raw) => Some(parse_id(raw)?),
-                };
-                let error: ErrorObject = serde_json::from_str(raw_error.get())
-                    .map_err(|e| TypesError::InvalidErrorObject(JsonError::from(e)))?;
-                Ok(Incoming::Error { id, error })
-            }
-            (None, None) => Err(TypesError::NotAMessage),
-        }
-    }
-
-    /// The method of a request or notification.
-    pub fn method(&self) -> Option<&str> {
-        match self {
-            Incoming::Request { method, .. } | Incoming::Notification { method, .. } => {
-                Some(method)
-            }
-            _ => None,
-        }
-    }
-
-    /// The id of a request or response.
-    pub fn id(&self) -> Option<&RequestId> {
-        match self {
-            Incoming::Request { id, .. } | Incoming::Response { id, .. } => Some(id),
-            Incoming::Error { id, .. } => id.as_ref(),
-            Incoming::Notification { .. } => None,
-        }
-    }
-}
-
-/// Decodes a raw result into `T` (e.g. `R::Result` of a [`crate::Request`]).
-pub fn decode_result<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, TypesError> {
-    serde_json::from_str(raw.get()).map_err(|e| TypesError::InvalidResult(JsonError::from(e)))
-}
-
-// ---------------------------------------------------------------------------
-// Owned generic frames.
 
 /// A whole JSON-RPC request as an owned value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
