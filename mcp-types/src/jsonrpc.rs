@@ -287,14 +287,14 @@ impl<R> JsonRpcResponse<R> {
 }
 
 /// A whole JSON-RPC error response as an owned value. `id` is `None` when the
-/// request's id could not be read; it is then written as `null` (an `id` member
-/// absent on input is also read as `None`).
+/// request's id could not be read: read from an absent or `null` `id`, written by
+/// leaving `id` out (see [`OutgoingError`] for why).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JsonRpcErrorResponse {
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
     /// The id of the request answered.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<RequestId>,
     /// The error.
     pub error: ErrorObject,

@@ -82,7 +82,7 @@ fn outgoing_frames_serialise_exactly() {
     };
     assert_eq!(
         serde_json::to_string(&frame).unwrap(),
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found"}}"#
+        r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"}}"#
     );
 }
 

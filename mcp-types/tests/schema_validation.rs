@@ -2,6 +2,8 @@
 
 #[path = "support/messages.rs"]
 mod messages;
+#[path = "support/server_messages.rs"]
+mod server_messages;
 #[path = "support/spec.rs"]
 mod spec;
 
@@ -89,6 +91,45 @@ fn client_messages_validate_against_each_versions_schema() {
         let samples = messages::client_messages(version);
         assert!(samples.len() >= 12, "{version}: too few samples");
         for sample in samples {
+            for def in &sample.frame_defs {
+                checked += 1;
+                if let Err(e) = schemas.check(def, &sample.frame) {
+                    failures.push(format!(
+                        "{version} {}: frame is not a valid {def}: {e}",
+                        sample.label
+                    ));
+                }
+            }
+            if let Some((result, defs)) = &sample.result {
+                for def in defs {
+                    checked += 1;
+                    if let Err(e) = schemas.check(def, result) {
+                        failures.push(format!(
+                            "{version} {}: result is not a valid {def}: {e}",
+                            sample.label
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 300, "only {checked} checks ran");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn server_messages_validate_against_each_versions_schema() {
+    let Some(dir) = spec::spec_dir() else { return };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for version in ProtocolVersion::ALL {
+        let mut schemas = SchemaSet::load(&dir, version);
+        for sample in server_messages::server_messages(version) {
             for def in &sample.frame_defs {
                 checked += 1;
                 if let Err(e) = schemas.check(def, &sample.frame) {

@@ -3,6 +3,8 @@
 
 #[path = "support/messages.rs"]
 mod messages;
+#[path = "support/server_messages.rs"]
+mod server_messages;
 
 use mcp_types::*;
 use serde_json::{Value, json};
@@ -49,6 +51,20 @@ fn client_messages_2026_07_28() {
     insta::assert_json_snapshot!(labelled(messages::client_messages(
         ProtocolVersion::V2026_07_28
     )));
+}
+
+/// What a server built on these types sends, one snapshot per version.
+#[test]
+fn server_messages_per_version() {
+    for v in ProtocolVersion::ALL {
+        let frames: Vec<Value> = server_messages::server_messages(v)
+            .into_iter()
+            .map(|s| json!({ "label": s.label, "schema": s.frame_defs, "frame": s.frame }))
+            .collect();
+        insta::with_settings!({ snapshot_suffix => v.as_str() }, {
+            insta::assert_json_snapshot!("server_messages", frames);
+        });
+    }
 }
 
 /// Server-side shapes built from the types: a 2026 `input_required` result, a

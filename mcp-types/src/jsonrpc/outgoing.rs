@@ -70,8 +70,12 @@ impl<R: Serialize> Serialize for OutgoingResult<'_, R> {
     }
 }
 
-/// An error response to send: `{"jsonrpc":"2.0","id":…|null,"error":…}`. The id is
-/// `null` only when the request's id could not be read.
+/// An error response to send: `{"jsonrpc":"2.0","id":…,"error":…}`.
+///
+/// When the request's id could not be read (`id: None`) the `id` member is left
+/// out rather than written as `null`: JSON-RPC 2.0 says `null`, but every MCP
+/// schema types `id` as a string or integer, and 2025-11-25 and later make it
+/// optional on error responses, so omission is what MCP peers validate.
 #[derive(Debug)]
 pub struct OutgoingError<'a> {
     /// The id of the request answered, if it could be read.
@@ -82,9 +86,11 @@ pub struct OutgoingError<'a> {
 
 impl Serialize for OutgoingError<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
+        let mut m = s.serialize_map(Some(2 + usize::from(self.id.is_some())))?;
         m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
-        m.serialize_entry("id", &self.id)?;
+        if let Some(id) = self.id {
+            m.serialize_entry("id", id)?;
+        }
         m.serialize_entry("error", self.error)?;
         m.end()
     }
