@@ -128,6 +128,7 @@ open_enum! {
 
 /// A submitted form value.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitValue {
     /// A string (also enum choices).
     String(String),

@@ -30,7 +30,7 @@ use crate::sampling::CreateMessageResult;
 use crate::tasks::CreateTaskResult;
 
 /// What a result is (`resultType`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ResultType {

@@ -22,6 +22,11 @@
 //! decoded by method with [`ServerRequestMessage::parse`] and
 //! [`ServerNotificationMessage::parse`].
 //!
+//! The methods whose answer may be something other than their own result
+//! (`tools/call`, `prompts/get`, `resources/read`: 2026-07-28 `input_required`,
+//! task handles) have a [`RequestOutcome`] result, chosen by `resultType` (absent
+//! reads as complete; an unknown value is an error).
+//!
 //! # Frames
 //!
 //! Outgoing frames are borrowed, serialize-only wrappers ([`OutgoingRequest`] …)
@@ -43,7 +48,12 @@
 //!   `50` does not come back as `50.0`.
 //! - Not preserved: an optional member sent as `null` reads as absent and is not
 //!   written back (except where `null` means something, see [`Nullable`]); the
-//!   order of members in `extra` and unknown objects follows `serde_json::Map`.
+//!   order of members in `extra` and unknown objects follows `serde_json::Map`
+//!   (sorted), and the order of known members is the declaration order.
+//! - The types that keep raw JSON text ([`JsonSchemaDoc`], and the few that buffer
+//!   before choosing a variant) decode from `serde_json`'s own deserializers
+//!   (text, slices, readers, `Value`), not from serde's generic buffered content
+//!   (e.g. inside another type's `#[serde(flatten)]`).
 //!
 //! # Performance
 //!

@@ -74,6 +74,15 @@ impl<'de> Deserialize<'de> for ProgressToken {
     }
 }
 
+impl schemars::JsonSchema for ProgressToken {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProgressToken".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": ["string", "integer"] })
+    }
+}
+
 impl From<i64> for ProgressToken {
     fn from(n: i64) -> Self {
         ProgressToken::Number(n)

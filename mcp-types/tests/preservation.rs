@@ -307,3 +307,26 @@ fn elicitation_forms_are_classified() {
     assert!(matches!(params, ElicitParams::Unknown(_)));
     assert_eq!(params.message(), Some("m"));
 }
+
+#[test]
+fn host_facing_types_have_json_schemas_with_wire_names() {
+    let schema = serde_json::to_value(schemars::schema_for!(Annotations)).unwrap();
+    let props = &schema["properties"];
+    assert!(
+        props.get("lastModified").is_some() && props.get("last_modified").is_none(),
+        "{schema}"
+    );
+    assert!(
+        schema.get("required").is_none(),
+        "every member is optional: {schema}"
+    );
+    let schema = serde_json::to_value(schemars::schema_for!(Root)).unwrap();
+    assert!(schema["properties"].get("_meta").is_some(), "{schema}");
+    assert_eq!(schema["required"], json!(["uri"]));
+    let schema = serde_json::to_value(schemars::schema_for!(LoggingLevel)).unwrap();
+    assert!(schema.to_string().contains("emergency"), "{schema}");
+    let schema = serde_json::to_value(schemars::schema_for!(Role)).unwrap();
+    assert!(schema.to_string().contains("assistant"), "{schema}");
+    let schema = serde_json::to_value(schemars::schema_for!(CacheScope)).unwrap();
+    assert_eq!(schema["enum"], json!(["private", "public"]));
+}

@@ -60,9 +60,13 @@ impl<'de> Deserialize<'de> for SchemaProperties {
                 mut map: A,
             ) -> Result<SchemaProperties, A::Error> {
                 let mut fields: Vec<(String, PrimitiveSchema)> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
                 while let Some((k, v)) = map.next_entry::<String, PrimitiveSchema>()? {
-                    // Duplicate names: the last one wins, as with a JSON object.
-                    fields.retain(|(n, _)| *n != k);
+                    // Duplicate names: the last one wins, as with a JSON object. The
+                    // set keeps this linear however many fields a server sends.
+                    if !seen.insert(k.clone()) {
+                        fields.retain(|(n, _)| *n != k);
+                    }
                     fields.push((k, v));
                 }
                 Ok(SchemaProperties(fields))
