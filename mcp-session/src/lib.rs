@@ -1,2 +1,57 @@
-//! One MCP connection: a sans-IO protocol core, era negotiation and the session typestate.
+//! One MCP connection: a sans-IO protocol core, era negotiation and the
+//! session typestate.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use mcp_session::{Negotiation, Session, SessionConfig};
+//! use mcp_transport::{StdioConfig, StdioConnector};
+//!
+//! let connector = StdioConnector::new(StdioConfig::new("my-mcp-server"));
+//! let session = Session::connect(Arc::new(connector), SessionConfig::default()).await?;
+//! let session = session.negotiate(Negotiation::Auto).await?;
+//! let tools = session.list_tools().await?;
+//! for tool in tools.tools() {
+//!     println!("{}", tool.name);
+//! }
+//! let mut args = serde_json::Map::new();
+//! args.insert("text".into(), "hello".into());
+//! let result = session.call_tool("echo", args).await?;
+//! println!("{result:?}");
+//! session.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Layers, bottom up:
+//! - [`protocol::ProtocolCore`]: synchronous and deterministic (no tokio, no
+//!   clock reads); the request table, ids, deadlines, progress, cancellation
+//!   and message routing.
+//! - the driver (private): one task per connection feeding the core with
+//!   frames and time, delivering its outputs.
+//! - [`Session`]: the typestate a host uses.
+//!
+//! Architecture Invariant: nothing waits forever. Every request has a
+//! deadline (reset by progress only up to a hard maximum), and when the
+//! transport ends every pending request fails at once with
+//! [`SessionError::Dead`].
 #![forbid(unsafe_code)]
+
+mod config;
+mod driver;
+mod error;
+mod events;
+mod negotiate;
+mod paginate;
+mod params;
+pub mod protocol;
+mod results;
+mod session;
+mod tools;
+
+pub use config::{Negotiation, SessionConfig};
+pub use error::SessionError;
+pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
+pub use paginate::Paginator;
+pub use protocol::{CoreLimits, ProtocolStats, RequestTiming, Violation};
+pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
+pub use tools::{CallToolOptions, ToolCatalog};

@@ -1,0 +1,67 @@
+//! Session settings, with the design's default bounds.
+
+use std::time::Duration;
+
+use mcp_types::Implementation;
+
+use crate::events::DEFAULT_EVENT_QUEUE;
+use crate::protocol::CoreLimits;
+
+/// How the protocol era is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Negotiation {
+    /// Probe with `server/discover` (2026-07-28); fall back to `initialize`
+    /// (2025-11-25, or an older version the server answers with) by the
+    /// spec's rules.
+    #[default]
+    Auto,
+    /// Only the `initialize` handshake.
+    Legacy,
+    /// Only the stateless 2026-07-28 era.
+    Modern,
+}
+
+/// Settings of one session. `Default` gives the design's bounds.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    /// Who we are, sent to the server.
+    pub client_info: Implementation,
+    /// Deadline of an ordinary request.
+    pub request_timeout: Duration,
+    /// How long the `server/discover` probe may take before a stdio server is
+    /// judged legacy.
+    pub probe_timeout: Duration,
+    /// In-flight bound and hard deadline.
+    pub limits: CoreLimits,
+    /// Pages a list helper follows at most.
+    pub max_pages: usize,
+    /// Tools accepted from one server.
+    pub max_tools: usize,
+    /// Serialised tool arguments larger than this are refused before sending.
+    pub max_argument_bytes: usize,
+    /// Check tool arguments against the tool's `inputSchema` before sending
+    /// (when the tool has been listed).
+    pub validate_arguments: bool,
+    /// Check `structuredContent` against the tool's `outputSchema` (when the
+    /// tool has been listed and the result is not an error).
+    pub validate_structured_content: bool,
+    /// Capacity of the host's event queue.
+    pub event_queue: usize,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            client_info: Implementation::new("mcp-client-rs", env!("CARGO_PKG_VERSION")),
+            request_timeout: Duration::from_secs(60),
+            probe_timeout: Duration::from_secs(10),
+            limits: CoreLimits::default(),
+            max_pages: 1000,
+            max_tools: 10_000,
+            max_argument_bytes: 1024 * 1024,
+            validate_arguments: true,
+            validate_structured_content: true,
+            event_queue: DEFAULT_EVENT_QUEUE,
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! The thin async driver around [`ProtocolCore`].
+//!
+//! Callers lock the core only to register a request (never across an await),
+//! then send the frame themselves; the driver task owns the inbound queue, the
+//! deadline timer and the delivery of everything the core emits. A response
+//! therefore costs one hop from the transport's reader to the driver and one
+//! to the caller.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use bytes::Bytes;
+use mcp_transport::{CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame, TransportError};
+use mcp_types::{ErrorObject, OutgoingError, OutgoingResult, RequestId, error_codes};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use crate::SessionError;
+use crate::events::{SessionEvent, SessionEvents};
+use crate::params::Params;
+use crate::protocol::{CoreEvent, CoreLimits, Failure, ProtocolCore, Refusal, RequestTiming};
+
+/// How a caller is woken.
+pub(crate) struct Waiter {
+    tx: oneshot::Sender<Result<Bytes, Failure>>,
+    progress: Option<mpsc::Sender<Bytes>>,
+}
+
+/// State shared by the session handle, its callers and the driver task.
+pub(crate) struct Shared {
+    core: Mutex<ProtocolCore<Waiter>>,
+    outbound: FrameSender,
+    wake: Notify,
+    exit: Mutex<Option<ExitInfo>>,
+    events: mpsc::Sender<SessionEvent>,
+    dropped_events: AtomicU64,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+/// What [`Shared::call`] needs besides the method and params.
+#[derive(Debug, Default)]
+pub(crate) struct CallOptions {
+    pub(crate) timing: RequestTiming,
+    /// Where progress notifications of this request go (raw params).
+    pub(crate) progress: Option<mpsc::Sender<Bytes>>,
+}
+
+impl Shared {
+    /// Starts the driver for a fresh connection; returns the shared state and
+    /// the host's event receiver.
+    pub(crate) fn start(
+        outbound: FrameSender,
+        inbound: mpsc::Receiver<Inbound>,
+        limits: CoreLimits,
+        event_queue: usize,
+    ) -> (Arc<Shared>, SessionEvents) {
+        let (events_tx, events_rx) = mpsc::channel(event_queue.max(1));
+        let shared = Arc::new(Shared {
+            core: Mutex::new(ProtocolCore::new(limits)),
+            outbound,
+            wake: Notify::new(),
+            exit: Mutex::new(None),
+            events: events_tx,
+            dropped_events: AtomicU64::new(0),
+        });
+        tokio::spawn(drive(Arc::clone(&shared), inbound));
+        (Arc::clone(&shared), SessionEvents::new(events_rx))
+    }
+
+    fn core(&self) -> MutexGuard<'_, ProtocolCore<Waiter>> {
+        // A panic while the core was locked cannot leave it half-updated in a
+        // way that matters more than losing the whole session; keep going.
+        self.core.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Diagnostics of the ended connection, once it ended.
+    pub(crate) fn exit_info(&self) -> Option<ExitInfo> {
+        self.exit.lock().map(|g| g.clone()).unwrap_or(None)
+    }
+
+    fn dead_error(&self) -> SessionError {
+        SessionError::Dead(
+            self.exit_info()
+                .unwrap_or_else(|| ExitInfo::without_process(CloseReason::EndOfStream)),
+        )
+    }
+
+    /// Protocol counters.
+    pub(crate) fn stats(&self) -> crate::ProtocolStats {
+        self.core().stats().clone()
+    }
+
+    /// Host events dropped because the host did not keep up.
+    pub(crate) fn dropped_events(&self) -> u64 {
+        self.dropped_events.load(Ordering::Relaxed)
+    }
+
+    /// Sends a request and waits for its raw result.
+    ///
+    /// Dropping the returned future cancels the request (the server is sent
+    /// `notifications/cancelled`).
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        method: &Arc<str>,
+        params: Params,
+        extra_meta: Option<&Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<Bytes, SessionError> {
+        let (tx, rx) = oneshot::channel();
+        let wants_progress = options.progress.is_some();
+        let waiter = Waiter {
+            tx,
+            progress: options.progress,
+        };
+        let (id, frame, wake) = {
+            let mut core = self.core();
+            let before = core.poll_timeout();
+            let (id, frame) = core
+                .start_request(Instant::now(), method, options.timing, waiter, |id| {
+                    params.finish(extra_meta, wants_progress.then_some(id))
+                })
+                .map_err(|r| match r {
+                    Refusal::TooManyInFlight { limit } => SessionError::TooManyInFlight { limit },
+                    Refusal::Closed => self.dead_error(),
+                })?;
+            let after = core.poll_timeout();
+            (id, frame, before.is_none() || after < before)
+        };
+        if wake {
+            // The driver's timer is armed for a later deadline (or none).
+            self.wake.notify_one();
+        }
+        let mut guard = CancelOnDrop {
+            shared: self,
+            id,
+            armed: true,
+        };
+        let sent = self
+            .outbound
+            .send(OutboundFrame {
+                bytes: frame,
+                method: Some(Arc::clone(method)),
+            })
+            .await;
+        if let Err(e) = sent {
+            guard.armed = false;
+            let _ = self.core().cancel(id, "not sent");
+            return Err(match e {
+                TransportError::Closed => self.dead_error(),
+                other => SessionError::Transport(other),
+            });
+        }
+        let outcome = rx.await;
+        guard.armed = false;
+        match outcome {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(Failure::Server(error))) => Err(SessionError::Server {
+                method: method.to_string(),
+                code: error.code,
+                error: Box::new(error),
+            }),
+            Ok(Err(Failure::Timeout { after })) => Err(SessionError::Timeout {
+                method: method.to_string(),
+                after,
+            }),
+            Ok(Err(Failure::Closed)) | Err(_) => Err(self.dead_error()),
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), SessionError> {
+        if self.exit_info().is_some() {
+            return Err(self.dead_error());
+        }
+        let frame = serde_json::to_vec(&mcp_types::OutgoingNotification {
+            method,
+            params: params.as_ref(),
+        })
+        .map_err(SessionError::Params)?;
+        self.outbound
+            .send(OutboundFrame {
+                bytes: Bytes::from(frame),
+                method: Some(Arc::from(method)),
+            })
+            .await
+            .map_err(|e| match e {
+                TransportError::Closed => self.dead_error(),
+                other => SessionError::Transport(other),
+            })
+    }
+
+    fn cancel(&self, id: i64, reason: &str) {
+        let had = self.core().cancel(id, reason).is_some();
+        if had {
+            // The cancellation notification is queued in the core; the driver
+            // sends it.
+            self.wake.notify_one();
+        }
+    }
+
+    fn emit(&self, event: SessionEvent) {
+        if self.events.try_send(event).is_err() {
+            // The host is not reading (or not keeping up): never block the
+            // driver, and say how much was lost.
+            self.dropped_events.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Cancels a request when its caller's future is dropped before the answer.
+struct CancelOnDrop<'a> {
+    shared: &'a Arc<Shared>,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.cancel(self.id, "cancelled by the client");
+        }
+    }
+}
+
+/// The driver task: inbound frames, deadlines, delivery.
+async fn drive(shared: Arc<Shared>, mut inbound: mpsc::Receiver<Inbound>) {
+    let mut events = Vec::new();
+    loop {
+        if !flush(&shared).await {
+            // The transport stopped taking frames; the reader will report why.
+        }
+        let deadline = shared.core().poll_timeout();
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let closed = tokio::select! {
+            biased;
+            msg = inbound.recv() => {
+                let mut closed = handle_inbound(&shared, msg);
+                // Take whatever else is already queued in the same lock round.
+                while !closed {
+                    match inbound.try_recv() {
+                        Ok(msg) => closed = handle_inbound(&shared, Some(msg)),
+                        Err(_) => break,
+                    }
+                }
+                closed
+            }
+            () = sleep => {
+                shared.core().handle_timeout(Instant::now());
+                false
+            }
+            () = shared.wake.notified() => false,
+        };
+        {
+            let mut core = shared.core();
+            while let Some(ev) = core.poll_event() {
+                let progress = match &ev {
+                    CoreEvent::Progress { id, .. } => {
+                        core.waiter(*id).and_then(|w| w.progress.clone())
+                    }
+                    _ => None,
+                };
+                events.push((ev, progress));
+            }
+        }
+        for (ev, progress) in events.drain(..) {
+            deliver(&shared, ev, progress);
+        }
+        if closed {
+            return;
+        }
+    }
+}
+
+/// Sends every queued frame. Returns false when the transport is closed.
+async fn flush(shared: &Shared) -> bool {
+    loop {
+        let next = shared.core().poll_transmit();
+        let Some(bytes) = next else { return true };
+        if shared
+            .outbound
+            .send(OutboundFrame::new(bytes))
+            .await
+            .is_err()
+        {
+            return false;
+        }
+    }
+}
+
+/// Feeds one inbound message to the core; true when the connection ended.
+fn handle_inbound(shared: &Shared, msg: Option<Inbound>) -> bool {
+    match msg {
+        Some(Inbound::Frame(frame)) => {
+            shared.core().handle_frame(Instant::now(), frame);
+            false
+        }
+        Some(Inbound::FrameError(_)) => {
+            shared.core().handle_oversized_frame();
+            false
+        }
+        Some(Inbound::Closed(info)) => {
+            close(shared, info);
+            true
+        }
+        None => {
+            close(shared, ExitInfo::without_process(CloseReason::EndOfStream));
+            true
+        }
+    }
+}
+
+fn close(shared: &Shared, info: ExitInfo) {
+    if let Ok(mut slot) = shared.exit.lock() {
+        slot.get_or_insert(info.clone());
+    }
+    shared.core().handle_closed();
+    shared.emit(SessionEvent::Closed(info));
+}
+
+fn deliver(shared: &Shared, ev: CoreEvent<Waiter>, progress: Option<mpsc::Sender<Bytes>>) {
+    match ev {
+        CoreEvent::Completed {
+            waiter, outcome, ..
+        } => {
+            // The caller may have gone; then nobody needs the outcome.
+            let _ = waiter.tx.send(outcome);
+        }
+        CoreEvent::Progress { params, .. } => {
+            if let Some(tx) = progress {
+                // Progress is advisory: a slow consumer loses updates, never
+                // the response.
+                let _ = tx.try_send(params);
+            }
+        }
+        CoreEvent::ServerRequest {
+            id,
+            method,
+            params: _,
+        } => answer_server_request(shared, id, &method),
+        CoreEvent::Notification { method, params } => {
+            shared.emit(SessionEvent::Notification { method, params });
+        }
+        CoreEvent::Violation(v) => {
+            tracing::warn!(violation = ?v, "server broke the protocol; frame skipped");
+            shared.emit(SessionEvent::ProtocolViolation(v));
+        }
+    }
+}
+
+/// Answers a request the server sent us. `ping` is answered here; every other
+/// feature is refused by name, because this client advertises none of them
+/// until a host registers a handler.
+fn answer_server_request(shared: &Shared, id: RequestId, method: &str) {
+    let frame = if method == "ping" {
+        let empty = serde_json::Map::new();
+        serde_json::to_vec(&OutgoingResult {
+            id: &id,
+            result: &empty,
+        })
+    } else {
+        let error = ErrorObject {
+            code: error_codes::METHOD_NOT_FOUND,
+            message: format!("this client does not support `{method}` (no handler registered)"),
+            data: None,
+        };
+        serde_json::to_vec(&OutgoingError {
+            id: Some(&id),
+            error: &error,
+        })
+    };
+    match frame {
+        Ok(bytes) => {
+            shared.core().queue_frame(Bytes::from(bytes));
+            shared.wake.notify_one();
+        }
+        Err(e) => tracing::error!(error = %e, "could not serialise an answer to the server"),
+    }
+}

@@ -1,0 +1,207 @@
+//! The one error type of this crate.
+
+use std::time::Duration;
+
+use mcp_transport::{ExitInfo, TransportError};
+use mcp_types::ErrorObject;
+
+/// Everything a session operation can fail with.
+///
+/// `Display` says what happened in our words. A server's own prose (its
+/// JSON-RPC error message, its stderr) never appears in `Display`; reach it
+/// through [`SessionError::server_message`] and [`SessionError::stderr_tail`]
+/// and show it labelled as the server's.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The transport could not be opened or failed.
+    #[error("transport failure")]
+    Transport(#[from] TransportError),
+    /// The connection to the server is gone; nothing more can be sent on it.
+    #[error("the server connection is closed: {0}")]
+    Dead(ExitInfo),
+    /// The server did not answer within the deadline (it was sent a
+    /// cancellation).
+    #[error("`{method}` got no answer within {after:?}")]
+    Timeout {
+        /// The method of the request.
+        method: String,
+        /// How long we waited.
+        after: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("the server answered `{method}` with error {code} ({})", describe_code(*code))]
+    Server {
+        /// The method of the request.
+        method: String,
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The whole error object, as the server sent it.
+        error: Box<ErrorObject>,
+    },
+    /// The server's result did not have the shape the method's result type
+    /// requires.
+    #[error("the server's result for `{method}` does not match the protocol")]
+    BadResult {
+        /// The method of the request.
+        method: String,
+        /// What did not match.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The in-flight bound of the session is reached.
+    #[error("too many requests in flight (limit {limit})")]
+    TooManyInFlight {
+        /// The bound.
+        limit: usize,
+    },
+    /// Tool arguments larger than the argument bound were refused before
+    /// sending.
+    #[error("tool arguments are {size} bytes, over the limit of {limit}")]
+    ArgumentsTooLarge {
+        /// Serialised size of the arguments.
+        size: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// Tool arguments do not satisfy the tool's `inputSchema`; nothing was sent.
+    #[error("arguments for tool `{tool}` do not match its input schema: {}", .failures.join("; "))]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// One line per failing path (`/path: what is wrong`).
+        failures: Vec<String>,
+    },
+    /// A tool's `structuredContent` does not match its `outputSchema`. The raw
+    /// result is kept.
+    #[error("structured content of tool `{tool}` does not match its output schema: {}", .failures.join("; "))]
+    InvalidStructuredContent {
+        /// The tool.
+        tool: String,
+        /// One line per failing path.
+        failures: Vec<String>,
+        /// The result as received.
+        result: Box<mcp_types::CallToolResult>,
+    },
+    /// A tool's schema could not be compiled, so its arguments or results
+    /// cannot be checked.
+    #[error("the schema of tool `{tool}` is not a usable JSON Schema")]
+    UnusableSchema {
+        /// The tool.
+        tool: String,
+    },
+    /// The tool is not in the session's tool list.
+    #[error("no tool named `{tool}` is known on this server (list the tools first)")]
+    UnknownTool {
+        /// The tool.
+        tool: String,
+    },
+    /// Pagination stopped at the page bound.
+    #[error("`{method}` returned more than {limit} pages")]
+    TooManyPages {
+        /// The list method.
+        method: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// The server returned a cursor it had returned before: following it would
+    /// loop forever.
+    #[error("`{method}` returned a repeated cursor; the listing would never end")]
+    CursorCycle {
+        /// The list method.
+        method: String,
+    },
+    /// A listing went over an item bound.
+    #[error("`{method}` returned more than {limit} items")]
+    TooManyItems {
+        /// The list method.
+        method: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// Negotiation ended without a protocol version both sides speak.
+    #[error("no protocol version in common with the server (it offered {offered})")]
+    UnsupportedVersion {
+        /// What the server offered.
+        offered: String,
+    },
+    /// The server rejected the request in a way that rules out this protocol
+    /// era (for example a header mismatch or a missing client capability).
+    #[error("the server refused negotiation with error {code} ({})", describe_code(*code))]
+    NegotiationRefused {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The whole error object.
+        error: Box<ErrorObject>,
+    },
+    /// A result asked for something this client cannot do (for example an
+    /// `input_required` result with no host handler, or an unknown
+    /// `resultType`).
+    #[error(
+        "the server's result for `{method}` needs a feature this client does not offer: {feature}"
+    )]
+    Unsupported {
+        /// The method of the request.
+        method: String,
+        /// The feature, in our words.
+        feature: &'static str,
+    },
+    /// The request's params could not be serialised.
+    #[error("request params could not be serialised")]
+    Params(#[source] serde_json::Error),
+}
+
+impl SessionError {
+    /// The server's own message, when the server sent one. It is the server's
+    /// prose, not ours: show it labelled as such.
+    pub fn server_message(&self) -> Option<&str> {
+        match self {
+            SessionError::Server { error, .. } | SessionError::NegotiationRefused { error, .. } => {
+                Some(&error.message)
+            }
+            _ => None,
+        }
+    }
+
+    /// The last bytes the server wrote to stderr, when the server is a local
+    /// process that ended.
+    pub fn stderr_tail(&self) -> Option<&str> {
+        match self {
+            SessionError::Dead(info) => info.stderr_tail.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC error code, for server errors.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            SessionError::Server { code, .. } | SessionError::NegotiationRefused { code, .. } => {
+                Some(*code)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the connection is gone (every later call fails too).
+    pub fn is_dead(&self) -> bool {
+        matches!(self, SessionError::Dead(_))
+    }
+}
+
+/// Our words for the standard codes.
+fn describe_code(code: i64) -> &'static str {
+    use mcp_types::error_codes as c;
+    match code {
+        c::PARSE_ERROR => "parse error",
+        c::INVALID_REQUEST => "invalid request",
+        c::METHOD_NOT_FOUND => "method not found",
+        c::INVALID_PARAMS => "invalid params",
+        c::INTERNAL_ERROR => "internal error",
+        c::RESOURCE_NOT_FOUND => "resource not found",
+        c::URL_ELICITATION_REQUIRED => "URL elicitation required",
+        c::HEADER_MISMATCH => "header mismatch",
+        c::MISSING_REQUIRED_CLIENT_CAPABILITY => "missing required client capability",
+        c::UNSUPPORTED_PROTOCOL_VERSION => "unsupported protocol version",
+        _ => "server-defined error",
+    }
+}

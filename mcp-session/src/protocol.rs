@@ -1,0 +1,534 @@
+//! The sans-IO protocol core of one connection.
+//!
+//! [`ProtocolCore`] is a synchronous, deterministic state machine: it never
+//! awaits, never reads a clock (every time-dependent call takes `now`), and
+//! never touches a socket or a pipe. It owns the request table, id
+//! allocation, deadlines, progress routing and cancellation bookkeeping, and
+//! classifies every incoming frame. The async driver around it is thin.
+//!
+//! Inputs: [`ProtocolCore::start_request`], [`ProtocolCore::handle_frame`],
+//! [`ProtocolCore::handle_timeout`], [`ProtocolCore::cancel`],
+//! [`ProtocolCore::handle_closed`]. Outputs, drained after every input, in this
+//! order: [`ProtocolCore::poll_transmit`] (frames to send),
+//! [`ProtocolCore::poll_event`] (completions and messages for the host), then
+//! [`ProtocolCore::poll_timeout`] (when to call `handle_timeout` next).
+//!
+//! ```text
+//!   start_request ──► pending ──response──► Completed(Ok raw result)
+//!                        │ ├──error──────► Completed(Err Server)
+//!                        │ ├──deadline───► Completed(Err Timeout) + notifications/cancelled
+//!                        │ ├──cancel─────► (dropped)              + notifications/cancelled
+//!                        │ └──closed─────► Completed(Err Closed)
+//!                        └──progress─────► Progress, deadline pushed back (bounded by the hard maximum)
+//! ```
+//!
+//! The type parameter `W` is whatever the driver needs to wake a caller (a
+//! oneshot sender); tests use plain values.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mcp_types::{ErrorObject, Incoming, OutgoingNotification, OutgoingRequest, RequestId};
+use serde_json::value::RawValue;
+
+mod abandoned;
+mod stats;
+
+pub use abandoned::AbandonedIds;
+pub use stats::ProtocolStats;
+
+/// Bounds of one connection's request table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreLimits {
+    /// Requests in flight at once; one more is refused.
+    pub max_in_flight: usize,
+    /// No deadline, however often progress resets it, goes past this much
+    /// time after the request started.
+    pub hard_deadline: Duration,
+}
+
+impl Default for CoreLimits {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 1024,
+            hard_deadline: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Per-request settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestTiming {
+    /// Time allowed for an answer.
+    pub timeout: Duration,
+    /// Whether a progress notification for this request starts the timeout
+    /// again (never past [`CoreLimits::hard_deadline`]).
+    pub reset_on_progress: bool,
+    /// Whether the request may be cancelled (the spec forbids cancelling
+    /// `initialize`).
+    pub cancellable: bool,
+}
+
+impl Default for RequestTiming {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            reset_on_progress: true,
+            cancellable: true,
+        }
+    }
+}
+
+/// Why a request ended without a result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// The server answered with a JSON-RPC error.
+    Server(ErrorObject),
+    /// No answer within the deadline; the server was sent a cancellation.
+    Timeout {
+        /// The time the request was allowed, after any progress resets.
+        after: Duration,
+    },
+    /// The connection ended first.
+    Closed,
+}
+
+/// Something the core refused to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The in-flight bound is reached.
+    TooManyInFlight {
+        /// The bound.
+        limit: usize,
+    },
+    /// The connection is closed.
+    Closed,
+}
+
+/// An output of the core for its driver.
+#[derive(Debug)]
+pub enum CoreEvent<W> {
+    /// A request ended; wake its caller.
+    Completed {
+        /// The request's id.
+        id: i64,
+        /// The caller's waiter.
+        waiter: W,
+        /// The raw JSON of the result, or why there is none.
+        outcome: Result<Bytes, Failure>,
+    },
+    /// A progress notification for a pending request (see
+    /// [`ProtocolCore::waiter`] to reach its caller).
+    Progress {
+        /// The request it belongs to.
+        id: i64,
+        /// The raw notification params.
+        params: Bytes,
+    },
+    /// The server sent a request; the driver must answer it.
+    ServerRequest {
+        /// Its id (answer with this).
+        id: RequestId,
+        /// Its method.
+        method: String,
+        /// Raw params.
+        params: Option<Bytes>,
+    },
+    /// The server sent a notification (other than progress for our requests).
+    Notification {
+        /// Its method.
+        method: String,
+        /// Raw params.
+        params: Option<Bytes>,
+    },
+    /// The server broke the protocol; the frame was skipped, the connection
+    /// lives on. Counted in [`ProtocolStats`].
+    Violation(Violation),
+}
+
+/// A protocol violation by the server.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// A frame that is not a JSON-RPC 2.0 message.
+    Malformed,
+    /// A response to an id we never sent (or no longer wait for).
+    UnknownResponseId(RequestId),
+    /// An error response without an id (the server could not read something
+    /// we sent).
+    ErrorWithoutId(ErrorObject),
+    /// A frame over the size limit, skipped by the transport.
+    Oversized,
+}
+
+struct Pending<W> {
+    method: Arc<str>,
+    waiter: W,
+    started: Instant,
+    deadline: Instant,
+    timing: RequestTiming,
+}
+
+/// The protocol state of one connection. See the module docs for the contract.
+pub struct ProtocolCore<W> {
+    next_id: i64,
+    pending: HashMap<i64, Pending<W>>,
+    deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
+    transmit: VecDeque<Bytes>,
+    events: VecDeque<CoreEvent<W>>,
+    abandoned: AbandonedIds,
+    limits: CoreLimits,
+    stats: ProtocolStats,
+    closed: bool,
+}
+
+impl<W> std::fmt::Debug for ProtocolCore<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProtocolCore")
+            .field("next_id", &self.next_id)
+            .field("pending", &self.pending.len())
+            .field("closed", &self.closed)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W> ProtocolCore<W> {
+    /// A fresh core with these limits.
+    pub fn new(limits: CoreLimits) -> Self {
+        Self {
+            next_id: 1,
+            pending: HashMap::new(),
+            deadlines: BinaryHeap::new(),
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+            abandoned: AbandonedIds::default(),
+            limits,
+            stats: ProtocolStats::default(),
+            closed: false,
+        }
+    }
+
+    // ---- getters -------------------------------------------------------
+
+    /// Counters of what happened on this connection.
+    pub fn stats(&self) -> &ProtocolStats {
+        &self.stats
+    }
+
+    /// Requests waiting for an answer.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether [`ProtocolCore::handle_closed`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The waiter of a pending request (to deliver progress to its caller).
+    pub fn waiter(&self, id: i64) -> Option<&W> {
+        self.pending.get(&id).map(|p| &p.waiter)
+    }
+
+    /// The method of a pending request.
+    pub fn pending_method(&self, id: i64) -> Option<&str> {
+        self.pending.get(&id).map(|p| &*p.method)
+    }
+
+    // ---- inputs --------------------------------------------------------
+
+    /// Registers a request and returns its id and the frame to send.
+    ///
+    /// `params` builds the serialised params object from the request's id
+    /// (the progress token of a request, when the caller asks for progress,
+    /// is its id).
+    pub fn start_request(
+        &mut self,
+        now: Instant,
+        method: &Arc<str>,
+        timing: RequestTiming,
+        waiter: W,
+        params: impl FnOnce(i64) -> Option<Box<RawValue>>,
+    ) -> Result<(i64, Bytes), Refusal> {
+        if self.closed {
+            return Err(Refusal::Closed);
+        }
+        if self.pending.len() >= self.limits.max_in_flight {
+            self.stats.refused_in_flight += 1;
+            return Err(Refusal::TooManyInFlight {
+                limit: self.limits.max_in_flight,
+            });
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let rid = RequestId::Number(id);
+        let params = params(id);
+        let frame = serde_json::to_vec(&OutgoingRequest {
+            id: &rid,
+            method,
+            params: params.as_ref(),
+        })
+        // Invariant: the envelope holds only strings, an integer and already
+        // valid raw JSON, so serialisation cannot fail.
+        .expect("serialising a request envelope");
+        let deadline = now + timing.timeout.min(self.limits.hard_deadline);
+        self.deadlines.push(Reverse((deadline, id)));
+        self.pending.insert(
+            id,
+            Pending {
+                method: Arc::clone(method),
+                waiter,
+                started: now,
+                deadline,
+                timing,
+            },
+        );
+        self.stats.requests_sent += 1;
+        Ok((id, Bytes::from(frame)))
+    }
+
+    /// Classifies one incoming frame and updates the state.
+    pub fn handle_frame(&mut self, now: Instant, frame: Bytes) {
+        self.stats.frames_received += 1;
+        let incoming = match Incoming::parse(&frame) {
+            Ok(m) => m,
+            Err(_) => {
+                self.violation(Violation::Malformed);
+                return;
+            }
+        };
+        match incoming {
+            Incoming::Response { id, result } => {
+                let raw = frame.slice_ref(result.get().as_bytes());
+                self.complete(id, Ok(raw));
+            }
+            Incoming::Error {
+                id: Some(id),
+                error,
+            } => {
+                self.complete(id, Err(Failure::Server(error)));
+            }
+            Incoming::Error { id: None, error } => {
+                self.violation(Violation::ErrorWithoutId(error));
+            }
+            Incoming::Request { id, method, params } => {
+                let params = params.map(|p| frame.slice_ref(p.get().as_bytes()));
+                self.events.push_back(CoreEvent::ServerRequest {
+                    id,
+                    method: method.to_string(),
+                    params,
+                });
+            }
+            Incoming::Notification { method, params } => {
+                let params = params.map(|p| frame.slice_ref(p.get().as_bytes()));
+                if method == "notifications/progress" {
+                    if let Some(params) = params {
+                        self.progress(now, params);
+                    }
+                    return;
+                }
+                self.events.push_back(CoreEvent::Notification {
+                    method: method.to_string(),
+                    params,
+                });
+            }
+        }
+    }
+
+    /// Records that the transport skipped an oversized frame.
+    pub fn handle_oversized_frame(&mut self) {
+        self.violation(Violation::Oversized);
+    }
+
+    /// Expires every request whose deadline is at or before `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some(Reverse((deadline, id))) = self.deadlines.peek().copied() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop();
+            let current = self.pending.get(&id).map(|p| p.deadline);
+            if current != Some(deadline) {
+                // Stale heap entry: answered, cancelled, or pushed back by progress.
+                continue;
+            }
+            if let Some(p) = self.pending.remove(&id) {
+                self.stats.timeouts += 1;
+                if p.timing.cancellable {
+                    self.queue_cancel(id, "request timed out");
+                }
+                self.abandoned.insert(id);
+                self.events.push_back(CoreEvent::Completed {
+                    id,
+                    waiter: p.waiter,
+                    outcome: Err(Failure::Timeout {
+                        after: deadline.saturating_duration_since(p.started),
+                    }),
+                });
+            }
+        }
+    }
+
+    /// The caller gave up on a request: forget it and tell the server. Returns
+    /// the waiter, or `None` when the request had already ended.
+    pub fn cancel(&mut self, id: i64, reason: &str) -> Option<W> {
+        let p = self.pending.remove(&id)?;
+        self.stats.cancelled += 1;
+        self.abandoned.insert(id);
+        if p.timing.cancellable && !self.closed {
+            self.queue_cancel(id, reason);
+        }
+        Some(p.waiter)
+    }
+
+    /// The connection ended: every pending request fails now, later ones are
+    /// refused.
+    pub fn handle_closed(&mut self) {
+        self.closed = true;
+        self.deadlines.clear();
+        self.transmit.clear();
+        let mut ids: Vec<i64> = self.pending.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(p) = self.pending.remove(&id) {
+                self.events.push_back(CoreEvent::Completed {
+                    id,
+                    waiter: p.waiter,
+                    outcome: Err(Failure::Closed),
+                });
+            }
+        }
+    }
+
+    /// Queues a frame the driver must send (answers to server requests,
+    /// notifications).
+    pub fn queue_frame(&mut self, frame: Bytes) {
+        if !self.closed {
+            self.transmit.push_back(frame);
+        }
+    }
+
+    /// Queues a notification.
+    pub fn queue_notification(&mut self, method: &str, params: Option<&RawValue>) {
+        let frame = serde_json::to_vec(&OutgoingNotification {
+            method,
+            params: params.as_ref(),
+        })
+        // Invariant: a method string and valid raw JSON always serialise.
+        .expect("serialising a notification envelope");
+        self.queue_frame(Bytes::from(frame));
+    }
+
+    // ---- outputs -------------------------------------------------------
+
+    /// The next frame to send.
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.transmit.pop_front()
+    }
+
+    /// The next event for the driver.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<CoreEvent<W>> {
+        self.events.pop_front()
+    }
+
+    /// When [`ProtocolCore::handle_timeout`] must be called next.
+    #[must_use]
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        // Drop stale entries so the answer is the real next deadline.
+        while let Some(Reverse((deadline, id))) = self.deadlines.peek().copied() {
+            if self.pending.get(&id).map(|p| p.deadline) == Some(deadline) {
+                return Some(deadline);
+            }
+            self.deadlines.pop();
+        }
+        None
+    }
+
+    // ---- internals -----------------------------------------------------
+
+    fn complete(&mut self, id: RequestId, outcome: Result<Bytes, Failure>) {
+        let key = match id {
+            RequestId::Number(n) => n,
+            other => {
+                // We only ever send integer ids.
+                self.violation(Violation::UnknownResponseId(other));
+                return;
+            }
+        };
+        match self.pending.remove(&key) {
+            Some(p) => {
+                self.stats.responses_received += 1;
+                self.events.push_back(CoreEvent::Completed {
+                    id: key,
+                    waiter: p.waiter,
+                    outcome,
+                });
+            }
+            None if self.abandoned.take(key) => {
+                // A late answer to a request we gave up on: expected, ignored.
+                self.stats.late_responses += 1;
+            }
+            None => self.violation(Violation::UnknownResponseId(RequestId::Number(key))),
+        }
+    }
+
+    fn progress(&mut self, now: Instant, params: Bytes) {
+        #[derive(serde::Deserialize)]
+        struct Token {
+            #[serde(rename = "progressToken")]
+            progress_token: RequestId,
+        }
+        let Ok(token) = serde_json::from_slice::<Token>(&params) else {
+            self.violation(Violation::Malformed);
+            return;
+        };
+        let RequestId::Number(id) = token.progress_token else {
+            self.stats.stray_progress += 1;
+            return;
+        };
+        let hard = self.limits.hard_deadline;
+        let Some(p) = self.pending.get_mut(&id) else {
+            // Progress for a request that already ended: harmless.
+            self.stats.stray_progress += 1;
+            return;
+        };
+        if p.timing.reset_on_progress {
+            let new_deadline = (now + p.timing.timeout).min(p.started + hard);
+            if new_deadline > p.deadline {
+                p.deadline = new_deadline;
+                self.deadlines.push(Reverse((new_deadline, id)));
+            }
+        }
+        self.events.push_back(CoreEvent::Progress { id, params });
+    }
+
+    fn queue_cancel(&mut self, id: i64, reason: &str) {
+        #[derive(serde::Serialize)]
+        struct Params<'a> {
+            #[serde(rename = "requestId")]
+            request_id: i64,
+            reason: &'a str,
+        }
+        let params = serde_json::value::to_raw_value(&Params {
+            request_id: id,
+            reason,
+        })
+        // Invariant: an integer and a string always serialise.
+        .expect("serialising cancel params");
+        self.queue_notification("notifications/cancelled", Some(&params));
+    }
+
+    fn violation(&mut self, v: Violation) {
+        self.stats.violations += 1;
+        self.events.push_back(CoreEvent::Violation(v));
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,339 @@
+//! Transcript tests of the core with simulated time: frames in, frames and
+//! events out, no runtime.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::*;
+
+/// A core plus a simulated clock.
+struct Harness {
+    core: ProtocolCore<u32>,
+    t0: Instant,
+}
+
+impl Harness {
+    fn new(limits: CoreLimits) -> Self {
+        Self {
+            core: ProtocolCore::new(limits),
+            t0: Instant::now(),
+        }
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + Duration::from_millis(ms)
+    }
+
+    fn start(&mut self, ms: u64, method: &str, timing: RequestTiming, waiter: u32) -> (i64, Value) {
+        let method: Arc<str> = Arc::from(method);
+        let (id, frame) = self
+            .core
+            .start_request(self.at(ms), &method, timing, waiter, |_| None)
+            .expect("request accepted");
+        (id, serde_json::from_slice(&frame).unwrap())
+    }
+
+    fn feed(&mut self, ms: u64, v: Value) {
+        let frame = Bytes::from(serde_json::to_vec(&v).unwrap());
+        self.core.handle_frame(self.at(ms), frame);
+    }
+
+    fn transmitted(&mut self) -> Vec<Value> {
+        std::iter::from_fn(|| self.core.poll_transmit())
+            .map(|b| serde_json::from_slice(&b).unwrap())
+            .collect()
+    }
+
+    fn events(&mut self) -> Vec<CoreEvent<u32>> {
+        std::iter::from_fn(|| self.core.poll_event()).collect()
+    }
+}
+
+fn timing(ms: u64) -> RequestTiming {
+    RequestTiming {
+        timeout: Duration::from_millis(ms),
+        ..RequestTiming::default()
+    }
+}
+
+#[test]
+fn a_response_completes_its_request_with_the_raw_result() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, frame) = h.start(0, "tools/list", timing(1000), 7);
+    assert_eq!(
+        frame,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+    );
+    h.feed(
+        5,
+        json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}}),
+    );
+    let events = h.events();
+    assert_eq!(events.len(), 1);
+    match &events[0] {
+        CoreEvent::Completed {
+            waiter,
+            outcome: Ok(raw),
+            ..
+        } => {
+            assert_eq!(*waiter, 7);
+            assert_eq!(
+                serde_json::from_slice::<Value>(raw).unwrap(),
+                json!({"tools": []})
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(h.core.in_flight(), 0);
+    assert_eq!(h.core.poll_timeout(), None);
+}
+
+#[test]
+fn an_error_response_fails_its_request_with_the_server_error() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/call", timing(1000), 1);
+    h.feed(
+        1,
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "bad"}}),
+    );
+    match h.events().pop() {
+        Some(CoreEvent::Completed {
+            outcome: Err(Failure::Server(e)),
+            ..
+        }) => {
+            assert_eq!(e.code, -32602);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_deadline_fails_the_request_and_cancels_it_at_the_server() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/call", timing(100), 1);
+    assert_eq!(h.core.poll_timeout(), Some(h.at(100)));
+    h.core.handle_timeout(h.at(99));
+    assert!(h.events().is_empty(), "nothing expires early");
+    h.core.handle_timeout(h.at(100));
+    match h.events().pop() {
+        Some(CoreEvent::Completed {
+            outcome: Err(Failure::Timeout { after }),
+            ..
+        }) => {
+            assert_eq!(after, Duration::from_millis(100));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let sent = h.transmitted();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["method"], "notifications/cancelled");
+    assert_eq!(sent[0]["params"]["requestId"], json!(id));
+    // A late answer is recognised, not reported as a violation.
+    h.feed(150, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+    assert!(h.events().is_empty());
+    assert_eq!(h.core.stats().late_responses, 1);
+    assert_eq!(h.core.stats().violations, 0);
+}
+
+#[test]
+fn progress_pushes_the_deadline_back_but_never_past_the_hard_maximum() {
+    let limits = CoreLimits {
+        hard_deadline: Duration::from_millis(250),
+        ..CoreLimits::default()
+    };
+    let mut h = Harness::new(limits);
+    let (id, _) = h.start(0, "tools/call", timing(100), 1);
+    let progress = |token: i64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": 1}})
+    };
+    h.feed(90, progress(id));
+    assert!(matches!(
+        h.events().as_slice(),
+        [CoreEvent::Progress { .. }]
+    ));
+    assert_eq!(h.core.poll_timeout(), Some(h.at(190)));
+    h.core.handle_timeout(h.at(150));
+    assert!(h.events().is_empty(), "the old deadline no longer applies");
+    h.feed(180, progress(id));
+    h.events();
+    // 180 + 100 would be 280, past the hard maximum of 250.
+    assert_eq!(h.core.poll_timeout(), Some(h.at(250)));
+    h.core.handle_timeout(h.at(250));
+    assert!(matches!(
+        h.events().as_slice(),
+        [CoreEvent::Completed {
+            outcome: Err(Failure::Timeout { .. }),
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn progress_does_not_reset_when_not_asked_to() {
+    let mut h = Harness::new(CoreLimits::default());
+    let t = RequestTiming {
+        reset_on_progress: false,
+        ..timing(100)
+    };
+    let (id, _) = h.start(0, "tools/call", t, 1);
+    h.feed(
+        90,
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": id, "progress": 1}}),
+    );
+    h.events();
+    assert_eq!(h.core.poll_timeout(), Some(h.at(100)));
+}
+
+#[test]
+fn an_uncancellable_request_times_out_without_a_cancellation() {
+    let mut h = Harness::new(CoreLimits::default());
+    let t = RequestTiming {
+        cancellable: false,
+        ..timing(10)
+    };
+    h.start(0, "initialize", t, 1);
+    h.core.handle_timeout(h.at(10));
+    assert_eq!(h.events().len(), 1);
+    assert!(h.transmitted().is_empty(), "initialize is never cancelled");
+}
+
+#[test]
+fn cancelling_tells_the_server_and_hands_back_the_waiter() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/call", timing(1000), 9);
+    assert_eq!(h.core.cancel(id, "user"), Some(9));
+    assert_eq!(h.core.cancel(id, "user"), None, "only once");
+    let sent = h.transmitted();
+    assert_eq!(
+        sent[0]["params"],
+        json!({"requestId": id, "reason": "user"})
+    );
+    assert_eq!(h.core.poll_timeout(), None);
+}
+
+#[test]
+fn closing_fails_every_pending_request_and_refuses_new_ones() {
+    let mut h = Harness::new(CoreLimits::default());
+    h.start(0, "a", timing(1000), 1);
+    h.start(0, "b", timing(1000), 2);
+    h.core.handle_closed();
+    let waiters: Vec<u32> = h
+        .events()
+        .into_iter()
+        .map(|e| match e {
+            CoreEvent::Completed {
+                waiter,
+                outcome: Err(Failure::Closed),
+                ..
+            } => waiter,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(waiters, vec![1, 2]);
+    let method: Arc<str> = Arc::from("c");
+    let refused = h
+        .core
+        .start_request(h.at(1), &method, timing(1), 3, |_| None);
+    assert_eq!(refused.unwrap_err(), Refusal::Closed);
+}
+
+#[test]
+fn the_in_flight_bound_is_a_named_refusal() {
+    let mut h = Harness::new(CoreLimits {
+        max_in_flight: 2,
+        ..CoreLimits::default()
+    });
+    h.start(0, "a", timing(1000), 1);
+    h.start(0, "b", timing(1000), 2);
+    let method: Arc<str> = Arc::from("c");
+    let refused = h
+        .core
+        .start_request(h.at(0), &method, timing(1000), 3, |_| None);
+    assert_eq!(refused.unwrap_err(), Refusal::TooManyInFlight { limit: 2 });
+    assert_eq!(h.core.stats().refused_in_flight, 1);
+}
+
+#[test]
+fn malformed_frames_and_unknown_ids_are_violations_not_failures() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/list", timing(1000), 1);
+    h.core
+        .handle_frame(h.at(1), Bytes::from_static(b"this is not json"));
+    h.feed(2, json!({"jsonrpc": "1.0", "id": id, "result": {}}));
+    h.feed(3, json!({"jsonrpc": "2.0", "id": 999, "result": {}}));
+    h.feed(4, json!({"jsonrpc": "2.0", "id": "x", "result": {}}));
+    let events = h.events();
+    assert!(matches!(
+        events[0],
+        CoreEvent::Violation(Violation::Malformed)
+    ));
+    assert!(matches!(
+        events[1],
+        CoreEvent::Violation(Violation::Malformed)
+    ));
+    assert!(matches!(
+        events[2],
+        CoreEvent::Violation(Violation::UnknownResponseId(RequestId::Number(999)))
+    ));
+    assert!(matches!(
+        events[3],
+        CoreEvent::Violation(Violation::UnknownResponseId(_))
+    ));
+    assert_eq!(h.core.stats().violations, 4);
+    assert_eq!(h.core.in_flight(), 1, "the real request still waits");
+    h.feed(
+        5,
+        json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}}),
+    );
+    assert!(matches!(
+        h.events().as_slice(),
+        [CoreEvent::Completed { outcome: Ok(_), .. }]
+    ));
+}
+
+#[test]
+fn server_requests_and_notifications_are_routed_to_the_driver() {
+    let mut h = Harness::new(CoreLimits::default());
+    h.feed(0, json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}));
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+    );
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                     "params": {"progressToken": 12345, "progress": 1}}),
+    );
+    let events = h.events();
+    assert_eq!(events.len(), 2, "stray progress is counted, not delivered");
+    match &events[0] {
+        CoreEvent::ServerRequest { id, method, .. } => {
+            assert_eq!(id, &RequestId::String("s1".into()));
+            assert_eq!(method, "ping");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(
+        matches!(&events[1], CoreEvent::Notification { method, .. } if method == "notifications/tools/list_changed")
+    );
+    assert_eq!(h.core.stats().stray_progress, 1);
+}
+
+#[test]
+fn params_are_built_with_the_request_id_available() {
+    let mut h = Harness::new(CoreLimits::default());
+    let method: Arc<str> = Arc::from("tools/call");
+    let (id, frame) = h
+        .core
+        .start_request(h.at(0), &method, timing(10), 1, |id| {
+            Some(serde_json::value::to_raw_value(&json!({"_meta": {"progressToken": id}})).unwrap())
+        })
+        .unwrap();
+    let v: Value = serde_json::from_slice(&frame).unwrap();
+    assert_eq!(v["params"]["_meta"]["progressToken"], json!(id));
+}

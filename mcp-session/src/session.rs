@@ -1,0 +1,451 @@
+//! The session typestate: `Spawned → Initialized → Ready → Dead`.
+//!
+//! ```text
+//!             initialize()            ready()
+//!  Spawned ───────────────► Initialized ──────► Ready ──close()──► Dead
+//!     │                                           ▲
+//!     └──────────── discover() (2026-07-28) ──────┘
+//!     └──────────── negotiate(Auto | Legacy | Modern) ─┘
+//! ```
+//!
+//! Protocol methods exist only on `Session<Ready>`, so calling `tools/list`
+//! before the handshake does not compile. A failed transition hands back
+//! either the session ([`Failed::Recoverable`]) or its [`Dead`] state with
+//! diagnostics ([`Failed::Dead`]). Once `Ready`, liveness is a runtime fact: a
+//! server can die at any moment, and every pending and later call then fails
+//! promptly with [`SessionError::Dead`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_transport::{Connector, Control, ExitInfo};
+use mcp_types::{
+    ClientCapabilities, Era, Implementation, Meta, ProtocolVersion, Request, ServerCapabilities,
+};
+use serde_json::{Map, Value};
+
+use crate::config::SessionConfig;
+use crate::driver::{CallOptions, Shared};
+use crate::events::SessionEvents;
+use crate::params::Params;
+use crate::protocol::RequestTiming;
+use crate::tools::ToolCatalog;
+use crate::{ProtocolStats, SessionError};
+
+/// Phase: the transport is open, nothing has been sent.
+#[derive(Debug)]
+pub struct Spawned {
+    _private: (),
+}
+
+/// Phase (legacy era): the server answered `initialize`; `initialized` is not
+/// sent yet.
+#[derive(Debug)]
+pub struct Initialized {
+    result: mcp_types::InitializeResult,
+}
+
+/// Phase: negotiated; protocol methods are available.
+#[derive(Debug)]
+pub struct Ready {
+    pub(crate) era: Era,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) server_info: Implementation,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) instructions: Option<String>,
+    /// The `_meta` keys every 2026 request carries; `None` in the legacy era.
+    pub(crate) request_meta: Option<Map<String, Value>>,
+    pub(crate) catalog: Mutex<Option<Arc<ToolCatalog>>>,
+}
+
+/// Phase: the connection is over.
+#[derive(Debug)]
+pub struct Dead {
+    info: ExitInfo,
+}
+
+impl Dead {
+    /// Why the connection ended, the exit status and the stderr tail.
+    pub fn info(&self) -> &ExitInfo {
+        &self.info
+    }
+}
+
+/// A failed phase transition.
+#[derive(Debug)]
+pub enum Failed<S> {
+    /// The session is still usable in its previous phase.
+    Recoverable(SessionError, Session<S>),
+    /// The connection is gone; here are its diagnostics.
+    Dead(SessionError, Session<Dead>),
+}
+
+impl<S> Failed<S> {
+    /// The error, dropping the session.
+    pub fn into_error(self) -> SessionError {
+        match self {
+            Failed::Recoverable(e, _) | Failed::Dead(e, _) => e,
+        }
+    }
+
+    /// The error.
+    pub fn error(&self) -> &SessionError {
+        match self {
+            Failed::Recoverable(e, _) | Failed::Dead(e, _) => e,
+        }
+    }
+}
+
+impl<S: std::fmt::Debug> std::fmt::Display for Failed<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.error(), f)
+    }
+}
+
+impl<S: std::fmt::Debug> std::error::Error for Failed<S> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error())
+    }
+}
+
+/// The connection-level parts every phase shares.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub(crate) shared: Arc<Shared>,
+    control: Box<dyn Control>,
+    pub(crate) connector: Arc<dyn Connector>,
+    pub(crate) config: Arc<SessionConfig>,
+    events: Option<SessionEvents>,
+}
+
+impl Link {
+    pub(crate) async fn open(
+        connector: Arc<dyn Connector>,
+        config: Arc<SessionConfig>,
+    ) -> Result<Link, SessionError> {
+        let conn = connector.connect().await?;
+        let (shared, events) = Shared::start(
+            conn.outbound,
+            conn.inbound,
+            config.limits,
+            config.event_queue,
+        );
+        Ok(Link {
+            shared,
+            control: conn.control,
+            connector,
+            config,
+            events: Some(events),
+        })
+    }
+
+    /// Sends a typed request and decodes its result.
+    pub(crate) async fn request<R: Request>(
+        &self,
+        params: &R::Params,
+        meta: Option<&Map<String, Value>>,
+        timing: RequestTiming,
+    ) -> Result<R::Result, SessionError> {
+        let method: Arc<str> = Arc::from(R::METHOD);
+        let params = Params::encode(params, meta.is_some())?;
+        let raw = self
+            .shared
+            .call(
+                &method,
+                params,
+                meta,
+                CallOptions {
+                    timing,
+                    progress: None,
+                },
+            )
+            .await?;
+        serde_json::from_slice(&raw).map_err(|source| SessionError::BadResult {
+            method: R::METHOD.to_owned(),
+            source,
+        })
+    }
+
+    pub(crate) fn timing(&self, timeout: Duration) -> RequestTiming {
+        RequestTiming {
+            timeout,
+            ..RequestTiming::default()
+        }
+    }
+
+    async fn shutdown(self) -> ExitInfo {
+        let info = self.control.shutdown().await;
+        self.shared.exit_info().map_or(info.clone(), |mut known| {
+            // Prefer what the reader saw (an earlier crash) but keep the exit
+            // status the shutdown found.
+            known.exit_code = known.exit_code.or(info.exit_code);
+            known.signal = known.signal.or(info.signal);
+            known
+        })
+    }
+}
+
+/// One MCP connection in phase `S`.
+#[derive(Debug)]
+pub struct Session<S> {
+    pub(crate) link: Link,
+    pub(crate) state: S,
+}
+
+impl<S> Session<S> {
+    /// Takes the host's event receiver (notifications, protocol violations,
+    /// the end of the connection). Returns `None` after the first call.
+    pub fn take_events(&mut self) -> Option<SessionEvents> {
+        self.link.events.take()
+    }
+
+    /// Counters of this connection.
+    pub fn stats(&self) -> ProtocolStats {
+        self.link.shared.stats()
+    }
+
+    /// Host events dropped because the host's queue was full.
+    pub fn dropped_events(&self) -> u64 {
+        self.link.shared.dropped_events()
+    }
+
+    /// The server's stderr tail, for stdio servers.
+    pub fn stderr_tail(&self) -> Option<String> {
+        self.link.control.stderr_tail()
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.link.shared.exit_info().is_some()
+    }
+
+    /// Shuts the connection down (for a child: close stdin, wait, SIGTERM,
+    /// wait, SIGKILL) and returns the dead session.
+    pub async fn close(self) -> Session<Dead> {
+        let config = Arc::clone(&self.link.config);
+        let connector = Arc::clone(&self.link.connector);
+        let shared = Arc::clone(&self.link.shared);
+        let events = None;
+        let control_info = self.link.shutdown().await;
+        Session {
+            link: Link {
+                shared,
+                control: Box::new(NoControl(control_info.stderr_tail.clone())),
+                connector,
+                config,
+                events,
+            },
+            state: Dead { info: control_info },
+        }
+    }
+
+    pub(crate) fn into_phase<T>(self, state: T) -> Session<T> {
+        Session {
+            link: self.link,
+            state,
+        }
+    }
+
+    pub(crate) async fn fail<T>(self, error: SessionError) -> Failed<T> {
+        let dead = self.close().await;
+        Failed::Dead(error, dead)
+    }
+}
+
+/// The control of a connection that is already shut down.
+#[derive(Debug)]
+struct NoControl(Option<String>);
+
+impl Control for NoControl {
+    fn shutdown(&self) -> mcp_transport::BoxFuture<'_, ExitInfo> {
+        Box::pin(async { ExitInfo::without_process(mcp_transport::CloseReason::Shutdown) })
+    }
+    fn kill(&self) {}
+    fn stderr_tail(&self) -> Option<String> {
+        self.0.clone()
+    }
+}
+
+impl Session<Spawned> {
+    /// Opens a connection from `connector` (for stdio: spawns the server).
+    pub async fn connect(
+        connector: Arc<dyn Connector>,
+        config: SessionConfig,
+    ) -> Result<Session<Spawned>, SessionError> {
+        let link = Link::open(connector, Arc::new(config)).await?;
+        Ok(Session {
+            link,
+            state: Spawned { _private: () },
+        })
+    }
+
+    /// Legacy era: sends `initialize` offering 2025-11-25 and accepts any
+    /// older version the server answers with; refuses one we do not know.
+    pub async fn initialize(self) -> Result<Session<Initialized>, Failed<Spawned>> {
+        let params = mcp_types::InitializeParams::new(
+            ProtocolVersion::V2025_11_25.as_str(),
+            client_capabilities(),
+            self.link.config.client_info.clone(),
+        );
+        let timing = RequestTiming {
+            cancellable: false,
+            ..self.link.timing(self.link.config.request_timeout)
+        };
+        let result = self
+            .link
+            .request::<mcp_types::requests::Initialize>(&params, None, timing)
+            .await;
+        match result {
+            Ok(result) => {
+                let known = ProtocolVersion::parse(&result.protocol_version)
+                    .filter(|v| v.era() == Era::Legacy);
+                if known.is_none() {
+                    let offered = result.protocol_version.clone();
+                    return Err(self
+                        .fail(SessionError::UnsupportedVersion { offered })
+                        .await);
+                }
+                Ok(self.into_phase(Initialized { result }))
+            }
+            Err(e) if e.is_dead() => Err(self.fail(e).await),
+            Err(e) => Err(Failed::Recoverable(e, self)),
+        }
+    }
+
+    /// Modern era: `server/discover` at 2026-07-28.
+    pub async fn discover(self) -> Result<Session<Ready>, Failed<Spawned>> {
+        crate::negotiate::discover(self).await
+    }
+
+    /// Negotiates the era as `mode` says; see [`crate::Negotiation`].
+    pub async fn negotiate(
+        self,
+        mode: crate::Negotiation,
+    ) -> Result<Session<Ready>, Failed<Spawned>> {
+        crate::negotiate::negotiate(self, mode).await
+    }
+}
+
+impl Session<Initialized> {
+    /// The server's answer to `initialize`.
+    pub fn initialize_result(&self) -> &mcp_types::InitializeResult {
+        &self.state.result
+    }
+
+    /// Sends `notifications/initialized`; the session is then ready.
+    pub async fn ready(self) -> Result<Session<Ready>, Failed<Initialized>> {
+        if let Err(e) = self
+            .link
+            .shared
+            .notify("notifications/initialized", None)
+            .await
+        {
+            return Err(self.fail(e).await);
+        }
+        let result = &self.state.result;
+        // Invariant: `initialize` only produced this phase for a known legacy
+        // version.
+        let version = ProtocolVersion::parse(&result.protocol_version)
+            .unwrap_or(ProtocolVersion::V2025_11_25);
+        let ready = Ready {
+            era: Era::Legacy,
+            version,
+            server_info: result.server_info.clone(),
+            capabilities: result.capabilities.clone(),
+            instructions: result.instructions.clone(),
+            request_meta: None,
+            catalog: Mutex::new(None),
+        };
+        Ok(self.into_phase(ready))
+    }
+}
+
+impl Session<Dead> {
+    /// Why the connection ended.
+    pub fn info(&self) -> &ExitInfo {
+        &self.state.info
+    }
+}
+
+impl Session<Ready> {
+    /// The protocol era of this connection (fixed for its life).
+    pub fn era(&self) -> Era {
+        self.state.era
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.state.version
+    }
+
+    /// The server's self-description.
+    pub fn server_info(&self) -> &Implementation {
+        &self.state.server_info
+    }
+
+    /// What the server offers.
+    pub fn server_capabilities(&self) -> &ServerCapabilities {
+        &self.state.capabilities
+    }
+
+    /// The server's instructions for the model, if any. This is the server's
+    /// prose.
+    pub fn instructions(&self) -> Option<&str> {
+        self.state.instructions.as_deref()
+    }
+
+    /// Sends any request and decodes its result into the request's own result
+    /// type. In the 2026 era the per-request `_meta` keys are added.
+    pub async fn request<R: Request>(&self, params: &R::Params) -> Result<R::Result, SessionError> {
+        let timing = self.link.timing(self.link.config.request_timeout);
+        self.request_with::<R>(params, timing).await
+    }
+
+    pub(crate) async fn request_with<R: Request>(
+        &self,
+        params: &R::Params,
+        timing: RequestTiming,
+    ) -> Result<R::Result, SessionError> {
+        self.link
+            .request::<R>(params, self.state.request_meta.as_ref(), timing)
+            .await
+    }
+
+    /// `ping` (legacy era; in the 2026 era `server/discover` serves as the
+    /// liveness check).
+    pub async fn ping(&self) -> Result<(), SessionError> {
+        match self.state.era {
+            Era::Legacy => {
+                self.request::<mcp_types::requests::Ping>(&Default::default())
+                    .await?;
+            }
+            _ => {
+                self.request::<mcp_types::requests::Discover>(&Default::default())
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The capabilities this client declares. Until a host registers handlers for
+/// sampling, elicitation or roots, none is declared.
+pub(crate) fn client_capabilities() -> ClientCapabilities {
+    ClientCapabilities::default()
+}
+
+/// The `_meta` keys of every 2026 request.
+pub(crate) fn modern_request_meta(config: &SessionConfig) -> Map<String, Value> {
+    let mut meta = Meta::new();
+    meta.set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
+    // Invariant: capabilities and implementation info are plain data and
+    // always serialise.
+    let _ = meta.set_client_capabilities(&client_capabilities());
+    let _ = meta.set_client_info(&config.client_info);
+    meta.0
+}
+
+/// A fresh `Spawned` marker (for phase transitions inside the crate).
+pub(crate) fn spawned_phase() -> Spawned {
+    Spawned { _private: () }
+}

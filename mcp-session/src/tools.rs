@@ -1,0 +1,251 @@
+//! Tools: listing (all pages, bounded), calling, and schema checks.
+//!
+//! A full listing replaces the session's [`ToolCatalog`]: the tools plus their
+//! compiled `inputSchema` / `outputSchema` validators, compiled once per
+//! listing and never per call. A schema that cannot be compiled (for example
+//! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
+//! check for that tool instead of blocking it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mcp_types::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::SessionError;
+use crate::driver::CallOptions;
+use crate::paginate::Paginator;
+use crate::params::Params;
+use crate::session::{Ready, Session};
+
+/// The tools of one listing, with their compiled validators.
+#[derive(Debug)]
+pub struct ToolCatalog {
+    tools: Vec<Tool>,
+    index: HashMap<String, usize>,
+    input: Vec<Option<jsonschema::Validator>>,
+    output: Vec<Option<jsonschema::Validator>>,
+}
+
+impl ToolCatalog {
+    fn build(tools: Vec<Tool>) -> Self {
+        let mut index = HashMap::with_capacity(tools.len());
+        let mut input = Vec::with_capacity(tools.len());
+        let mut output = Vec::with_capacity(tools.len());
+        for (i, tool) in tools.iter().enumerate() {
+            index.entry(tool.name.clone()).or_insert(i);
+            input.push(compile(tool.input_schema.to_value().ok()));
+            output.push(compile(
+                tool.output_schema.as_ref().and_then(|s| s.to_value().ok()),
+            ));
+        }
+        Self {
+            tools,
+            index,
+            input,
+            output,
+        }
+    }
+
+    /// The tools, in the server's order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// A tool by name.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    fn validators(
+        &self,
+        name: &str,
+    ) -> Option<(
+        Option<&jsonschema::Validator>,
+        Option<&jsonschema::Validator>,
+    )> {
+        self.index
+            .get(name)
+            .map(|&i| (self.input[i].as_ref(), self.output[i].as_ref()))
+    }
+}
+
+fn compile(schema: Option<Value>) -> Option<jsonschema::Validator> {
+    let schema = schema?;
+    match jsonschema::validator_for(&schema) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!(error = %e.masked(), "tool schema not usable for validation; check skipped");
+            None
+        }
+    }
+}
+
+/// One line per failing path, without the offending values (they may be
+/// secrets a user typed).
+fn failures(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(20)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let path = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            format!("{path}: {}", e.masked())
+        })
+        .collect()
+}
+
+/// Options of one tool call.
+#[derive(Debug, Default)]
+pub struct CallToolOptions {
+    /// Receives the raw params of each `notifications/progress` for this
+    /// call; the deadline is reset by each (up to the hard maximum).
+    pub progress: Option<mpsc::Sender<Bytes>>,
+    /// Overrides the session's request timeout for this call.
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl Session<Ready> {
+    /// One page of `tools/list`.
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListToolsResult, SessionError> {
+        let params = PaginatedParams::with_cursor(cursor.map(str::to_owned));
+        self.request::<mcp_types::requests::ListTools>(&params)
+            .await
+    }
+
+    /// Every tool, following `nextCursor` up to the page bound and refusing a
+    /// repeated cursor. Replaces the session's tool catalogue (and its
+    /// compiled validators).
+    pub async fn list_tools(&self) -> Result<Arc<ToolCatalog>, SessionError> {
+        let config = &self.link.config;
+        let mut pager = Paginator::new("tools/list", config.max_pages, config.max_tools);
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_tools_page(cursor.as_deref()).await?;
+            pager.add_items(page.tools.len())?;
+            tools.extend(page.tools);
+            match pager.next(page.next_cursor)? {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        let catalog = Arc::new(ToolCatalog::build(tools));
+        if let Ok(mut slot) = self.state.catalog.lock() {
+            *slot = Some(Arc::clone(&catalog));
+        }
+        Ok(catalog)
+    }
+
+    /// The catalogue of the last full listing, if any.
+    pub fn tool_catalog(&self) -> Option<Arc<ToolCatalog>> {
+        self.state.catalog.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// Calls a tool. `isError: true` results are data, not errors.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResult, SessionError> {
+        self.call_tool_with(name, arguments, CallToolOptions::default())
+            .await
+    }
+
+    /// Calls a tool with progress and a timeout of its own.
+    ///
+    /// Before sending: arguments over the argument bound are refused, and
+    /// (when the tool was listed and checks are on) arguments are checked
+    /// against its `inputSchema`. After: `structuredContent` is checked
+    /// against the `outputSchema` unless the result is an error.
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: CallToolOptions,
+    ) -> Result<CallToolResult, SessionError> {
+        let config = &self.link.config;
+        let catalog = self.tool_catalog();
+        let validators = catalog.as_ref().and_then(|c| c.validators(name));
+        let arguments = Value::Object(arguments);
+        if config.validate_arguments
+            && let Some((Some(input), _)) = validators
+        {
+            let failures = failures(input, &arguments);
+            if !failures.is_empty() {
+                return Err(SessionError::InvalidArguments {
+                    tool: name.to_owned(),
+                    failures,
+                });
+            }
+        }
+        // Built as an object above; the match only takes it apart again.
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let params = CallToolParams::new(name, Some(arguments));
+        let editable = self.state.request_meta.is_some() || options.progress.is_some();
+        let encoded = Params::encode(&params, editable)?;
+        let size = encoded_size(&encoded);
+        if size > config.max_argument_bytes {
+            return Err(SessionError::ArgumentsTooLarge {
+                size,
+                limit: config.max_argument_bytes,
+            });
+        }
+        let timing = self
+            .link
+            .timing(options.timeout.unwrap_or(config.request_timeout));
+        let method: Arc<str> = Arc::from("tools/call");
+        let raw = self
+            .link
+            .shared
+            .call(
+                &method,
+                encoded,
+                self.state.request_meta.as_ref(),
+                CallOptions {
+                    timing,
+                    progress: options.progress,
+                },
+            )
+            .await?;
+        let result: CallToolResult = crate::results::decode_complete("tools/call", &raw)?;
+        if config.validate_structured_content
+            && result.is_error != Some(true)
+            && let Some((_, Some(output))) = validators
+        {
+            let structured = result.structured_content.clone().unwrap_or(Value::Null);
+            let failures = failures(output, &structured);
+            if !failures.is_empty() {
+                return Err(SessionError::InvalidStructuredContent {
+                    tool: name.to_owned(),
+                    failures,
+                    result: Box::new(result),
+                });
+            }
+        }
+        Ok(result)
+    }
+}
+
+fn encoded_size(params: &Params) -> usize {
+    match params {
+        Params::None => 0,
+        Params::Raw(raw) => raw.get().len(),
+        // Measured once here, before anything is queued.
+        Params::Object(map) => serde_json::to_vec(map)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX),
+    }
+}

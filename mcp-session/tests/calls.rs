@@ -1,0 +1,396 @@
+//! Requests on a ready session: tools, deadlines, cancellation, progress,
+//! dead servers, misbehaviour, bounds.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcp_session::{
+    CallToolOptions, Negotiation, SessionConfig, SessionError, SessionEvent, Violation,
+};
+use mcp_testkit::{Behavior, Script};
+use serde_json::json;
+
+fn tools_script() -> Script {
+    Script::legacy()
+        .tool("echo", Behavior::Echo)
+        .tool("add", Behavior::Add)
+        .tool("hang", Behavior::Hang)
+        .tool("crash", Behavior::Crash { code: 7 })
+        .tool("garbage", Behavior::Garbage)
+        .tool("oops", Behavior::ToolError { text: "it broke".into() })
+        .tool(
+            "slow",
+            Behavior::Sleep {
+                ms: 300,
+                progress_steps: 3,
+            },
+        )
+        .tool(
+            "ask",
+            Behavior::AskClient {
+                method: "sampling/createMessage".into(),
+                params: json!({"messages": [], "maxTokens": 10}),
+            },
+        )
+        .tool_json(
+            json!({"name": "typed", "inputSchema": {"type": "object"},
+                   "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}}),
+            Behavior::Structured { value: json!({"sum": "not a number"}) },
+        )
+}
+
+#[tokio::test]
+async fn list_and_call_tools() {
+    let (connector, _) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let catalog = session.list_tools().await.unwrap();
+    assert_eq!(catalog.tools().len(), 9);
+    assert!(catalog.get("echo").is_some());
+    let result = session
+        .call_tool("add", args(json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert_eq!(
+        result
+            .structured_content
+            .as_ref()
+            .and_then(|v| v["sum"].as_f64()),
+        Some(5.0)
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_is_data_not_an_error() {
+    let (connector, _) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let result = session.call_tool("oops", Default::default()).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+}
+
+#[tokio::test]
+async fn arguments_are_checked_against_the_input_schema_before_sending() {
+    let (connector, recorder) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    session.list_tools().await.unwrap();
+    let err = session
+        .call_tool("add", args(json!({"a": "two", "secret": "hunter2"})))
+        .await
+        .unwrap_err();
+    match &err {
+        SessionError::InvalidArguments { tool, failures } => {
+            assert_eq!(tool, "add");
+            assert!(failures.iter().any(|f| f.starts_with("/a")), "{failures:?}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(
+        !err.to_string().contains("hunter2"),
+        "argument values never appear in errors"
+    );
+    assert!(
+        recorder.with_method("tools/call").is_empty(),
+        "nothing was sent"
+    );
+}
+
+#[tokio::test]
+async fn structured_content_is_checked_against_the_output_schema() {
+    let (connector, _) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    session.list_tools().await.unwrap();
+    match session.call_tool("typed", Default::default()).await {
+        Err(SessionError::InvalidStructuredContent {
+            failures, result, ..
+        }) => {
+            assert!(failures[0].starts_with("/sum"), "{failures:?}");
+            assert_eq!(
+                result.structured_content,
+                Some(json!({"sum": "not a number"}))
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn oversized_arguments_are_refused_before_sending() {
+    let (connector, recorder) = memory(tools_script());
+    let config = SessionConfig {
+        max_argument_bytes: 1024,
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let err = session
+        .call_tool("echo", args(json!({"text": "x".repeat(2000)})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, SessionError::ArgumentsTooLarge { limit: 1024, .. }),
+        "{err:?}"
+    );
+    assert!(recorder.with_method("tools/call").is_empty());
+}
+
+#[tokio::test]
+async fn a_deadline_fails_the_call_and_cancels_it_at_the_server() {
+    let (connector, recorder) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let started = Instant::now();
+    let err = session
+        .call_tool_with(
+            "hang",
+            Default::default(),
+            CallToolOptions {
+                timeout: Some(Duration::from_millis(200)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(recorder.cancelled_ids().len(), 1);
+    // The session is still usable.
+    session
+        .call_tool("echo", args(json!({"text": "still here"})))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it() {
+    let (connector, recorder) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let call = session.call_tool("hang", Default::default());
+    let _ = tokio::time::timeout(Duration::from_millis(100), call).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let cancelled = recorder.cancelled_ids();
+    assert_eq!(cancelled.len(), 1, "{:?}", recorder.received());
+    assert_eq!(session.stats().cancelled, 1);
+}
+
+#[tokio::test]
+async fn progress_reaches_the_caller() {
+    let (connector, recorder) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    session
+        .call_tool_with(
+            "slow",
+            Default::default(),
+            CallToolOptions {
+                progress: Some(tx),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut seen = 0;
+    while rx.try_recv().is_ok() {
+        seen += 1;
+    }
+    assert_eq!(seen, 3);
+    let call = &recorder.with_method("tools/call")[0];
+    assert!(call["params"]["_meta"]["progressToken"].is_i64());
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_it_promptly_and_every_later_call_at_once() {
+    let connector = Arc::new(stdio(&tools_script(), None));
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let started = Instant::now();
+    let err = session
+        .call_tool("crash", Default::default())
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    match &err {
+        SessionError::Dead(info) => assert_eq!(info.exit_code, Some(7)),
+        other => panic!("unexpected {other:?}"),
+    }
+    let started = Instant::now();
+    let again = session
+        .call_tool("echo", args(json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert!(again.is_dead());
+    assert!(started.elapsed() < Duration::from_millis(200));
+}
+
+#[tokio::test]
+async fn garbage_is_a_protocol_violation_not_a_failure() {
+    let (connector, _) = memory(tools_script());
+    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    let result = session
+        .call_tool("garbage", Default::default())
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, None);
+    let mut saw = false;
+    while let Some(ev) = events.try_next() {
+        saw |= matches!(ev, SessionEvent::ProtocolViolation(Violation::Malformed));
+    }
+    assert!(saw);
+    assert_eq!(session.stats().violations, 1);
+}
+
+#[tokio::test]
+async fn an_oversized_line_is_a_violation_and_the_call_times_out() {
+    let script = Script::legacy().tool("big", Behavior::Oversized { bytes: 64 * 1024 });
+    let mut cfg = stdio(&script, None).config().clone();
+    cfg.max_frame = 16 * 1024;
+    let connector = Arc::new(mcp_transport::StdioConnector::new(cfg));
+    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    let err = session
+        .call_tool_with(
+            "big",
+            Default::default(),
+            CallToolOptions {
+                timeout: Some(Duration::from_millis(500)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
+    let ev = events.try_next();
+    assert!(
+        matches!(
+            ev,
+            Some(SessionEvent::ProtocolViolation(Violation::Oversized))
+        ),
+        "{ev:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_cyclic_cursor_is_refused() {
+    let script = Script::legacy()
+        .tool("a", Behavior::Echo)
+        .tool("b", Behavior::Echo)
+        .page_size(1)
+        .cyclic_cursor();
+    let (connector, _) = memory(script);
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let err = session.list_tools().await.unwrap_err();
+    assert!(matches!(err, SessionError::CursorCycle { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn endless_pages_stop_at_the_page_bound() {
+    let script = Script::legacy()
+        .tool("a", Behavior::Echo)
+        .page_size(1)
+        .endless_pages();
+    let (connector, _) = memory(script);
+    let config = SessionConfig {
+        max_pages: 5,
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let err = session.list_tools().await.unwrap_err();
+    assert!(
+        matches!(err, SessionError::TooManyPages { limit: 5, .. }),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_request_for_an_unregistered_feature_is_refused_by_name() {
+    let (connector, _) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let result = session.call_tool("ask", Default::default()).await.unwrap();
+    let text = serde_json::to_string(&result).unwrap();
+    assert!(text.contains("-32601"), "{text}");
+    assert!(text.contains("sampling/createMessage"), "{text}");
+}
+
+#[tokio::test]
+async fn the_in_flight_bound_is_a_named_error() {
+    let (connector, _) = memory(tools_script());
+    let mut config = quick_config();
+    config.limits.max_in_flight = 2;
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let a = session.call_tool("hang", Default::default());
+    let b = session.call_tool("hang", Default::default());
+    let c = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        session.call_tool("echo", args(json!({"text": "x"}))).await
+    };
+    let third = tokio::select! {
+        r = c => r,
+        _ = a => panic!("hang answered"),
+        _ = b => panic!("hang answered"),
+    };
+    assert!(
+        matches!(third, Err(SessionError::TooManyInFlight { limit: 2 })),
+        "{third:?}"
+    );
+}
+
+#[tokio::test]
+async fn server_errors_keep_the_servers_words_out_of_display() {
+    let script = Script::legacy().tool(
+        "fail",
+        Behavior::Error {
+            code: -32602,
+            message: "token sk-secret is invalid".into(),
+            data: None,
+        },
+    );
+    let (connector, _) = memory(script);
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let err = session
+        .call_tool("fail", Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(-32602));
+    assert!(!err.to_string().contains("sk-secret"));
+    assert_eq!(err.server_message(), Some("token sk-secret is invalid"));
+}
+
+#[tokio::test]
+async fn close_shuts_the_child_down_and_leaves_no_grandchild() {
+    let dir = std::env::temp_dir().join(format!("mcp-session-close-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut script = Script::legacy().tool("echo", Behavior::Echo);
+    script.spawn_grandchild = true;
+    let connector = Arc::new(stdio(&script, None));
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    session
+        .call_tool("echo", args(json!({"text": "x"})))
+        .await
+        .unwrap();
+    let tail = session.stderr_tail().unwrap_or_default();
+    let pid: u32 = tail
+        .lines()
+        .find_map(|l| l.strip_prefix("grandchild-pid="))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("the fixture prints its grandchild's pid");
+    let dead = session.close().await;
+    assert!(dead.info().exit_code.is_some() || dead.info().signal.is_some());
+    let mut gone = false;
+    for _ in 0..100 {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit(')')
+                    .next()
+                    .and_then(|r| r.split_whitespace().next())
+                    .map(str::to_owned)
+            });
+        if matches!(state.as_deref(), None | Some("Z") | Some("X")) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "grandchild {pid} outlived the session");
+}
