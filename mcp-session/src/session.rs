@@ -174,14 +174,18 @@ impl Link {
     }
 
     async fn shutdown(self) -> ExitInfo {
+        // A connection that had already ended (a crash) keeps that reason; one
+        // we end ourselves reports the shutdown.
+        let earlier = self.shared.exit_info();
         let info = self.control.shutdown().await;
-        self.shared.exit_info().map_or(info.clone(), |mut known| {
-            // Prefer what the reader saw (an earlier crash) but keep the exit
-            // status the shutdown found.
-            known.exit_code = known.exit_code.or(info.exit_code);
-            known.signal = known.signal.or(info.signal);
-            known
-        })
+        match earlier {
+            Some(mut known) => {
+                known.exit_code = known.exit_code.or(info.exit_code);
+                known.signal = known.signal.or(info.signal);
+                known
+            }
+            None => info,
+        }
     }
 }
 
