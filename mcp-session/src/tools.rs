@@ -1,13 +1,13 @@
 //! Tools: listing (all pages, bounded), calling, and schema checks.
 //!
 //! A full listing replaces the session's [`ToolCatalog`]: the tools plus their
-//! compiled `inputSchema` / `outputSchema` validators, compiled once per
-//! listing and never per call. A schema that cannot be compiled (for example
+//! `inputSchema` / `outputSchema` validators, each compiled at most once per
+//! listing (on first use) and never per call. A schema that cannot be compiled (for example
 //! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
 //! check for that tool instead of blocking it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use mcp_types::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool};
@@ -20,27 +20,27 @@ use crate::paginate::Paginator;
 use crate::params::Params;
 use crate::session::{Ready, Session};
 
-/// The tools of one listing, with their compiled validators.
+/// The tools of one listing, with their validators.
+///
+/// A validator is compiled on the first call that needs it and kept for the
+/// life of the listing: at most once per tool per listing, never per call,
+/// and never for tools that are only listed.
 #[derive(Debug)]
 pub struct ToolCatalog {
     tools: Vec<Tool>,
     index: HashMap<String, usize>,
-    input: Vec<Option<jsonschema::Validator>>,
-    output: Vec<Option<jsonschema::Validator>>,
+    input: Vec<OnceLock<Option<jsonschema::Validator>>>,
+    output: Vec<OnceLock<Option<jsonschema::Validator>>>,
 }
 
 impl ToolCatalog {
     fn build(tools: Vec<Tool>) -> Self {
         let mut index = HashMap::with_capacity(tools.len());
-        let mut input = Vec::with_capacity(tools.len());
-        let mut output = Vec::with_capacity(tools.len());
         for (i, tool) in tools.iter().enumerate() {
             index.entry(tool.name.clone()).or_insert(i);
-            input.push(compile(tool.input_schema.to_value().ok()));
-            output.push(compile(
-                tool.output_schema.as_ref().and_then(|s| s.to_value().ok()),
-            ));
         }
+        let input = tools.iter().map(|_| OnceLock::new()).collect();
+        let output = tools.iter().map(|_| OnceLock::new()).collect();
         Self {
             tools,
             index,
@@ -59,16 +59,25 @@ impl ToolCatalog {
         self.index.get(name).map(|&i| &self.tools[i])
     }
 
-    fn validators(
-        &self,
-        name: &str,
-    ) -> Option<(
-        Option<&jsonschema::Validator>,
-        Option<&jsonschema::Validator>,
-    )> {
-        self.index
-            .get(name)
-            .map(|&i| (self.input[i].as_ref(), self.output[i].as_ref()))
+    fn input_validator(&self, name: &str) -> Option<&jsonschema::Validator> {
+        let &i = self.index.get(name)?;
+        self.input[i]
+            .get_or_init(|| compile(self.tools[i].input_schema.to_value().ok()))
+            .as_ref()
+    }
+
+    fn output_validator(&self, name: &str) -> Option<&jsonschema::Validator> {
+        let &i = self.index.get(name)?;
+        self.output[i]
+            .get_or_init(|| {
+                compile(
+                    self.tools[i]
+                        .output_schema
+                        .as_ref()
+                        .and_then(|s| s.to_value().ok()),
+                )
+            })
+            .as_ref()
     }
 }
 
@@ -175,10 +184,9 @@ impl Session<Ready> {
     ) -> Result<CallToolResult, SessionError> {
         let config = &self.link.config;
         let catalog = self.tool_catalog();
-        let validators = catalog.as_ref().and_then(|c| c.validators(name));
         let arguments = Value::Object(arguments);
         if config.validate_arguments
-            && let Some((Some(input), _)) = validators
+            && let Some(input) = catalog.as_ref().and_then(|c| c.input_validator(name))
         {
             let failures = failures(input, &arguments);
             if !failures.is_empty() {
@@ -223,7 +231,7 @@ impl Session<Ready> {
         let result: CallToolResult = crate::results::decode_complete("tools/call", &raw)?;
         if config.validate_structured_content
             && result.is_error != Some(true)
-            && let Some((_, Some(output))) = validators
+            && let Some(output) = catalog.as_ref().and_then(|c| c.output_validator(name))
         {
             let structured = result.structured_content.clone().unwrap_or(Value::Null);
             let failures = failures(output, &structured);
