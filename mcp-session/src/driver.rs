@@ -34,6 +34,7 @@ pub(crate) struct Shared {
     outbound: FrameSender,
     wake: Notify,
     exit: Mutex<Option<ExitInfo>>,
+    version: Mutex<Option<&'static str>>,
     events: mpsc::Sender<SessionEvent>,
     dropped_events: AtomicU64,
 }
@@ -50,6 +51,10 @@ pub(crate) struct CallOptions {
     pub(crate) timing: RequestTiming,
     /// Where progress notifications of this request go (raw params).
     pub(crate) progress: Option<mpsc::Sender<Bytes>>,
+    /// The `MCP-Protocol-Version` header for HTTP transports.
+    pub(crate) protocol_version: Option<&'static str>,
+    /// Further per-message HTTP headers (2026 `Mcp-Name`, `Mcp-Param-*`).
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl Shared {
@@ -67,6 +72,7 @@ impl Shared {
             outbound,
             wake: Notify::new(),
             exit: Mutex::new(None),
+            version: Mutex::new(None),
             events: events_tx,
             dropped_events: AtomicU64::new(0),
         });
@@ -90,6 +96,18 @@ impl Shared {
             self.exit_info()
                 .unwrap_or_else(|| ExitInfo::without_process(CloseReason::EndOfStream)),
         )
+    }
+
+    /// The negotiated version, sent as `MCP-Protocol-Version` by HTTP
+    /// transports on every later message.
+    pub(crate) fn protocol_version(&self) -> Option<&'static str> {
+        self.version.lock().map(|g| *g).unwrap_or(None)
+    }
+
+    pub(crate) fn set_protocol_version(&self, version: &'static str) {
+        if let Ok(mut slot) = self.version.lock() {
+            *slot = Some(version);
+        }
     }
 
     /// Protocol counters.
@@ -145,8 +163,9 @@ impl Shared {
         let sent = self
             .outbound
             .send(OutboundFrame {
-                bytes: frame,
-                method: Some(Arc::clone(method)),
+                protocol_version: options.protocol_version,
+                headers: options.headers,
+                ..OutboundFrame::request(frame, id, Arc::clone(method))
             })
             .await;
         if let Err(e) = sent {
@@ -170,6 +189,10 @@ impl Shared {
                 method: method.to_string(),
                 after,
             }),
+            Ok(Err(Failure::Transport(failure))) => Err(SessionError::Http {
+                method: method.to_string(),
+                failure,
+            }),
             Ok(Err(Failure::Closed)) | Err(_) => Err(self.dead_error()),
         }
     }
@@ -190,8 +213,8 @@ impl Shared {
         .map_err(SessionError::Params)?;
         self.outbound
             .send(OutboundFrame {
-                bytes: Bytes::from(frame),
-                method: Some(Arc::from(method)),
+                protocol_version: self.protocol_version(),
+                ..OutboundFrame::notification(Bytes::from(frame), Arc::from(method))
             })
             .await
             .map_err(|e| match e {
@@ -308,6 +331,10 @@ fn handle_inbound(shared: &Shared, msg: Option<Inbound>) -> bool {
     match msg {
         Some(Inbound::Frame(frame)) => {
             shared.core().handle_frame(Instant::now(), frame);
+            false
+        }
+        Some(Inbound::RequestFailed { id, failure }) => {
+            shared.core().handle_request_failed(id, failure);
             false
         }
         Some(Inbound::FrameError(_)) => {

@@ -146,6 +146,14 @@ pub enum SessionError {
         /// The feature, in our words.
         feature: &'static str,
     },
+    /// An HTTP transport could not deliver the request or its answer.
+    #[error("`{method}` failed: {failure}")]
+    Http {
+        /// The method of the request.
+        method: String,
+        /// What the transport saw.
+        failure: mcp_transport::RequestFailure,
+    },
     /// The request's params could not be serialised.
     #[error("request params could not be serialised")]
     Params(#[source] serde_json::Error),

@@ -172,6 +172,10 @@ async fn into_modern(
         .ok()
         .flatten()
         .unwrap_or_else(|| mcp_types::Implementation::new("unknown", "unknown"));
+    session
+        .link
+        .shared
+        .set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
     let ready = Ready {
         era: Era::Modern,
         version: ProtocolVersion::V2026_07_28,

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mcp_transport::RequestFailure;
 use mcp_types::{ErrorObject, Incoming, OutgoingNotification, OutgoingRequest, RequestId};
 use serde_json::value::RawValue;
 
@@ -94,6 +95,8 @@ pub enum Failure {
     },
     /// The connection ended first.
     Closed,
+    /// The transport could not deliver the request or its answer (HTTP).
+    Transport(RequestFailure),
 }
 
 /// Something the core refused to do.
@@ -336,6 +339,17 @@ impl<W> ProtocolCore<W> {
                     params,
                 });
             }
+        }
+    }
+
+    /// The transport says a request will get no answer through it.
+    pub fn handle_request_failed(&mut self, id: i64, failure: RequestFailure) {
+        if let Some(p) = self.pending.remove(&id) {
+            self.events.push_back(CoreEvent::Completed {
+                id,
+                waiter: p.waiter,
+                outcome: Err(Failure::Transport(failure)),
+            });
         }
     }
 

@@ -157,6 +157,8 @@ impl Link {
                 CallOptions {
                     timing,
                     progress: None,
+                    protocol_version: self.version_header(meta.is_some()),
+                    headers: Vec::new(),
                 },
             )
             .await?;
@@ -164,6 +166,17 @@ impl Link {
             method: R::METHOD.to_owned(),
             source,
         })
+    }
+
+    /// The `MCP-Protocol-Version` header for a request: every 2026 request
+    /// carries 2026-07-28; legacy requests carry the negotiated version once
+    /// there is one (never on `initialize`).
+    pub(crate) fn version_header(&self, modern: bool) -> Option<&'static str> {
+        if modern {
+            Some(ProtocolVersion::V2026_07_28.as_str())
+        } else {
+            self.shared.protocol_version()
+        }
     }
 
     pub(crate) fn timing(&self, timeout: Duration) -> RequestTiming {
@@ -338,6 +351,12 @@ impl Session<Initialized> {
 
     /// Sends `notifications/initialized`; the session is then ready.
     pub async fn ready(self) -> Result<Session<Ready>, Failed<Initialized>> {
+        // Invariant: `initialize` only produced this phase for a known legacy
+        // version.
+        let version = ProtocolVersion::parse(&self.state.result.protocol_version)
+            .unwrap_or(ProtocolVersion::V2025_11_25);
+        // From here on HTTP transports send the negotiated version.
+        self.link.shared.set_protocol_version(version.as_str());
         if let Err(e) = self
             .link
             .shared
@@ -347,10 +366,6 @@ impl Session<Initialized> {
             return Err(self.fail(e).await);
         }
         let result = &self.state.result;
-        // Invariant: `initialize` only produced this phase for a known legacy
-        // version.
-        let version = ProtocolVersion::parse(&result.protocol_version)
-            .unwrap_or(ProtocolVersion::V2025_11_25);
         let ready = Ready {
             era: Era::Legacy,
             version,

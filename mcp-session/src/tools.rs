@@ -225,6 +225,8 @@ impl Session<Ready> {
                 CallOptions {
                     timing,
                     progress: options.progress,
+                    protocol_version: self.link.version_header(self.state.request_meta.is_some()),
+                    headers: Vec::new(),
                 },
             )
             .await?;

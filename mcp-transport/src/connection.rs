@@ -20,14 +20,21 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub const DEFAULT_QUEUE_FRAMES: usize = 256;
 
 /// One outgoing JSON-RPC message, already serialised, without a trailing
-/// newline.
+/// newline, plus what message-based transports (HTTP) need to route it.
+/// Stream transports (stdio, in-memory) use only the bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutboundFrame {
     /// The serialised message.
     pub bytes: Bytes,
-    /// The JSON-RPC method when the frame is a request or notification: HTTP
-    /// transports put it in headers; stream transports ignore it.
+    /// The JSON-RPC method when the frame is a request or notification.
     pub method: Option<Arc<str>>,
+    /// What kind of message this is (HTTP correlates failures with requests).
+    pub kind: FrameKind,
+    /// The `MCP-Protocol-Version` header value, once one is negotiated.
+    pub protocol_version: Option<&'static str>,
+    /// Further per-message HTTP headers (2026-07-28: `Mcp-Method`,
+    /// `Mcp-Name`, `Mcp-Param-*`), name and value, already encoded.
+    pub headers: Vec<(String, String)>,
 }
 
 impl OutboundFrame {
@@ -36,6 +43,90 @@ impl OutboundFrame {
         Self {
             bytes: bytes.into(),
             method: None,
+            kind: FrameKind::Other,
+            protocol_version: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// A request frame with its id and method.
+    pub fn request(bytes: impl Into<Bytes>, id: i64, method: Arc<str>) -> Self {
+        Self {
+            method: Some(method),
+            kind: FrameKind::Request { id },
+            ..Self::new(bytes)
+        }
+    }
+
+    /// A notification frame with its method.
+    pub fn notification(bytes: impl Into<Bytes>, method: Arc<str>) -> Self {
+        Self {
+            method: Some(method),
+            kind: FrameKind::Notification,
+            ..Self::new(bytes)
+        }
+    }
+}
+
+/// The kind of an outgoing message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A request with this (integer) id: its answer is expected.
+    Request {
+        /// The JSON-RPC id.
+        id: i64,
+    },
+    /// A notification.
+    Notification,
+    /// Our answer to a request of the server's.
+    Response,
+    /// Not said.
+    Other,
+}
+
+/// Why a message-based transport could not deliver a request or its answer.
+/// Stream transports never produce this.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestFailure {
+    /// The server answered with this HTTP status and no usable JSON-RPC
+    /// answer. `error` is the JSON-RPC error object of the body, when the body
+    /// held one (with any id, or none).
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// The raw JSON of a JSON-RPC error object found in the body.
+        error: Option<Bytes>,
+        /// The `WWW-Authenticate` header of a 401 or 403.
+        www_authenticate: Option<String>,
+    },
+    /// The session the server had given us is gone (404 on a request that
+    /// carried a session id).
+    SessionExpired,
+    /// The connection failed (refused, reset, TLS) before an answer.
+    Network,
+    /// No answer within the transport's own time-out.
+    TimedOut,
+    /// The reply stream broke before the answer and could not be resumed.
+    StreamBroken,
+    /// The reply was over the body bound.
+    TooLarge {
+        /// The bound in bytes.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for RequestFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestFailure::Status { status, .. } => write!(f, "the server answered HTTP {status}"),
+            RequestFailure::SessionExpired => f.write_str("the server's session expired"),
+            RequestFailure::Network => f.write_str("the connection to the server failed"),
+            RequestFailure::TimedOut => f.write_str("the server did not answer in time"),
+            RequestFailure::StreamBroken => f.write_str("the reply stream broke before the answer"),
+            RequestFailure::TooLarge { limit } => {
+                write!(f, "the reply was larger than {limit} bytes")
+            }
         }
     }
 }
@@ -48,6 +139,14 @@ pub enum Inbound {
     /// An incoming frame was rejected (over the size limit, say). The transport
     /// skipped it and goes on; the session decides what that means.
     FrameError(TransportError),
+    /// A request (by id) will get no answer through this transport, for this
+    /// reason (message-based transports only).
+    RequestFailed {
+        /// The JSON-RPC id of the request.
+        id: i64,
+        /// Why.
+        failure: RequestFailure,
+    },
     /// The connection ended. Nothing follows this event.
     Closed(ExitInfo),
 }

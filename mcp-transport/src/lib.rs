@@ -31,7 +31,7 @@ mod stream;
 
 pub use connection::{
     BoxFuture, CloseReason, Connection, Connector, Control, DEFAULT_QUEUE_FRAMES, ExitInfo,
-    FrameSender, Inbound, OutboundFrame,
+    FrameKind, FrameSender, Inbound, OutboundFrame, RequestFailure,
 };
 pub use error::TransportError;
 pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};

@@ -33,6 +33,7 @@ async fn drain(conn: &mut Connection) -> (Vec<Bytes>, usize, ExitInfo) {
             Ok(Some(Inbound::Frame(f))) => frames.push(f),
             Ok(Some(Inbound::FrameError(_))) => errors += 1,
             Ok(Some(Inbound::Closed(info))) => return (frames, errors, info),
+            Ok(Some(other)) => panic!("a stream transport sent {other:?}"),
             Ok(None) => panic!("inbound ended without Closed"),
             Err(_) => panic!("connection did not close in time"),
         }
