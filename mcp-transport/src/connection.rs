@@ -290,4 +290,11 @@ pub trait Connector: Send + Sync + fmt::Debug {
     /// Whether the server is a local process speaking over stdio (negotiation
     /// follows the stdio rules) rather than a remote endpoint.
     fn is_stdio(&self) -> bool;
+
+    /// Another way to reach the same server, tried when a legacy `initialize`
+    /// through this connector fails the way an older transport would explain
+    /// (Streamable HTTP → legacy HTTP+SSE). `None` when there is none.
+    fn fallback(&self) -> Option<std::sync::Arc<dyn Connector>> {
+        None
+    }
 }
