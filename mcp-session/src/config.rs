@@ -5,6 +5,7 @@ use std::time::Duration;
 use mcp_types::Implementation;
 
 use crate::events::DEFAULT_EVENT_QUEUE;
+use crate::handler::ClientHandlers;
 use crate::protocol::CoreLimits;
 
 /// How the protocol era is chosen.
@@ -47,6 +48,11 @@ pub struct SessionConfig {
     pub validate_structured_content: bool,
     /// Capacity of the host's event queue.
     pub event_queue: usize,
+    /// The client features the host offers (sampling, elicitation, roots);
+    /// exactly these are declared as capabilities.
+    pub handlers: ClientHandlers,
+    /// `input_required` rounds allowed for one request (2026-07-28).
+    pub max_input_rounds: usize,
 }
 
 impl Default for SessionConfig {
@@ -62,6 +68,8 @@ impl Default for SessionConfig {
             validate_arguments: true,
             validate_structured_content: true,
             event_queue: DEFAULT_EVENT_QUEUE,
+            handlers: ClientHandlers::default(),
+            max_input_rounds: 8,
         }
     }
 }

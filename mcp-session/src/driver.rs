@@ -15,12 +15,14 @@ use mcp_transport::{CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame, 
 use mcp_types::{ErrorObject, OutgoingError, OutgoingResult, RequestId, error_codes};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 
 use crate::SessionError;
 use crate::events::{SessionEvent, SessionEvents};
+use crate::handler::ClientHandlers;
 use crate::params::Params;
 use crate::protocol::{CoreEvent, CoreLimits, Failure, ProtocolCore, Refusal, RequestTiming};
+use crate::surface::ListKind;
 
 /// How a caller is woken.
 pub(crate) struct Waiter {
@@ -37,6 +39,11 @@ pub(crate) struct Shared {
     version: Mutex<Option<&'static str>>,
     events: mpsc::Sender<SessionEvent>,
     dropped_events: AtomicU64,
+    handlers: ClientHandlers,
+    server_requests: Arc<Semaphore>,
+    /// Bumped by each `list_changed` notification, per kind (tools,
+    /// resources, prompts), so a listing can tell it is stale.
+    generations: [AtomicU64; 3],
 }
 
 impl std::fmt::Debug for Shared {
@@ -65,6 +72,7 @@ impl Shared {
         inbound: mpsc::Receiver<Inbound>,
         limits: CoreLimits,
         event_queue: usize,
+        handlers: ClientHandlers,
     ) -> (Arc<Shared>, SessionEvents) {
         let (events_tx, events_rx) = mpsc::channel(event_queue.max(1));
         let shared = Arc::new(Shared {
@@ -75,6 +83,9 @@ impl Shared {
             version: Mutex::new(None),
             events: events_tx,
             dropped_events: AtomicU64::new(0),
+            handlers,
+            server_requests: Arc::new(Semaphore::new(MAX_SERVER_REQUESTS)),
+            generations: Default::default(),
         });
         tokio::spawn(drive(Arc::clone(&shared), inbound));
         (Arc::clone(&shared), SessionEvents::new(events_rx))
@@ -108,6 +119,11 @@ impl Shared {
         if let Ok(mut slot) = self.version.lock() {
             *slot = Some(version);
         }
+    }
+
+    /// How many `list_changed` notifications of this kind arrived so far.
+    pub(crate) fn list_generation(&self, kind: ListKind) -> u64 {
+        self.generations[kind as usize].load(Ordering::Acquire)
     }
 
     /// Protocol counters.
@@ -221,6 +237,28 @@ impl Shared {
                 TransportError::Closed => self.dead_error(),
                 other => SessionError::Transport(other),
             })
+    }
+
+    /// Legacy era: tells the server whenever the host's roots change. The
+    /// watcher holds only a weak reference, so it never keeps a session alive.
+    pub(crate) fn watch_roots(self: &Arc<Self>) {
+        let Some(roots) = self.handlers.roots_value() else {
+            return;
+        };
+        let mut rx = roots.subscribe();
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while rx.changed().await.is_ok() {
+                let Some(shared) = weak.upgrade() else { return };
+                if shared
+                    .notify("notifications/roots/list_changed", None)
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
     }
 
     fn cancel(&self, id: i64, reason: &str) {
@@ -360,7 +398,7 @@ fn close(shared: &Shared, info: ExitInfo) {
     shared.emit(SessionEvent::Closed(info));
 }
 
-fn deliver(shared: &Shared, ev: CoreEvent<Waiter>, progress: Option<mpsc::Sender<Bytes>>) {
+fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::Sender<Bytes>>) {
     match ev {
         CoreEvent::Completed {
             waiter, outcome, ..
@@ -375,12 +413,13 @@ fn deliver(shared: &Shared, ev: CoreEvent<Waiter>, progress: Option<mpsc::Sender
                 let _ = tx.try_send(params);
             }
         }
-        CoreEvent::ServerRequest {
-            id,
-            method,
-            params: _,
-        } => answer_server_request(shared, id, &method),
+        CoreEvent::ServerRequest { id, method, params } => {
+            answer_server_request(shared, id, &method, params)
+        }
         CoreEvent::Notification { method, params } => {
+            if let Some(kind) = ListKind::from_notification(&method) {
+                shared.generations[kind as usize].fetch_add(1, Ordering::AcqRel);
+            }
             shared.emit(SessionEvent::Notification { method, params });
         }
         CoreEvent::Violation(v) => {
@@ -390,26 +429,76 @@ fn deliver(shared: &Shared, ev: CoreEvent<Waiter>, progress: Option<mpsc::Sender
     }
 }
 
-/// Answers a request the server sent us. `ping` is answered here; every other
-/// feature is refused by name, because this client advertises none of them
-/// until a host registers a handler.
-fn answer_server_request(shared: &Shared, id: RequestId, method: &str) {
-    let frame = if method == "ping" {
+/// At most this many server requests are handled at once; more are refused
+/// (never queued without bound).
+const MAX_SERVER_REQUESTS: usize = 32;
+
+/// Answers a request the server sent us. `ping` is answered at once; the rest
+/// go to the host's handlers on a task of their own, so a slow handler never
+/// holds up responses to our own requests.
+fn answer_server_request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Option<Bytes>) {
+    if method == "ping" {
         let empty = serde_json::Map::new();
-        serde_json::to_vec(&OutgoingResult {
-            id: &id,
-            result: &empty,
-        })
-    } else {
+        queue_answer(shared, &id, Ok(serde_json::Value::Object(empty)));
+        return;
+    }
+    let raw: Option<Box<RawValue>> = match params.as_deref().map(serde_json::from_slice) {
+        Some(Ok(raw)) => Some(raw),
+        Some(Err(_)) => {
+            queue_answer(shared, &id, Err(invalid_params(method)));
+            return;
+        }
+        None => None,
+    };
+    let request = match mcp_types::ServerRequestMessage::parse(method, raw.as_deref()) {
+        Ok(mcp_types::ServerRequestMessage::Unknown { .. }) => {
+            let error = ErrorObject {
+                code: error_codes::METHOD_NOT_FOUND,
+                message: format!("this client does not support `{method}`"),
+                data: None,
+            };
+            queue_answer(shared, &id, Err(error));
+            return;
+        }
+        Ok(request) => request,
+        Err(_) => {
+            queue_answer(shared, &id, Err(invalid_params(method)));
+            return;
+        }
+    };
+    let Ok(permit) = Arc::clone(&shared.server_requests).try_acquire_owned() else {
         let error = ErrorObject {
-            code: error_codes::METHOD_NOT_FOUND,
-            message: format!("this client does not support `{method}` (no handler registered)"),
+            code: error_codes::INTERNAL_ERROR,
+            message: "this client is handling too many requests at once".to_owned(),
             data: None,
         };
-        serde_json::to_vec(&OutgoingError {
-            id: Some(&id),
-            error: &error,
-        })
+        queue_answer(shared, &id, Err(error));
+        return;
+    };
+    let task_shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        let answer = task_shared.handlers.answer(request).await;
+        queue_answer(&task_shared, &id, answer);
+        drop(permit);
+    });
+}
+
+fn invalid_params(method: &str) -> ErrorObject {
+    ErrorObject {
+        code: error_codes::INVALID_PARAMS,
+        message: format!("the params of `{method}` do not match the protocol"),
+        data: None,
+    }
+}
+
+/// Queues the answer to a server request for the driver to send.
+fn queue_answer(shared: &Shared, id: &RequestId, answer: Result<serde_json::Value, ErrorObject>) {
+    let frame = match &answer {
+        Ok(result) => serde_json::to_vec(&OutgoingResult { id, result }),
+        Err(error) => serde_json::to_vec(&OutgoingError {
+            id: Some(id),
+            error,
+        }),
     };
     match frame {
         Ok(bytes) => {

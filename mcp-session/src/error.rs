@@ -154,6 +154,41 @@ pub enum SessionError {
         /// What the transport saw.
         failure: mcp_transport::RequestFailure,
     },
+    /// A request went through more `input_required` rounds than allowed.
+    #[error("`{method}` still needed more input after {limit} rounds")]
+    TooManyRounds {
+        /// The method of the request.
+        method: String,
+        /// The round bound.
+        limit: usize,
+    },
+    /// The server needed input the host did not give (no handler for it, or
+    /// the handler refused).
+    #[error("`{method}` needs input the client did not provide (`{asked}`, error {code})")]
+    InputNotProvided {
+        /// The method of the request.
+        method: String,
+        /// What the server asked for (`sampling/createMessage`, …).
+        asked: String,
+        /// The JSON-RPC code of the refusal.
+        code: i64,
+    },
+    /// The server does not have the resource (`-32002`, or `-32602` in the
+    /// 2026 era).
+    #[error("the server has no resource `{uri}`")]
+    ResourceNotFound {
+        /// The URI asked for.
+        uri: String,
+    },
+    /// The server answered with a task where a direct result was asked for
+    /// (use the task API to follow it).
+    #[error("`{method}` returned a task instead of a result")]
+    UnexpectedTask {
+        /// The method of the request.
+        method: String,
+        /// The task handle as received.
+        task: Box<mcp_types::CreateTaskResult>,
+    },
     /// The request's params could not be serialised.
     #[error("request params could not be serialised")]
     Params(#[source] serde_json::Error),

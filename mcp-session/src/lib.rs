@@ -40,18 +40,24 @@ mod config;
 mod driver;
 mod error;
 mod events;
+mod handler;
 mod negotiate;
 mod paginate;
 mod params;
 pub mod protocol;
-mod results;
+mod rounds;
 mod session;
+mod surface;
 mod tools;
 
 pub use config::{Negotiation, SessionConfig};
 pub use error::SessionError;
 pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
+pub use handler::{
+    ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Roots, SamplingHandler,
+};
 pub use paginate::Paginator;
 pub use protocol::{CoreLimits, ProtocolStats, RequestTiming, Violation};
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
+pub use surface::{ListKind, Listing};
 pub use tools::{CallToolOptions, ToolCatalog};

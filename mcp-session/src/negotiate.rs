@@ -182,7 +182,7 @@ async fn into_modern(
         server_info,
         capabilities: result.capabilities.clone(),
         instructions: result.instructions.clone(),
-        request_meta: Some(meta),
+        request_meta: Some(std::sync::RwLock::new(Arc::new(meta))),
         catalog: Mutex::new(None),
     };
     Ok(session.into_phase(ready))

@@ -15,13 +15,11 @@
 //! server can die at any moment, and every pending and later call then fails
 //! promptly with [`SessionError::Dead`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use mcp_transport::{Connector, Control, ExitInfo};
-use mcp_types::{
-    ClientCapabilities, Era, Implementation, Meta, ProtocolVersion, Request, ServerCapabilities,
-};
+use mcp_types::{Era, Implementation, Meta, ProtocolVersion, Request, ServerCapabilities};
 use serde_json::{Map, Value};
 
 use crate::config::SessionConfig;
@@ -54,7 +52,7 @@ pub struct Ready {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) instructions: Option<String>,
     /// The `_meta` keys every 2026 request carries; `None` in the legacy era.
-    pub(crate) request_meta: Option<Map<String, Value>>,
+    pub(crate) request_meta: Option<RwLock<Arc<Map<String, Value>>>>,
     pub(crate) catalog: Mutex<Option<Arc<ToolCatalog>>>,
 }
 
@@ -129,6 +127,7 @@ impl Link {
             conn.inbound,
             config.limits,
             config.event_queue,
+            config.handlers.clone(),
         );
         Ok(Link {
             shared,
@@ -301,7 +300,7 @@ impl Session<Spawned> {
     pub async fn initialize(self) -> Result<Session<Initialized>, Failed<Spawned>> {
         let params = mcp_types::InitializeParams::new(
             ProtocolVersion::V2025_11_25.as_str(),
-            client_capabilities(),
+            self.link.config.handlers.capabilities(),
             self.link.config.client_info.clone(),
         );
         let timing = RequestTiming {
@@ -365,6 +364,7 @@ impl Session<Initialized> {
         {
             return Err(self.fail(e).await);
         }
+        self.link.shared.watch_roots();
         let result = &self.state.result;
         let ready = Ready {
             era: Era::Legacy,
@@ -413,6 +413,21 @@ impl Session<Ready> {
         self.state.instructions.as_deref()
     }
 
+    /// The `_meta` keys every request carries in the 2026 era (`None` in the
+    /// legacy era).
+    pub(crate) fn request_meta(&self) -> Option<Arc<Map<String, Value>>> {
+        self.state.request_meta.as_ref().map(|m| {
+            m.read()
+                .map(|g| Arc::clone(&g))
+                .unwrap_or_else(|p| Arc::clone(&p.into_inner()))
+        })
+    }
+
+    /// Whether the session speaks the 2026 era (per-request `_meta`).
+    pub(crate) fn is_modern(&self) -> bool {
+        self.state.request_meta.is_some()
+    }
+
     /// Sends any request and decodes its result into the request's own result
     /// type. In the 2026 era the per-request `_meta` keys are added.
     pub async fn request<R: Request>(&self, params: &R::Params) -> Result<R::Result, SessionError> {
@@ -426,7 +441,7 @@ impl Session<Ready> {
         timing: RequestTiming,
     ) -> Result<R::Result, SessionError> {
         self.link
-            .request::<R>(params, self.state.request_meta.as_ref(), timing)
+            .request::<R>(params, self.request_meta().as_deref(), timing)
             .await
     }
 
@@ -447,19 +462,13 @@ impl Session<Ready> {
     }
 }
 
-/// The capabilities this client declares. Until a host registers handlers for
-/// sampling, elicitation or roots, none is declared.
-pub(crate) fn client_capabilities() -> ClientCapabilities {
-    ClientCapabilities::default()
-}
-
 /// The `_meta` keys of every 2026 request.
 pub(crate) fn modern_request_meta(config: &SessionConfig) -> Map<String, Value> {
     let mut meta = Meta::new();
     meta.set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
     // Invariant: capabilities and implementation info are plain data and
     // always serialise.
-    let _ = meta.set_client_capabilities(&client_capabilities());
+    let _ = meta.set_client_capabilities(&config.handlers.capabilities());
     let _ = meta.set_client_info(&config.client_info);
     meta.0
 }

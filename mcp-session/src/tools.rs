@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use mcp_types::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool};
+use mcp_types::{
+    CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, RequestOutcome, Tool,
+};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -18,6 +20,7 @@ use crate::SessionError;
 use crate::driver::CallOptions;
 use crate::paginate::Paginator;
 use crate::params::Params;
+use crate::rounds::{OutcomeOptions, decode_outcome};
 use crate::session::{Ready, Session};
 
 /// The tools of one listing, with their validators.
@@ -202,35 +205,69 @@ impl Session<Ready> {
             _ => Map::new(),
         };
         let params = CallToolParams::new(name, Some(arguments));
-        let editable = self.state.request_meta.is_some() || options.progress.is_some();
-        let encoded = Params::encode(&params, editable)?;
-        let size = encoded_size(&encoded);
-        if size > config.max_argument_bytes {
-            return Err(SessionError::ArgumentsTooLarge {
-                size,
-                limit: config.max_argument_bytes,
-            });
-        }
         let timing = self
             .link
             .timing(options.timeout.unwrap_or(config.request_timeout));
-        let method: Arc<str> = Arc::from("tools/call");
-        let raw = self
-            .link
-            .shared
-            .call(
-                &method,
-                encoded,
-                self.state.request_meta.as_ref(),
-                CallOptions {
+        let outcome = if !self.is_modern() {
+            // Legacy era: no input rounds exist, so the params are serialised
+            // once, straight from the struct.
+            let encoded = Params::encode(&params, options.progress.is_some())?;
+            check_size(encoded_size(&encoded), config.max_argument_bytes)?;
+            let method: Arc<str> = Arc::from("tools/call");
+            let raw = self
+                .link
+                .shared
+                .call(
+                    &method,
+                    encoded,
+                    None,
+                    CallOptions {
+                        timing,
+                        progress: options.progress,
+                        protocol_version: self.link.version_header(false),
+                        headers: Vec::new(),
+                    },
+                )
+                .await?;
+            decode_outcome::<CallToolResult>("tools/call", &raw)?
+        } else {
+            let Params::Object(body) = Params::encode(&params, true)? else {
+                return Err(SessionError::Params(serde::ser::Error::custom(
+                    "tools/call params must be an object",
+                )));
+            };
+            check_size(json_len(&body), config.max_argument_bytes)?;
+            let headers = vec![
+                ("Mcp-Method".to_owned(), "tools/call".to_owned()),
+                ("Mcp-Name".to_owned(), name.to_owned()),
+            ];
+            self.call_outcome::<CallToolResult>(
+                "tools/call",
+                body,
+                OutcomeOptions {
                     timing,
                     progress: options.progress,
-                    protocol_version: self.link.version_header(self.state.request_meta.is_some()),
-                    headers: Vec::new(),
+                    headers,
                 },
             )
-            .await?;
-        let result: CallToolResult = crate::results::decode_complete("tools/call", &raw)?;
+            .await?
+        };
+        let result = match outcome {
+            RequestOutcome::Complete(result) => result,
+            RequestOutcome::Task(task) => {
+                return Err(SessionError::UnexpectedTask {
+                    method: "tools/call".to_owned(),
+                    task: Box::new(task),
+                });
+            }
+            // Only the 2026 path can see input_required, and it answers it.
+            _ => {
+                return Err(SessionError::Unsupported {
+                    method: "tools/call".to_owned(),
+                    feature: "input_required results outside the 2026-07-28 era",
+                });
+            }
+        };
         if config.validate_structured_content
             && result.is_error != Some(true)
             && let Some(output) = catalog.as_ref().and_then(|c| c.output_validator(name))
@@ -249,13 +286,22 @@ impl Session<Ready> {
     }
 }
 
+fn check_size(size: usize, limit: usize) -> Result<(), SessionError> {
+    if size > limit {
+        return Err(SessionError::ArgumentsTooLarge { size, limit });
+    }
+    Ok(())
+}
+
 fn encoded_size(params: &Params) -> usize {
     match params {
         Params::None => 0,
         Params::Raw(raw) => raw.get().len(),
-        // Measured once here, before anything is queued.
-        Params::Object(map) => serde_json::to_vec(map)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX),
+        Params::Object(map) => json_len(map),
     }
+}
+
+/// Serialised length, measured once before anything is queued.
+fn json_len(value: &Map<String, Value>) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
 }

@@ -1,0 +1,355 @@
+//! Client features: what the host answers when the server asks (sampling,
+//! elicitation, roots).
+//!
+//! A host registers only what it supports in [`ClientHandlers`]; the session
+//! declares exactly those capabilities, and a server request for anything
+//! else is refused with a JSON-RPC error naming the feature. The same
+//! handlers serve both eras: legacy servers send JSON-RPC requests (answered
+//! concurrently with the host's own calls), 2026 servers return
+//! `input_required` results (answered, then the original request is sent
+//! again with the responses).
+
+use std::sync::Arc;
+
+use mcp_transport::BoxFuture;
+use mcp_types::{
+    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
+    ElicitUrlParams, ElicitationCapability, ErrorObject, ListRootsResult, Root, RootsCapability,
+    SamplingCapability, ServerRequestMessage, error_codes,
+};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+/// Why a handler did not produce an answer; sent to the server as a JSON-RPC
+/// error. The message is the host's words (it goes to the server, so it must
+/// not carry secrets).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandlerError {
+    code: i64,
+    message: String,
+}
+
+impl HandlerError {
+    /// The user or the host refused (sent as `-32600`-class refusal; the spec's
+    /// sampling refusal uses a generic error code).
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self {
+            code: -1,
+            message: message.into(),
+        }
+    }
+
+    /// The request's params were not acceptable.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self {
+            code: error_codes::INVALID_PARAMS,
+            message: message.into(),
+        }
+    }
+
+    /// The handler failed.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            code: error_codes::INTERNAL_ERROR,
+            message: message.into(),
+        }
+    }
+
+    /// The JSON-RPC error object sent to the server.
+    pub fn to_error_object(&self) -> ErrorObject {
+        ErrorObject {
+            code: self.code,
+            message: self.message.clone(),
+            data: None,
+        }
+    }
+}
+
+/// Answers `sampling/createMessage`.
+pub trait SamplingHandler: Send + Sync + 'static {
+    /// Runs the model (after whatever review the host requires).
+    fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>>;
+
+    /// Whether tools and tool results may appear in sampling requests
+    /// (declared as `sampling.tools`). A server that sends them anyway is
+    /// refused before the handler is called.
+    fn supports_tools(&self) -> bool {
+        false
+    }
+}
+
+/// An elicitation request, checked and ready to show.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Elicitation {
+    /// Ask the user to fill in a form (the schema says what fields).
+    Form(mcp_types::ElicitFormParams),
+    /// Ask the user to open a URL. `host` is the URL's host, to show the
+    /// user where they are being sent; consent is required before opening it.
+    Url {
+        /// The request as sent.
+        params: ElicitUrlParams,
+        /// The host of `params.url`, to show.
+        host: String,
+    },
+}
+
+/// Answers `elicitation/create`.
+pub trait ElicitationHandler: Send + Sync + 'static {
+    /// Shows the request to the user and returns their answer.
+    fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>>;
+
+    /// Whether form mode is supported (declared as `elicitation.form`).
+    fn supports_form(&self) -> bool {
+        true
+    }
+
+    /// Whether URL mode is supported (declared as `elicitation.url`).
+    fn supports_url(&self) -> bool {
+        false
+    }
+}
+
+/// The roots the host exposes; changing them notifies every session that
+/// uses this value (`notifications/roots/list_changed`, legacy era).
+#[derive(Clone, Debug)]
+pub struct Roots {
+    tx: Arc<watch::Sender<Arc<Vec<Root>>>>,
+}
+
+impl Roots {
+    /// Roots with this initial list.
+    pub fn new(roots: Vec<Root>) -> Self {
+        let (tx, _) = watch::channel(Arc::new(roots));
+        Self { tx: Arc::new(tx) }
+    }
+
+    /// Replaces the list.
+    pub fn set(&self, roots: Vec<Root>) {
+        self.tx.send_replace(Arc::new(roots));
+    }
+
+    /// The current list.
+    pub fn get(&self) -> Arc<Vec<Root>> {
+        self.tx.borrow().clone()
+    }
+
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Arc<Vec<Root>>> {
+        self.tx.subscribe()
+    }
+}
+
+/// The client features a host offers. `Default` offers none.
+#[derive(Clone, Default)]
+pub struct ClientHandlers {
+    sampling: Option<Arc<dyn SamplingHandler>>,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    roots: Option<Roots>,
+}
+
+impl std::fmt::Debug for ClientHandlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientHandlers")
+            .field("sampling", &self.sampling.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .field("roots", &self.roots)
+            .finish()
+    }
+}
+
+impl ClientHandlers {
+    /// No client features.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Offers sampling.
+    pub fn sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Offers elicitation.
+    pub fn elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Offers roots.
+    pub fn roots(mut self, roots: Roots) -> Self {
+        self.roots = Some(roots);
+        self
+    }
+
+    /// The roots, when offered.
+    pub fn roots_value(&self) -> Option<&Roots> {
+        self.roots.as_ref()
+    }
+
+    /// Exactly the capabilities of the registered handlers.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if let Some(s) = &self.sampling {
+            let mut cap = SamplingCapability::default();
+            if s.supports_tools() {
+                cap.tools = Some(Map::new());
+            }
+            caps.sampling = Some(cap);
+        }
+        if let Some(e) = &self.elicitation {
+            let mut cap = ElicitationCapability::default();
+            if e.supports_form() {
+                cap.form = Some(Map::new());
+            }
+            if e.supports_url() {
+                cap.url = Some(Map::new());
+            }
+            caps.elicitation = Some(cap);
+        }
+        if self.roots.is_some() {
+            caps.roots = Some(RootsCapability {
+                list_changed: Some(true),
+                ..RootsCapability::default()
+            });
+        }
+        caps
+    }
+
+    /// Answers one server request, as the JSON of its result.
+    pub(crate) async fn answer(&self, request: ServerRequestMessage) -> Result<Value, ErrorObject> {
+        match request {
+            ServerRequestMessage::Ping(_) => Ok(Value::Object(Map::new())),
+            ServerRequestMessage::CreateMessage(params) => {
+                let Some(handler) = &self.sampling else {
+                    return Err(unsupported("sampling/createMessage", "sampling"));
+                };
+                if !handler.supports_tools() && sampling_uses_tools(&params) {
+                    return Err(HandlerError::invalid_params(
+                        "this client did not declare sampling.tools; tools are not allowed in sampling requests",
+                    )
+                    .to_error_object());
+                }
+                let result = handler.create_message(params).await;
+                to_json(result)
+            }
+            ServerRequestMessage::Elicit(params) => {
+                let Some(handler) = &self.elicitation else {
+                    return Err(unsupported("elicitation/create", "elicitation"));
+                };
+                let request = match params {
+                    ElicitParams::Form(form) if handler.supports_form() => Elicitation::Form(form),
+                    ElicitParams::Url(url) if handler.supports_url() => {
+                        let host = checked_url_host(&url.url).map_err(|e| e.to_error_object())?;
+                        Elicitation::Url { params: url, host }
+                    }
+                    _ => {
+                        return Err(HandlerError::invalid_params(
+                            "this elicitation mode was not declared by this client",
+                        )
+                        .to_error_object());
+                    }
+                };
+                to_json(handler.elicit(request).await)
+            }
+            ServerRequestMessage::ListRoots(_) => {
+                let Some(roots) = &self.roots else {
+                    return Err(unsupported("roots/list", "roots"));
+                };
+                let result = ListRootsResult {
+                    roots: roots.get().as_ref().clone(),
+                    ..ListRootsResult::default()
+                };
+                to_json(Ok(result))
+            }
+            other => {
+                let method = other.method().to_owned();
+                Err(ErrorObject {
+                    code: error_codes::METHOD_NOT_FOUND,
+                    message: format!("this client does not support `{method}`"),
+                    data: None,
+                })
+            }
+        }
+    }
+}
+
+fn unsupported(method: &str, feature: &str) -> ErrorObject {
+    ErrorObject {
+        code: error_codes::METHOD_NOT_FOUND,
+        message: format!(
+            "this client does not support {feature} (`{method}`): no handler registered"
+        ),
+        data: None,
+    }
+}
+
+fn to_json<T: serde::Serialize>(result: Result<T, HandlerError>) -> Result<Value, ErrorObject> {
+    match result {
+        Ok(value) => serde_json::to_value(value).map_err(|_| {
+            HandlerError::internal("the client could not serialise its answer").to_error_object()
+        }),
+        Err(e) => Err(e.to_error_object()),
+    }
+}
+
+/// Whether a sampling request carries tools, a tool choice, or tool
+/// use / result content.
+fn sampling_uses_tools(params: &CreateMessageParams) -> bool {
+    if params.tools.is_some() || params.tool_choice.is_some() {
+        return true;
+    }
+    let text = serde_json::to_string(&params.messages).unwrap_or_default();
+    text.contains("\"tool_use\"") || text.contains("\"tool_result\"")
+}
+
+/// The host of an elicitation URL; only `https` (or `http` on loopback) is
+/// acceptable, never `javascript:`, `data:` or `file:`.
+fn checked_url_host(url: &str) -> Result<String, HandlerError> {
+    let refuse = || HandlerError::invalid_params("elicitation URL must be an https URL");
+    let (scheme, rest) = url.split_once("://").ok_or_else(refuse)?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    let host = if let Some(stripped) = host_port.strip_prefix('[') {
+        stripped.split(']').next().unwrap_or("").to_owned()
+    } else {
+        host_port.split(':').next().unwrap_or("").to_owned()
+    };
+    if host.is_empty() {
+        return Err(refuse());
+    }
+    let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" => Ok(host.to_ascii_lowercase()),
+        "http" if loopback => Ok(host.to_ascii_lowercase()),
+        _ => Err(refuse()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_url_host;
+
+    #[test]
+    fn elicitation_urls_must_be_https_and_show_their_host() {
+        assert_eq!(
+            checked_url_host("https://Auth.Example.com/x?y").unwrap(),
+            "auth.example.com"
+        );
+        assert_eq!(
+            checked_url_host("https://user@example.com:8443/").unwrap(),
+            "example.com"
+        );
+        assert_eq!(
+            checked_url_host("http://127.0.0.1:9/cb").unwrap(),
+            "127.0.0.1"
+        );
+        assert!(checked_url_host("http://example.com/").is_err());
+        assert!(checked_url_host("javascript:alert(1)").is_err());
+        assert!(checked_url_host("data:text/html,hi").is_err());
+        assert!(checked_url_host("file:///etc/passwd").is_err());
+        assert!(checked_url_host("https:///nohost").is_err());
+    }
+}

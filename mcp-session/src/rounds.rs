@@ -1,0 +1,139 @@
+//! Requests whose result may be `input_required` (2026-07-28) or a task.
+//!
+//! ```text
+//!  request ──► complete ─────────────────────────► done
+//!     │    └─► task ─────────────────────────────► task handle
+//!     └──► input_required {inputRequests, requestState}
+//!             │ host handlers answer each input request
+//!             └─► the same request again, new id, + inputResponses
+//!                 + requestState echoed as given (never invented, never reused)
+//!                 … at most `max_input_rounds` times
+//! ```
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mcp_types::{InputRequiredResult, RequestOutcome};
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::SessionError;
+use crate::driver::CallOptions;
+use crate::params::Params;
+use crate::protocol::RequestTiming;
+use crate::session::{Ready, Session};
+
+/// Per-call settings of [`Session::call_outcome`].
+#[derive(Debug, Default)]
+pub(crate) struct OutcomeOptions {
+    pub(crate) timing: RequestTiming,
+    pub(crate) progress: Option<mpsc::Sender<Bytes>>,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl Session<Ready> {
+    /// Sends `method` with `params` and follows `input_required` rounds until
+    /// the result is complete or a task.
+    pub(crate) async fn call_outcome<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: OutcomeOptions,
+    ) -> Result<RequestOutcome<T>, SessionError> {
+        let method_arc: Arc<str> = Arc::from(method);
+        let meta_arc = self.request_meta();
+        let meta = meta_arc.as_deref();
+        let mut extra: Option<(Value, Option<String>)> = None;
+        let max_rounds = self.link.config.max_input_rounds;
+        for round in 0..=max_rounds {
+            let mut body = params.clone();
+            if let Some((responses, state)) = extra.take() {
+                body.insert("inputResponses".to_owned(), responses);
+                if let Some(state) = state {
+                    body.insert("requestState".to_owned(), Value::String(state));
+                }
+            }
+            let editable = meta.is_some() || options.progress.is_some();
+            let encoded = if editable {
+                Params::Object(body)
+            } else {
+                Params::encode(&body, false)?
+            };
+            let raw = self
+                .link
+                .shared
+                .call(
+                    &method_arc,
+                    encoded,
+                    meta,
+                    CallOptions {
+                        timing: options.timing,
+                        progress: options.progress.clone(),
+                        protocol_version: self.link.version_header(meta.is_some()),
+                        headers: options.headers.clone(),
+                    },
+                )
+                .await?;
+            let outcome = decode_outcome::<T>(method, &raw)?;
+            let RequestOutcome::InputRequired(input) = outcome else {
+                return Ok(outcome);
+            };
+            if round == max_rounds {
+                break;
+            }
+            extra = Some(self.answer_inputs(method, input).await?);
+        }
+        Err(SessionError::TooManyRounds {
+            method: method.to_owned(),
+            limit: max_rounds,
+        })
+    }
+
+    /// Answers every input request with the host's handlers.
+    async fn answer_inputs(
+        &self,
+        method: &str,
+        input: InputRequiredResult,
+    ) -> Result<(Value, Option<String>), SessionError> {
+        if input.input_requests.is_none() && input.request_state.is_none() {
+            return Err(SessionError::BadResult {
+                method: method.to_owned(),
+                source: serde::de::Error::custom(
+                    "input_required result with neither inputRequests nor requestState",
+                ),
+            });
+        }
+        let mut responses = Map::new();
+        for (key, request) in input.input_requests.unwrap_or_default() {
+            let asked = request.request.method().to_owned();
+            match self.link.config.handlers.answer(request.request).await {
+                Ok(value) => {
+                    responses.insert(key, value);
+                }
+                Err(error) => {
+                    return Err(SessionError::InputNotProvided {
+                        method: method.to_owned(),
+                        asked,
+                        code: error.code,
+                    });
+                }
+            }
+        }
+        Ok((Value::Object(responses), input.request_state))
+    }
+}
+
+/// Decodes a raw result into its outcome.
+pub(crate) fn decode_outcome<T: DeserializeOwned>(
+    method: &str,
+    raw: &[u8],
+) -> Result<RequestOutcome<T>, SessionError> {
+    let bad = |source: serde_json::Error| SessionError::BadResult {
+        method: method.to_owned(),
+        source,
+    };
+    let raw: &RawValue = serde_json::from_slice(raw).map_err(bad)?;
+    RequestOutcome::from_raw(raw).map_err(|e| bad(serde::de::Error::custom(format!("{e}"))))
+}

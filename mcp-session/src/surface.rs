@@ -1,0 +1,356 @@
+//! The rest of the server surface on a ready session: resources, resource
+//! templates, prompts, completion and logging — one API for both eras.
+//!
+//! Every listing goes through the same [`Paginator`] (page bound, item bound,
+//! repeated cursors refused). Cache hints (`ttlMs`, `cacheScope`, 2026) are kept
+//! on page results and summarised on a [`Listing`]; the matching
+//! `list_changed` notification makes a listing stale ([`Session::is_fresh`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_types::requests::{
+    ListPrompts, ListResourceTemplates, ListResources, SetLevel, Subscribe, Unsubscribe,
+};
+use mcp_types::{
+    CompleteParams, CompleteResult, CompletionArgument, CompletionContext, CompletionReference,
+    GetPromptParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, LoggingLevel, PaginatedParams, Prompt, ReadResourceParams,
+    ReadResourceResult, RequestOutcome, Resource, ResourceTemplate, ResourceUriParams,
+    SetLevelParams, error_codes,
+};
+use serde_json::{Map, Value};
+
+use crate::SessionError;
+use crate::paginate::Paginator;
+use crate::rounds::OutcomeOptions;
+use crate::session::{Ready, Session};
+
+/// Which listing a notification invalidates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    /// `tools/list`.
+    Tools,
+    /// `resources/list` and `resources/templates/list`.
+    Resources,
+    /// `prompts/list`.
+    Prompts,
+}
+
+impl ListKind {
+    /// The kind a `notifications/*/list_changed` method invalidates.
+    pub fn from_notification(method: &str) -> Option<Self> {
+        match method {
+            "notifications/tools/list_changed" => Some(ListKind::Tools),
+            "notifications/resources/list_changed" => Some(ListKind::Resources),
+            "notifications/prompts/list_changed" => Some(ListKind::Prompts),
+            _ => None,
+        }
+    }
+}
+
+/// Every item of a listing (all pages), with what is known about its
+/// freshness.
+#[derive(Clone, Debug)]
+pub struct Listing<T> {
+    /// The items, in the server's order.
+    pub items: Vec<T>,
+    /// The shortest `ttlMs` any page carried.
+    pub ttl: Option<Duration>,
+    /// The `cacheScope` of the first page that had one.
+    pub cache_scope: Option<mcp_types::CacheScope>,
+    kind: ListKind,
+    fetched: Instant,
+    generation: u64,
+}
+
+impl Session<Ready> {
+    /// Whether a listing is still fresh: its `ttlMs` has not run out and no
+    /// matching `list_changed` notification arrived since it was fetched. A
+    /// listing without `ttlMs` is fresh until such a notification.
+    pub fn is_fresh<T>(&self, listing: &Listing<T>) -> bool {
+        let unchanged = self.link.shared.list_generation(listing.kind) == listing.generation;
+        let in_time = listing
+            .ttl
+            .is_none_or(|ttl| listing.fetched.elapsed() < ttl);
+        unchanged && in_time
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourcesResult, SessionError> {
+        self.request::<ListResources>(&PaginatedParams::with_cursor(cursor.map(str::to_owned)))
+            .await
+    }
+
+    /// Every resource (all pages, bounded).
+    pub async fn list_resources(&self) -> Result<Listing<Resource>, SessionError> {
+        self.list_all(ListKind::Resources, "resources/list", |s, c| {
+            Box::pin(async move {
+                let page = s.list_resources_page(c.as_deref()).await?;
+                Ok(Page {
+                    items: page.resources,
+                    next: page.next_cursor,
+                    ttl_ms: page.ttl_ms,
+                    scope: page.cache_scope,
+                })
+            })
+        })
+        .await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult, SessionError> {
+        self.request::<ListResourceTemplates>(&PaginatedParams::with_cursor(
+            cursor.map(str::to_owned),
+        ))
+        .await
+    }
+
+    /// Every resource template (all pages, bounded).
+    pub async fn list_resource_templates(&self) -> Result<Listing<ResourceTemplate>, SessionError> {
+        self.list_all(ListKind::Resources, "resources/templates/list", |s, c| {
+            Box::pin(async move {
+                let page = s.list_resource_templates_page(c.as_deref()).await?;
+                Ok(Page {
+                    items: page.resource_templates,
+                    next: page.next_cursor,
+                    ttl_ms: page.ttl_ms,
+                    scope: page.cache_scope,
+                })
+            })
+        })
+        .await
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListPromptsResult, SessionError> {
+        self.request::<ListPrompts>(&PaginatedParams::with_cursor(cursor.map(str::to_owned)))
+            .await
+    }
+
+    /// Every prompt (all pages, bounded).
+    pub async fn list_prompts(&self) -> Result<Listing<Prompt>, SessionError> {
+        self.list_all(ListKind::Prompts, "prompts/list", |s, c| {
+            Box::pin(async move {
+                let page = s.list_prompts_page(c.as_deref()).await?;
+                Ok(Page {
+                    items: page.prompts,
+                    next: page.next_cursor,
+                    ttl_ms: page.ttl_ms,
+                    scope: page.cache_scope,
+                })
+            })
+        })
+        .await
+    }
+
+    /// Reads a resource. Text and blob contents are kept as sent. "Not found"
+    /// (`-32002`, or `-32602` in the 2026 era) is
+    /// [`SessionError::ResourceNotFound`]. `input_required` rounds are
+    /// answered by the host's handlers.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, SessionError> {
+        let params = ReadResourceParams::new(uri);
+        let body = to_object(&params)?;
+        let headers = self.modern_headers("resources/read", uri);
+        let outcome = self
+            .call_outcome::<ReadResourceResult>(
+                "resources/read",
+                body,
+                OutcomeOptions {
+                    timing: self.link.timing(self.link.config.request_timeout),
+                    headers,
+                    ..OutcomeOptions::default()
+                },
+            )
+            .await;
+        match outcome {
+            Ok(outcome) => complete("resources/read", outcome),
+            Err(SessionError::Server { code, .. })
+                if code == error_codes::RESOURCE_NOT_FOUND
+                    || (code == error_codes::INVALID_PARAMS && self.is_modern()) =>
+            {
+                Err(SessionError::ResourceNotFound {
+                    uri: uri.to_owned(),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Gets a prompt with string arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, SessionError> {
+        let args = (!arguments.is_empty()).then_some(arguments);
+        let body = to_object(&GetPromptParams::new(name, args))?;
+        let headers = self.modern_headers("prompts/get", name);
+        let outcome = self
+            .call_outcome::<GetPromptResult>(
+                "prompts/get",
+                body,
+                OutcomeOptions {
+                    timing: self.link.timing(self.link.config.request_timeout),
+                    headers,
+                    ..OutcomeOptions::default()
+                },
+            )
+            .await?;
+        complete("prompts/get", outcome)
+    }
+
+    /// `completion/complete` for a prompt or resource-template argument,
+    /// with the values of other arguments as context.
+    pub async fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Result<CompleteResult, SessionError> {
+        let mut params = CompleteParams::new(
+            reference,
+            CompletionArgument {
+                name: argument.to_owned(),
+                value: value.to_owned(),
+                ..CompletionArgument::default()
+            },
+        );
+        if !context.is_empty() {
+            params.context = Some(CompletionContext {
+                arguments: Some(context),
+                ..CompletionContext::default()
+            });
+        }
+        self.request::<mcp_types::requests::Complete>(&params).await
+    }
+
+    /// Asks for log messages at `level` and above: `logging/setLevel` in the
+    /// legacy era; in the 2026 era the level rides in every later request's
+    /// `_meta`. Messages arrive as `notifications/message` events.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), SessionError> {
+        match &self.state.request_meta {
+            None => {
+                self.request::<SetLevel>(&SetLevelParams::new(level))
+                    .await?;
+            }
+            Some(lock) => {
+                let value = serde_json::to_value(level).map_err(SessionError::Params)?;
+                let mut guard = lock.write().unwrap_or_else(|p| p.into_inner());
+                let mut meta = guard.as_ref().clone();
+                meta.insert(mcp_types::meta::keys::LOG_LEVEL.to_owned(), value);
+                *guard = Arc::new(meta);
+            }
+        }
+        Ok(())
+    }
+
+    /// `resources/subscribe` (legacy era): `notifications/resources/updated`
+    /// for `uri` then arrive as events.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), SessionError> {
+        self.request::<Subscribe>(&ResourceUriParams::new(uri))
+            .await?;
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` (legacy era).
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), SessionError> {
+        self.request::<Unsubscribe>(&ResourceUriParams::new(uri))
+            .await?;
+        Ok(())
+    }
+
+    /// The 2026 per-message headers (`Mcp-Method`, `Mcp-Name`); none in the
+    /// legacy era.
+    pub(crate) fn modern_headers(&self, method: &str, name: &str) -> Vec<(String, String)> {
+        if !self.is_modern() {
+            return Vec::new();
+        }
+        vec![
+            ("Mcp-Method".to_owned(), method.to_owned()),
+            ("Mcp-Name".to_owned(), name.to_owned()),
+        ]
+    }
+
+    async fn list_all<T>(
+        &self,
+        kind: ListKind,
+        method: &'static str,
+        fetch: impl for<'a> Fn(&'a Self, Option<String>) -> PageFuture<'a, T>,
+    ) -> Result<Listing<T>, SessionError> {
+        let generation = self.link.shared.list_generation(kind);
+        let fetched = Instant::now();
+        let config = &self.link.config;
+        let mut pager = Paginator::new(method, config.max_pages, config.max_tools);
+        let mut items = Vec::new();
+        let mut ttl: Option<Duration> = None;
+        let mut cache_scope = None;
+        let mut cursor = None;
+        loop {
+            let page = fetch(self, cursor.take()).await?;
+            pager.add_items(page.items.len())?;
+            items.extend(page.items);
+            if let Some(ms) = page.ttl_ms {
+                let t = Duration::from_millis(ms);
+                ttl = Some(ttl.map_or(t, |old| old.min(t)));
+            }
+            cache_scope = cache_scope.or(page.scope);
+            match pager.next(page.next)? {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(Listing {
+            items,
+            ttl,
+            cache_scope,
+            kind,
+            fetched,
+            generation,
+        })
+    }
+}
+
+/// One page, whatever the list.
+pub(crate) struct Page<T> {
+    items: Vec<T>,
+    next: Option<String>,
+    ttl_ms: Option<u64>,
+    scope: Option<mcp_types::CacheScope>,
+}
+
+type PageFuture<'a, T> = mcp_transport::BoxFuture<'a, Result<Page<T>, SessionError>>;
+
+fn to_object<P: serde::Serialize>(params: &P) -> Result<Map<String, Value>, SessionError> {
+    match serde_json::to_value(params).map_err(SessionError::Params)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(SessionError::Params(serde::ser::Error::custom(
+            "request params must be an object",
+        ))),
+    }
+}
+
+fn complete<T>(method: &str, outcome: RequestOutcome<T>) -> Result<T, SessionError> {
+    match outcome {
+        RequestOutcome::Complete(result) => Ok(result),
+        RequestOutcome::Task(task) => Err(SessionError::UnexpectedTask {
+            method: method.to_owned(),
+            task: Box::new(task),
+        }),
+        _ => Err(SessionError::Unsupported {
+            method: method.to_owned(),
+            feature: "input_required results outside the 2026-07-28 era",
+        }),
+    }
+}
