@@ -114,6 +114,13 @@ pub enum RequestFailure {
         /// The bound in bytes.
         limit: usize,
     },
+    /// The request was not sent: a header it was to carry is not legal
+    /// header text. `name` is given when the name itself is legal (then the
+    /// value was not); the value is never kept.
+    InvalidHeader {
+        /// The header's name, when legal.
+        name: Option<String>,
+    },
 }
 
 impl fmt::Display for RequestFailure {
@@ -126,6 +133,15 @@ impl fmt::Display for RequestFailure {
             RequestFailure::StreamBroken => f.write_str("the reply stream broke before the answer"),
             RequestFailure::TooLarge { limit } => {
                 write!(f, "the reply was larger than {limit} bytes")
+            }
+            RequestFailure::InvalidHeader { name: Some(name) } => {
+                write!(
+                    f,
+                    "the request was not sent: header `{name}` has an illegal value"
+                )
+            }
+            RequestFailure::InvalidHeader { name: None } => {
+                f.write_str("the request was not sent: a header has an illegal name")
             }
         }
     }

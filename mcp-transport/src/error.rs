@@ -38,4 +38,80 @@ pub enum TransportError {
     /// The connection is closed; nothing more can be sent.
     #[error("the connection is closed")]
     Closed,
+
+    // ---- HTTP transports (Streamable HTTP and legacy HTTP+SSE) ----
+    /// The server URL could not be parsed. The URL itself is not shown: it
+    /// may carry secrets.
+    #[error("the server URL is not a valid URL")]
+    InvalidUrl(#[source] url::ParseError),
+    /// The server URL has a scheme other than `http` or `https`.
+    #[error(
+        "the server URL has scheme `{scheme}`; only https (and http on loopback) are supported"
+    )]
+    UnsupportedScheme {
+        /// The scheme found.
+        scheme: String,
+    },
+    /// A plain `http://` URL to a host that is not loopback: TLS is required
+    /// everywhere else.
+    #[error("refusing plain http:// to `{host}`: TLS (https://) is required except on loopback")]
+    InsecureUrl {
+        /// The host named by the URL.
+        host: String,
+    },
+    /// The server URL carries a user name or password; credentials belong in a
+    /// credential provider, never in a URL.
+    #[error(
+        "the server URL contains credentials (user:password@); use a credential provider instead"
+    )]
+    CredentialsInUrl,
+    /// The environment variable that should hold a credential is not set,
+    /// is empty, or is not valid UTF-8. Only its name is shown.
+    #[error(
+        "environment variable `{variable}` holding the server credential is not set, empty or not UTF-8"
+    )]
+    MissingCredential {
+        /// The variable's name.
+        variable: String,
+    },
+    /// A header to send is not legal header text (configured, computed by the
+    /// session, or produced by a credential provider). The value is never
+    /// shown; the name only when it is itself a legal header name.
+    #[error("header {} is not legal HTTP header text", name.as_deref().map_or_else(|| "(with an illegal name)".to_owned(), |n| format!("`{n}`")))]
+    InvalidHeader {
+        /// The header's name, when the name is legal (the value was not).
+        name: Option<String>,
+    },
+    /// The HTTP client could not be set up (TLS roots, say).
+    #[error("could not set up the HTTP client")]
+    HttpClient(#[source] reqwest::Error),
+    /// An HTTP exchange failed before an answer (connection refused, reset,
+    /// TLS, time-out). The error has its URL removed.
+    #[error("HTTP request to the server failed")]
+    Http(#[source] reqwest::Error),
+    /// The legacy HTTP+SSE endpoint answered the stream request with a status
+    /// other than 2xx.
+    #[error("the SSE endpoint answered HTTP {status}")]
+    SseStatus {
+        /// The HTTP status code.
+        status: u16,
+        /// The `WWW-Authenticate` header of a 401 or 403 (the server's words).
+        www_authenticate: Option<String>,
+    },
+    /// The legacy HTTP+SSE endpoint answered with something that is not an
+    /// event stream.
+    #[error("the SSE endpoint did not answer with text/event-stream")]
+    NotEventStream,
+    /// The legacy HTTP+SSE stream ended, or its time ran out, before the
+    /// `endpoint` event.
+    #[error("the SSE stream gave no `endpoint` event {}", if *timed_out { "in time" } else { "before it ended" })]
+    NoEndpointEvent {
+        /// Whether the wait timed out (else the stream ended).
+        timed_out: bool,
+    },
+    /// The legacy `endpoint` event named a URL that cannot be resolved, or one
+    /// on another origin than the server URL (messages are only ever posted to
+    /// the origin the credentials are for).
+    #[error("the SSE `endpoint` event names an invalid or cross-origin URL")]
+    BadEndpoint,
 }

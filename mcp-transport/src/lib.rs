@@ -15,6 +15,8 @@
 //! - [`StdioConnector`]: spawns a server as a child process (never through a
 //!   shell), in its own process group, with a clean environment; see
 //!   [`StdioConfig`].
+//! - [`HttpConnector`]: Streamable HTTP, both protocol eras; its fallback is
+//!   [`SseConnector`], the legacy HTTP+SSE transport (see [`http`]).
 //! - [`memory_pair`]: an in-memory connection for tests, whose other end is a
 //!   pair of byte streams a fake server can serve.
 //!
@@ -24,6 +26,7 @@
 
 mod connection;
 mod error;
+pub mod http;
 mod memory;
 mod stderr;
 mod stdio;
@@ -34,6 +37,7 @@ pub use connection::{
     FrameKind, FrameSender, Inbound, OutboundFrame, RequestFailure,
 };
 pub use error::TransportError;
+pub use http::{CredentialProvider, HttpConfig, HttpConnector, SseConnector, StaticHeader};
 pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};
 pub use stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
 pub use stdio::{SAFE_ENV_VARS, StdioConfig, StdioConnector};

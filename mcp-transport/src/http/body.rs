@@ -1,0 +1,184 @@
+//! Bounded reading of HTTP bodies: a whole JSON body, or an event stream one
+//! event at a time.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use mcp_codec::{CodecError, SseDecoder, SseEvent};
+use reqwest::Response;
+use reqwest::header::CONTENT_TYPE;
+
+/// Why a body could not be read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyError {
+    /// Over the bound.
+    TooLarge,
+    /// No bytes for longer than the time-out.
+    TimedOut,
+    /// The connection broke.
+    Network,
+}
+
+/// What the response's `Content-Type` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    Json,
+    EventStream,
+    /// Anything else (or nothing).
+    Other,
+}
+
+pub(crate) fn body_kind(response: &Response) -> BodyKind {
+    let Some(value) = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return BodyKind::Other;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.as_str() {
+        "text/event-stream" => BodyKind::EventStream,
+        "application/json" => BodyKind::Json,
+        other if other.ends_with("+json") => BodyKind::Json,
+        _ => BodyKind::Other,
+    }
+}
+
+/// Reads a whole body, at most `limit` bytes, waiting at most `idle` for each
+/// chunk.
+pub(crate) async fn read_bounded(
+    response: &mut Response,
+    limit: usize,
+    idle: Duration,
+) -> Result<Bytes, BodyError> {
+    if response
+        .content_length()
+        .is_some_and(|len| len > limit as u64)
+    {
+        return Err(BodyError::TooLarge);
+    }
+    let mut body = BytesMut::new();
+    loop {
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Err(_) => return Err(BodyError::TimedOut),
+            Ok(Err(_)) => return Err(BodyError::Network),
+            Ok(Ok(None)) => return Ok(body.freeze()),
+            Ok(Ok(Some(chunk))) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(BodyError::TooLarge);
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+    }
+}
+
+/// One step of reading an event stream.
+#[derive(Debug)]
+pub(crate) enum SseStep {
+    /// A `message` event with a JSON-RPC message in its data.
+    Message(Bytes),
+    /// Another named event (the legacy `endpoint` event, say).
+    Named(SseEvent),
+    /// An event was rejected (over the bound, invalid UTF-8) and skipped.
+    Rejected(CodecError),
+    /// The stream ended cleanly.
+    End,
+    /// The connection broke mid-stream.
+    Broken,
+    /// Nothing arrived within the idle time-out.
+    TimedOut,
+}
+
+/// Reads events from one logical stream across reconnections: the decoder
+/// keeps the last event id and the `retry` value when a new response
+/// continues the stream.
+#[derive(Debug)]
+pub(crate) struct SseReader {
+    decoder: SseDecoder,
+    buf: BytesMut,
+    /// An event of this stream was rejected as too large.
+    pub(crate) oversized: bool,
+}
+
+impl SseReader {
+    pub(crate) fn new(max_event: usize) -> Self {
+        Self {
+            decoder: SseDecoder::with_max_event(max_event),
+            buf: BytesMut::new(),
+            oversized: false,
+        }
+    }
+
+    /// The id to send as `Last-Event-ID` when resuming.
+    pub(crate) fn last_event_id(&self) -> Option<&str> {
+        self.decoder.last_event_id()
+    }
+
+    /// The server's `retry` value, if it sent one.
+    pub(crate) fn retry(&self) -> Option<Duration> {
+        self.decoder.retry()
+    }
+
+    /// The next step from `response`; `idle` bounds the wait for bytes.
+    /// Empty events (keep-alives, "priming" events that only set an id) are
+    /// consumed silently.
+    pub(crate) async fn next(
+        &mut self,
+        response: &mut Response,
+        idle: Option<Duration>,
+    ) -> SseStep {
+        loop {
+            match self.decoder.decode(&mut self.buf) {
+                Ok(Some(event)) => {
+                    if let Some(step) = classify(event) {
+                        return step;
+                    }
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    if matches!(e, CodecError::FrameTooLarge { .. }) {
+                        self.oversized = true;
+                    }
+                    return SseStep::Rejected(e);
+                }
+            }
+            let chunk = match idle {
+                Some(idle) => match tokio::time::timeout(idle, response.chunk()).await {
+                    Ok(chunk) => chunk,
+                    Err(_) => return SseStep::TimedOut,
+                },
+                None => response.chunk().await,
+            };
+            match chunk {
+                Ok(Some(bytes)) => self.buf.extend_from_slice(&bytes),
+                Ok(None) => return self.finish(SseStep::End),
+                Err(_) => return self.finish(SseStep::Broken),
+            }
+        }
+    }
+
+    /// The stream ended: complete events still buffered are lost (the standard
+    /// drops an unterminated event), and the decoder is readied for the next
+    /// response of the same stream.
+    fn finish(&mut self, step: SseStep) -> SseStep {
+        while let Ok(Some(_)) = self.decoder.decode_eof(&mut self.buf) {}
+        self.buf.clear();
+        step
+    }
+}
+
+fn classify(event: SseEvent) -> Option<SseStep> {
+    match event.event_type() {
+        "message" if event.data.trim().is_empty() => None,
+        "message" => Some(SseStep::Message(Bytes::from(event.data))),
+        _ => Some(SseStep::Named(event)),
+    }
+}

@@ -1,0 +1,119 @@
+//! The little a transport reads of a JSON-RPC message: whether a frame is the
+//! answer to one of our requests, and the `error` object of an error body.
+//! Nothing else of MCP is interpreted here.
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+}
+
+/// What a received body or event is, as far as the transport cares.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A response (result or error) carrying this integer id.
+    Answer(i64),
+    /// An error response whose id is `null`, missing or not one of ours; the
+    /// raw `error` object.
+    StrayError(Bytes),
+    /// Anything else: a request, a notification, a response with a non-integer
+    /// id, or not JSON-RPC at all.
+    Other,
+}
+
+/// Classifies one JSON text.
+pub(crate) fn shape(bytes: &[u8]) -> Shape {
+    let Ok(env) = serde_json::from_slice::<Envelope<'_>>(bytes) else {
+        return Shape::Other;
+    };
+    if env.method.is_some() {
+        return Shape::Other;
+    }
+    let id = env
+        .id
+        .and_then(|raw| serde_json::from_str::<i64>(raw.get()).ok());
+    match (id, env.error, env.result) {
+        (Some(id), Some(_), _) | (Some(id), None, Some(_)) => Shape::Answer(id),
+        (None, Some(error), _) => Shape::StrayError(Bytes::copy_from_slice(error.get().as_bytes())),
+        _ => Shape::Other,
+    }
+}
+
+/// The raw `error` object of a JSON-RPC error body, whatever its id.
+pub(crate) fn error_object(bytes: &[u8]) -> Option<Bytes> {
+    let env = serde_json::from_slice::<Envelope<'_>>(bytes).ok()?;
+    if env.method.is_some() {
+        return None;
+    }
+    env.error
+        .map(|e| Bytes::copy_from_slice(e.get().as_bytes()))
+}
+
+/// The `requestId` of a `notifications/cancelled` frame, when it is an integer.
+pub(crate) fn cancelled_request_id(bytes: &[u8]) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "requestId")]
+        request_id: i64,
+    }
+    #[derive(Deserialize)]
+    struct Cancel {
+        params: Params,
+    }
+    serde_json::from_slice::<Cancel>(bytes)
+        .ok()
+        .map(|c| c.params.request_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_and_stray_errors_are_told_apart() {
+        assert_eq!(
+            shape(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+            Shape::Answer(3)
+        );
+        assert_eq!(
+            shape(br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"x"}}"#),
+            Shape::Answer(4)
+        );
+        assert_eq!(
+            shape(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#),
+            Shape::StrayError(Bytes::from_static(br#"{"code":-32600,"message":"x"}"#))
+        );
+        assert_eq!(
+            shape(br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"x"}}"#),
+            Shape::StrayError(Bytes::from_static(br#"{"code":-32000,"message":"x"}"#))
+        );
+        assert_eq!(
+            shape(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Shape::Other
+        );
+        assert_eq!(
+            shape(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#),
+            Shape::Other
+        );
+        assert_eq!(shape(b"not json"), Shape::Other);
+        assert_eq!(shape(b"[]"), Shape::Other);
+    }
+
+    #[test]
+    fn cancelled_ids_are_read() {
+        let frame = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"x"}}"#;
+        assert_eq!(cancelled_request_id(frame), Some(9));
+        assert_eq!(cancelled_request_id(b"{}"), None);
+    }
+}

@@ -1,0 +1,94 @@
+//! The standalone GET stream of the legacy era of Streamable HTTP: server
+//! requests and notifications not tied to one of our requests.
+//!
+//! Opened once per server session after the first successful POST that
+//! carried a legacy protocol version. `405 Method Not Allowed` (and any other
+//! refusal) means there is no such stream: the task ends quietly. When the
+//! stream ends or breaks it is opened again after the server's `retry` time
+//! (with `Last-Event-ID` when events had ids); after `max_resume_attempts`
+//! consecutive attempts that delivered nothing, the task gives up.
+
+use std::sync::Arc;
+
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode};
+
+use crate::TransportError;
+use crate::connection::Inbound;
+use crate::http::body::{BodyKind, SseReader, SseStep, body_kind};
+use crate::http::client::{
+    ACCEPT_SSE, Exchange, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, push_header, push_known,
+};
+use crate::http::streamable::Streamable;
+
+pub(crate) async fn run(shared: Arc<Streamable>) {
+    let config = &shared.http.config;
+    let mut reader = SseReader::new(config.max_body);
+    // Consecutive attempts that delivered no message.
+    let mut fruitless = 0u32;
+    let mut first = true;
+    loop {
+        if !std::mem::take(&mut first) {
+            tokio::time::sleep(reader.retry().unwrap_or(config.default_retry)).await;
+        }
+        if fruitless >= config.max_resume_attempts {
+            tracing::debug!("giving up on the GET stream");
+            return;
+        }
+        fruitless += 1;
+        let mut headers = HeaderMap::new();
+        if let Some(id) = shared.session_id() {
+            push_known(&mut headers, SESSION_HEADER, id);
+        }
+        if let Some(version) = shared.legacy_version()
+            && push_header(&mut headers, VERSION_HEADER, version).is_err()
+        {
+            return;
+        }
+        if let Some(last) = reader.last_event_id()
+            && push_header(&mut headers, LAST_EVENT_ID, last).is_err()
+        {
+            return;
+        }
+        let exchange = Exchange {
+            method: Method::GET,
+            url: &shared.http.base,
+            accept: ACCEPT_SSE,
+            body: None,
+            headers,
+        };
+        let mut response = match shared.http.send(&exchange).await {
+            Ok(response) => response,
+            Err(_) => continue,
+        };
+        let status = response.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            tracing::debug!("the server offers no GET stream");
+            return;
+        }
+        if !status.is_success() || body_kind(&response) != BodyKind::EventStream {
+            tracing::debug!(
+                status = status.as_u16(),
+                "the server refused the GET stream"
+            );
+            return;
+        }
+        loop {
+            match reader.next(&mut response, None).await {
+                SseStep::Message(bytes) => {
+                    fruitless = 0;
+                    shared.deliver(Inbound::Frame(bytes)).await;
+                }
+                SseStep::Named(event) => {
+                    tracing::debug!(event = event.event_type(), "ignoring an SSE event");
+                }
+                SseStep::Rejected(e) => {
+                    shared
+                        .deliver(Inbound::FrameError(TransportError::Codec(e)))
+                        .await;
+                }
+                SseStep::End | SseStep::Broken | SseStep::TimedOut => break,
+            }
+        }
+    }
+}

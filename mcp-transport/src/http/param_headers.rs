@@ -1,0 +1,419 @@
+//! The 2026-07-28 request headers mirrored from the body: value encoding
+//! (`Mcp-Name`, `Mcp-Param-*`) and the `x-mcp-header` annotations of a tool's
+//! `inputSchema`.
+//!
+//! The session computes the headers of each request with these functions and
+//! hands them to the transport in [`OutboundFrame::headers`](crate::OutboundFrame::headers).
+//!
+//! Value encoding (spec, "Value Encoding"): strings are sent as they are when
+//! every character is visible ASCII or an inner space, they have no leading or
+//! trailing whitespace and do not look like the sentinel; anything else is
+//! sent as `=?base64?<Base64 of the UTF-8>?=`. Integers are decimal, booleans
+//! `true` / `false`; a `null` or absent value means the header is omitted.
+
+use base64::Engine as _;
+use serde_json::Value;
+
+/// The prefix of every parameter header: `Mcp-Param-{x-mcp-header}`.
+pub const MCP_PARAM_PREFIX: &str = "Mcp-Param-";
+/// The annotation keyword in a property's schema.
+pub const X_MCP_HEADER: &str = "x-mcp-header";
+/// The largest integer magnitude allowed in a parameter header (2^53 − 1,
+/// JavaScript's safe range).
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+const SENTINEL_START: &str = "=?base64?";
+const SENTINEL_END: &str = "?=";
+
+/// Encodes text for `Mcp-Name` or an `Mcp-Param-*` header: as it is when it
+/// is safe, else in the Base64 sentinel form.
+pub fn encode_header_value(text: &str) -> String {
+    let safe_chars = text.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = text.starts_with(' ') || text.ends_with(' ');
+    let looks_encoded = text.starts_with(SENTINEL_START) && text.ends_with(SENTINEL_END);
+    if safe_chars && !padded && !looks_encoded {
+        text.to_owned()
+    } else {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+        format!("{SENTINEL_START}{encoded}{SENTINEL_END}")
+    }
+}
+
+/// The header text of one argument value, or `None` when the header must be
+/// omitted: `null`, and values a parameter header cannot carry (objects,
+/// arrays, fractions, integers outside the safe range), which a valid
+/// annotation never points at.
+pub fn encode_param_value(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(encode_header_value(s)),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => {
+            let int = n.as_i64().or_else(|| {
+                // `42.0` is the integer 42 (servers compare numerically).
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64)
+                    .map(|f| f as i64)
+            })?;
+            (int.abs() <= MAX_SAFE_INTEGER).then(|| int.to_string())
+        }
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// One valid `x-mcp-header` annotation of a tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamHeader {
+    /// The annotation's value: the header is `Mcp-Param-{name}`.
+    pub name: String,
+    /// The chain of `properties` keys from the schema root to the property.
+    pub path: Vec<String>,
+}
+
+impl ParamHeader {
+    /// The full header name, `Mcp-Param-{name}`.
+    pub fn header_name(&self) -> String {
+        format!("{MCP_PARAM_PREFIX}{}", self.name)
+    }
+
+    /// The header for these call arguments, or `None` when the value is
+    /// absent or `null` (then the header is omitted).
+    pub fn header_for(&self, arguments: &Value) -> Option<(String, String)> {
+        let mut value = arguments;
+        for key in &self.path {
+            value = value.get(key)?;
+        }
+        encode_param_value(value).map(|text| (self.header_name(), text))
+    }
+}
+
+/// Why an `x-mcp-header` annotation makes its tool invalid. `location` is a
+/// JSON pointer into the `inputSchema`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderAnnotationProblem {
+    /// The annotation is not a string.
+    #[error("x-mcp-header at {location} is not a string")]
+    NotAString {
+        /// Where the annotation is.
+        location: String,
+    },
+    /// The annotation is empty.
+    #[error("x-mcp-header at {location} is empty")]
+    Empty {
+        /// Where the annotation is.
+        location: String,
+    },
+    /// The annotation is not an HTTP field-name token (space, colon,
+    /// non-ASCII or control characters …).
+    #[error("x-mcp-header at {location} is not a valid header name token")]
+    NotAToken {
+        /// Where the annotation is.
+        location: String,
+    },
+    /// The annotated property is not of type integer, string or boolean.
+    #[error("x-mcp-header at {location} is on a property that is not integer, string or boolean")]
+    NotPrimitive {
+        /// Where the annotation is.
+        location: String,
+    },
+    /// Two annotations share a name (compared case-insensitively).
+    #[error("x-mcp-header at {location} repeats the name of another annotation")]
+    Duplicate {
+        /// Where the second annotation is.
+        location: String,
+    },
+    /// The annotation is not on a property reachable from the root through
+    /// `properties` keys only (it is under `items`, `oneOf`, `$defs` …).
+    #[error("x-mcp-header at {location} is not on a statically reachable property")]
+    NotReachable {
+        /// Where the annotation is.
+        location: String,
+    },
+}
+
+/// Reads the `x-mcp-header` annotations of a tool's `inputSchema`.
+///
+/// `Ok` holds the headers of a valid tool (possibly none); `Err` every
+/// problem found, in schema order: the spec says such a tool must be left
+/// out of the tool list (with a warning naming the tool and the reason).
+pub fn param_headers(
+    input_schema: &Value,
+) -> Result<Vec<ParamHeader>, Vec<HeaderAnnotationProblem>> {
+    let mut found = Vec::new();
+    walk(input_schema, "", Some(Vec::new()), &mut found);
+    let mut problems = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut headers = Vec::new();
+    for (location, path, annotation, schema) in found {
+        let Some(name) = annotation.as_str() else {
+            problems.push(HeaderAnnotationProblem::NotAString { location });
+            continue;
+        };
+        let problem = if name.is_empty() {
+            Some(HeaderAnnotationProblem::Empty { location })
+        } else if !name.bytes().all(is_tchar) {
+            Some(HeaderAnnotationProblem::NotAToken { location })
+        } else if !is_primitive(schema) {
+            Some(HeaderAnnotationProblem::NotPrimitive { location })
+        } else if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+            Some(HeaderAnnotationProblem::Duplicate { location })
+        } else if path.as_ref().is_none_or(Vec::is_empty) {
+            Some(HeaderAnnotationProblem::NotReachable { location })
+        } else {
+            None
+        };
+        match problem {
+            Some(problem) => problems.push(problem),
+            None => {
+                seen.push(name.to_owned());
+                headers.push(ParamHeader {
+                    name: name.to_owned(),
+                    path: path.unwrap_or_default(),
+                });
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(headers)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The `Mcp-Param-*` headers of one call, in annotation order.
+pub fn param_header_values(headers: &[ParamHeader], arguments: &Value) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|h| h.header_for(arguments))
+        .collect()
+}
+
+/// Keywords whose values are instance data, not schemas: an `x-mcp-header`
+/// key inside them is not an annotation.
+const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "example"];
+
+type Found<'a> = (String, Option<Vec<String>>, &'a Value, &'a Value);
+
+/// Collects every annotation: its JSON pointer, its `properties` path when it
+/// is statically reachable, the annotation value and the schema holding it.
+fn walk<'a>(
+    schema: &'a Value,
+    pointer: &str,
+    path: Option<Vec<String>>,
+    found: &mut Vec<Found<'a>>,
+) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(annotation) = map.get(X_MCP_HEADER) {
+                let location = format!("{pointer}/{X_MCP_HEADER}");
+                found.push((location, path.clone(), annotation, schema));
+            }
+            for (key, sub) in map {
+                let key_pointer = format!("{pointer}/{}", escape_pointer(key));
+                if key == X_MCP_HEADER || DATA_KEYWORDS.contains(&key.as_str()) {
+                    continue;
+                }
+                match (key.as_str(), sub) {
+                    ("properties", Value::Object(props)) => {
+                        for (name, prop) in props {
+                            let prop_path = path.as_ref().map(|p| {
+                                let mut p = p.clone();
+                                p.push(name.clone());
+                                p
+                            });
+                            let prop_pointer = format!("{key_pointer}/{}", escape_pointer(name));
+                            walk(prop, &prop_pointer, prop_path, found);
+                        }
+                    }
+                    _ => walk(sub, &key_pointer, None, found),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, &format!("{pointer}/{i}"), None, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// `type` is integer, string or boolean (a list of one of them, maybe with
+/// `null`, counts too).
+fn is_primitive(schema: &Value) -> bool {
+    let primitive = |t: &str| matches!(t, "integer" | "string" | "boolean");
+    match schema.get("type") {
+        Some(Value::String(t)) => primitive(t),
+        Some(Value::Array(types)) => {
+            let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            names.len() == types.len()
+                && names.iter().filter(|t| primitive(t)).count() == 1
+                && names.iter().all(|t| primitive(t) || *t == "null")
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn values_encode_as_in_the_spec_examples() {
+        // The table of "Value Encoding", 2026-07-28 streamable-http.mdx.
+        assert_eq!(encode_header_value("us-west1"), "us-west1");
+        assert_eq!(
+            encode_header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
+        assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(
+            encode_header_value("line1\nline2"),
+            "=?base64?bGluZTEKbGluZTI=?="
+        );
+        assert_eq!(
+            encode_header_value("=?base64?literal?="),
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
+        );
+    }
+
+    #[test]
+    fn edge_values_encode_safely() {
+        assert_eq!(encode_header_value(""), "");
+        assert_eq!(encode_header_value("a b"), "a b");
+        assert!(encode_header_value("\tindented").starts_with("=?base64?"));
+        assert!(encode_header_value("a\tb").starts_with("=?base64?"));
+        assert!(encode_header_value("x\r\n").starts_with("=?base64?"));
+        assert!(encode_header_value("trailing ").starts_with("=?base64?"));
+        assert_eq!(encode_param_value(&json!(42)), Some("42".into()));
+        assert_eq!(encode_param_value(&json!(-7)), Some("-7".into()));
+        assert_eq!(encode_param_value(&json!(42.0)), Some("42".into()));
+        assert_eq!(encode_param_value(&json!(true)), Some("true".into()));
+        assert_eq!(encode_param_value(&json!(false)), Some("false".into()));
+        assert_eq!(encode_param_value(&json!(null)), None);
+        assert_eq!(encode_param_value(&json!(3.5)), None);
+        assert_eq!(encode_param_value(&json!(1_i64 << 53)), None);
+        assert_eq!(encode_param_value(&json!({"a": 1})), None);
+    }
+
+    #[test]
+    fn the_spec_example_tool_yields_its_header() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "query": {"type": "string"}
+            },
+            "required": ["region", "query"]
+        });
+        let headers = param_headers(&schema).unwrap();
+        assert_eq!(
+            headers,
+            [ParamHeader {
+                name: "Region".into(),
+                path: vec!["region".into()]
+            }]
+        );
+        let args = json!({"region": "us-west1", "query": "SELECT * FROM users"});
+        assert_eq!(
+            param_header_values(&headers, &args),
+            [("Mcp-Param-Region".to_owned(), "us-west1".to_owned())]
+        );
+        assert!(param_header_values(&headers, &json!({"region": null})).is_empty());
+        assert!(param_header_values(&headers, &json!({})).is_empty());
+    }
+
+    #[test]
+    fn nested_properties_are_reachable() {
+        let schema = json!({"type": "object", "properties": {
+            "outer": {"type": "object", "properties": {
+                "tenant": {"type": "integer", "x-mcp-header": "Tenant"}}}}});
+        let headers = param_headers(&schema).unwrap();
+        assert_eq!(headers[0].path, ["outer", "tenant"]);
+        assert_eq!(
+            param_header_values(&headers, &json!({"outer": {"tenant": 7}})),
+            [("Mcp-Param-Tenant".to_owned(), "7".to_owned())]
+        );
+    }
+
+    fn problem_of(property: Value) -> HeaderAnnotationProblem {
+        let schema = json!({"type": "object", "properties": {"p": property}});
+        let mut problems = param_headers(&schema).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        problems.remove(0)
+    }
+
+    #[test]
+    fn invalid_annotations_are_named() {
+        // The invalid tools of the conformance scenario `http-invalid-tool-headers`.
+        let loc = "/properties/p/x-mcp-header".to_owned();
+        assert_eq!(
+            problem_of(json!({"type": "string", "x-mcp-header": ""})),
+            HeaderAnnotationProblem::Empty {
+                location: loc.clone()
+            }
+        );
+        for bad in ["Has Space", "Has:Colon", "Région", "Region\t1"] {
+            assert_eq!(
+                problem_of(json!({"type": "string", "x-mcp-header": bad})),
+                HeaderAnnotationProblem::NotAToken {
+                    location: loc.clone()
+                },
+                "{bad}"
+            );
+        }
+        for ty in ["object", "array", "null", "number"] {
+            assert_eq!(
+                problem_of(json!({"type": ty, "x-mcp-header": "X"})),
+                HeaderAnnotationProblem::NotPrimitive {
+                    location: loc.clone()
+                },
+                "{ty}"
+            );
+        }
+        assert_eq!(
+            problem_of(json!({"type": "string", "x-mcp-header": 5})),
+            HeaderAnnotationProblem::NotAString { location: loc }
+        );
+    }
+
+    #[test]
+    fn duplicates_and_unreachable_annotations_are_refused() {
+        let dup = json!({"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "Region"},
+            "b": {"type": "string", "x-mcp-header": "REGION"}}});
+        assert!(matches!(
+            param_headers(&dup).unwrap_err()[..],
+            [HeaderAnnotationProblem::Duplicate { .. }]
+        ));
+        let under_items = json!({"type": "object", "properties": {
+            "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}});
+        assert_eq!(
+            param_headers(&under_items).unwrap_err(),
+            [HeaderAnnotationProblem::NotReachable {
+                location: "/properties/list/items/x-mcp-header".into()
+            }]
+        );
+        let under_one_of = json!({"type": "object", "oneOf": [
+            {"properties": {"x": {"type": "string", "x-mcp-header": "X"}}}]});
+        assert!(matches!(
+            param_headers(&under_one_of).unwrap_err()[..],
+            [HeaderAnnotationProblem::NotReachable { .. }]
+        ));
+        // Instance data that happens to hold the keyword is not an annotation.
+        let in_default = json!({"type": "object", "properties": {
+            "o": {"type": "object", "default": {"x-mcp-header": "nope"}}}});
+        assert_eq!(param_headers(&in_default), Ok(vec![]));
+    }
+}

@@ -1,0 +1,342 @@
+//! One POST of Streamable HTTP: send a frame, deliver what the reply holds,
+//! resume a broken reply stream (legacy era), and report a request that will
+//! get no answer through HTTP.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mcp_codec::CodecError;
+use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::{Method, Response, StatusCode};
+
+use crate::TransportError;
+use crate::connection::{FrameKind, Inbound, OutboundFrame, RequestFailure};
+use crate::http::body::{BodyError, BodyKind, SseReader, SseStep, body_kind, read_bounded};
+use crate::http::client::{
+    ACCEPT_BOTH, ACCEPT_SSE, Exchange, LAST_EVENT_ID, SESSION_HEADER, SendError, VERSION_HEADER,
+    push_header, push_known, www_authenticate,
+};
+use crate::http::envelope::{self, Shape};
+use crate::http::streamable::{Streamable, is_modern};
+
+/// Sends one frame and delivers its outcome.
+pub(crate) async fn run(shared: Arc<Streamable>, frame: OutboundFrame) {
+    let modern = is_modern(&frame);
+    let sent_session = if modern { None } else { shared.session_id() };
+    let post = Post {
+        shared: &shared,
+        request: match frame.kind {
+            FrameKind::Request { id } => Some(id),
+            _ => None,
+        },
+        modern,
+        sent_session,
+        frame: &frame,
+    };
+    post.run().await;
+}
+
+struct Post<'a> {
+    shared: &'a Arc<Streamable>,
+    /// The id, when the frame is a request.
+    request: Option<i64>,
+    modern: bool,
+    /// The session id this POST carried.
+    sent_session: Option<HeaderValue>,
+    frame: &'a OutboundFrame,
+}
+
+impl Post<'_> {
+    async fn run(&self) {
+        let headers = match message_headers(self.frame, self.sent_session.as_ref()) {
+            Ok(headers) => headers,
+            Err(e) => return self.send_failed(e).await,
+        };
+        let exchange = Exchange {
+            method: Method::POST,
+            url: &self.shared.http.base,
+            accept: ACCEPT_BOTH,
+            body: Some(self.frame.bytes.clone()),
+            headers,
+        };
+        let mut response = match self.shared.http.send(&exchange).await {
+            Ok(response) => response,
+            Err(e) => return self.send_failed(e).await,
+        };
+        let status = response.status();
+        if status.is_success() && !self.modern {
+            if let Some(id) = response.headers().get(SESSION_HEADER) {
+                self.shared.capture_session(id);
+            }
+            if let Some(version) = self.frame.protocol_version {
+                self.shared.legacy_success(version);
+            }
+        }
+        if status == StatusCode::NOT_FOUND
+            && let Some(sent) = &self.sent_session
+        {
+            self.shared.forget_session(sent);
+            return self.fail(RequestFailure::SessionExpired).await;
+        }
+        if !status.is_success() {
+            return self.refused(status, &mut response).await;
+        }
+        let Some(id) = self.request else {
+            // 2xx (202, usually) to a notification or response: delivered.
+            return;
+        };
+        match body_kind(&response) {
+            BodyKind::EventStream => self.reply_stream(id, response).await,
+            kind => self.reply_body(id, kind, status, &mut response).await,
+        }
+    }
+
+    /// A non-2xx status: the request gets no answer through HTTP.
+    async fn refused(&self, status: StatusCode, response: &mut Response) {
+        let challenge = matches!(status.as_u16(), 401 | 403)
+            .then(|| www_authenticate(response))
+            .flatten();
+        let config = &self.shared.http.config;
+        let body = read_bounded(response, config.max_body, config.response_timeout)
+            .await
+            .ok();
+        let error = body.as_deref().and_then(envelope::error_object);
+        match self.request {
+            Some(_) => {
+                self.fail(RequestFailure::Status {
+                    status: status.as_u16(),
+                    error,
+                    www_authenticate: challenge,
+                })
+                .await
+            }
+            None => tracing::warn!(
+                status = status.as_u16(),
+                method = self.frame.method.as_deref().unwrap_or("?"),
+                "the server refused a message"
+            ),
+        }
+    }
+
+    /// A 2xx reply with a JSON body (or no body, or some other body).
+    async fn reply_body(
+        &self,
+        id: i64,
+        kind: BodyKind,
+        status: StatusCode,
+        response: &mut Response,
+    ) {
+        let config = &self.shared.http.config;
+        let body = match read_bounded(response, config.max_body, config.response_timeout).await {
+            Ok(body) => body,
+            Err(e) => return self.body_failed(e).await,
+        };
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return self.no_answer(status, None).await;
+        }
+        match envelope::shape(&body) {
+            Shape::Answer(answer) => {
+                self.shared.deliver(Inbound::Frame(body)).await;
+                if answer != id {
+                    self.no_answer(status, None).await;
+                }
+            }
+            Shape::StrayError(error) => {
+                // An error for no id in the reply to our request is the
+                // server's answer to it.
+                self.fail(RequestFailure::Status {
+                    status: status.as_u16(),
+                    error: Some(error),
+                    www_authenticate: None,
+                })
+                .await;
+            }
+            Shape::Other => {
+                if kind == BodyKind::Json {
+                    self.shared.deliver(Inbound::Frame(body)).await;
+                }
+                self.no_answer(status, None).await;
+            }
+        }
+    }
+
+    /// A 2xx reply that did not answer the request. In an established legacy
+    /// session the answer may still come on the GET stream; otherwise it never
+    /// will.
+    async fn no_answer(&self, status: StatusCode, error: Option<Bytes>) {
+        let may_come_later = !self.modern && self.frame.protocol_version.is_some();
+        if may_come_later {
+            tracing::debug!(
+                status = status.as_u16(),
+                "reply without the answer; it may come on the GET stream"
+            );
+        } else {
+            self.fail(RequestFailure::Status {
+                status: status.as_u16(),
+                error,
+                www_authenticate: None,
+            })
+            .await;
+        }
+    }
+
+    async fn body_failed(&self, error: BodyError) {
+        let failure = match error {
+            BodyError::TooLarge => {
+                let limit = self.shared.http.config.max_body;
+                let codec = CodecError::FrameTooLarge { limit };
+                self.shared
+                    .deliver(Inbound::FrameError(TransportError::Codec(codec)))
+                    .await;
+                RequestFailure::TooLarge { limit }
+            }
+            BodyError::TimedOut => RequestFailure::TimedOut,
+            BodyError::Network => RequestFailure::Network,
+        };
+        self.fail(failure).await;
+    }
+
+    /// Reads an event-stream reply until the answer; resumes it when it
+    /// breaks first (legacy era, with an event id to resume from).
+    async fn reply_stream(&self, id: i64, first: Response) {
+        let config = &self.shared.http.config;
+        let mut reader = SseReader::new(config.max_body);
+        let mut response = first;
+        let mut attempts = 0u32;
+        loop {
+            loop {
+                match reader
+                    .next(&mut response, Some(config.response_timeout))
+                    .await
+                {
+                    SseStep::Message(bytes) => {
+                        let answered = envelope::shape(&bytes) == Shape::Answer(id);
+                        self.shared.deliver(Inbound::Frame(bytes)).await;
+                        if answered {
+                            return;
+                        }
+                        attempts = 0;
+                    }
+                    SseStep::Named(event) => {
+                        tracing::debug!(event = event.event_type(), "ignoring an SSE event");
+                    }
+                    SseStep::Rejected(e) => {
+                        self.shared
+                            .deliver(Inbound::FrameError(TransportError::Codec(e)))
+                            .await;
+                    }
+                    SseStep::End | SseStep::Broken => break,
+                    SseStep::TimedOut => return self.fail(RequestFailure::TimedOut).await,
+                }
+            }
+            if reader.oversized {
+                // Resuming would replay the same oversized event.
+                let limit = config.max_body;
+                return self.fail(RequestFailure::TooLarge { limit }).await;
+            }
+            if self.modern || reader.last_event_id().is_none() {
+                return self.fail(RequestFailure::StreamBroken).await;
+            }
+            match self.resume(&mut reader, &mut attempts).await {
+                Some(next) => response = next,
+                None => return,
+            }
+        }
+    }
+
+    /// Waits the server's `retry` time, then asks for the rest of the stream
+    /// with `Last-Event-ID`. `None` when the request has been failed.
+    async fn resume(&self, reader: &mut SseReader, attempts: &mut u32) -> Option<Response> {
+        let config = &self.shared.http.config;
+        loop {
+            if *attempts >= config.max_resume_attempts {
+                self.fail(RequestFailure::StreamBroken).await;
+                return None;
+            }
+            *attempts += 1;
+            tokio::time::sleep(reader.retry().unwrap_or(config.default_retry)).await;
+            let session = self.shared.session_id();
+            let mut headers = match message_headers(self.frame, session.as_ref()) {
+                Ok(headers) => headers,
+                Err(e) => {
+                    self.send_failed(e).await;
+                    return None;
+                }
+            };
+            if let Some(last) = reader.last_event_id()
+                && let Err(e) = push_header(&mut headers, LAST_EVENT_ID, last)
+            {
+                self.send_failed(e).await;
+                return None;
+            }
+            let exchange = Exchange {
+                method: Method::GET,
+                url: &self.shared.http.base,
+                accept: ACCEPT_SSE,
+                body: None,
+                headers,
+            };
+            match self.shared.http.send(&exchange).await {
+                Err(SendError::InvalidHeader(name)) => {
+                    self.fail(RequestFailure::InvalidHeader { name }).await;
+                    return None;
+                }
+                Err(_) => continue,
+                Ok(response) => {
+                    let status = response.status();
+                    if status.is_success() && body_kind(&response) == BodyKind::EventStream {
+                        return Some(response);
+                    }
+                    let failure = match (&session, status) {
+                        (Some(sent), StatusCode::NOT_FOUND) => {
+                            self.shared.forget_session(sent);
+                            RequestFailure::SessionExpired
+                        }
+                        _ => RequestFailure::StreamBroken,
+                    };
+                    self.fail(failure).await;
+                    return None;
+                }
+            }
+        }
+    }
+
+    async fn send_failed(&self, error: SendError) {
+        let failure = error.failure();
+        if let SendError::Credential(e) = error {
+            self.shared.deliver(Inbound::FrameError(e)).await;
+        }
+        match self.request {
+            Some(_) => self.fail(failure).await,
+            None => tracing::warn!(%failure, "a message could not be sent"),
+        }
+    }
+
+    async fn fail(&self, failure: RequestFailure) {
+        if let Some(id) = self.request {
+            self.shared
+                .deliver(Inbound::RequestFailed { id, failure })
+                .await;
+        }
+    }
+}
+
+/// The headers of one message: session id, protocol version, and the
+/// per-message headers the session computed (checked here: an illegal one
+/// fails the message, it is never sent).
+pub(crate) fn message_headers(
+    frame: &OutboundFrame,
+    session: Option<&HeaderValue>,
+) -> Result<HeaderMap, SendError> {
+    let mut headers = HeaderMap::new();
+    if let Some(id) = session {
+        push_known(&mut headers, SESSION_HEADER, id.clone());
+    }
+    if let Some(version) = frame.protocol_version {
+        push_header(&mut headers, VERSION_HEADER, version)?;
+    }
+    for (name, value) in &frame.headers {
+        push_header(&mut headers, name, value)?;
+    }
+    Ok(headers)
+}

@@ -1,0 +1,282 @@
+//! Streamable HTTP, both protocol eras.
+//!
+//! One driver task per connection takes frames from the outbound queue and
+//! gives each its own POST task (at most `max_in_flight` at once). A POST task
+//! delivers whatever its reply holds (a JSON body or an event stream) and
+//! resumes a broken reply stream when the era allows it. The standalone GET
+//! stream is one more task.
+//!
+//! ```text
+//! outbound ──► driver ──► POST task ──► JSON body / SSE reply ──► inbound
+//!                │             └─ stream broke: wait `retry`, GET + Last-Event-ID
+//!                └─ first 2xx in the legacy era ──► GET stream task ──► inbound
+//! shutdown: abort tasks ─► DELETE (legacy session) ─► Inbound::Closed
+//! ```
+//!
+//! Era rules, read from each frame's `protocol_version` (the session sets it):
+//! `Some("2026-07-28")` is the modern era (no session id is sent or captured,
+//! no GET stream, no resumption; cancelling a request closes its stream); any
+//! other value, or none yet, is the legacy era (session id captured from any
+//! successful reply and sent on every later request; the GET stream opens
+//! after the first successful POST that carries a legacy version, that is
+//! after `initialize`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use reqwest::header::HeaderValue;
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+
+use crate::connection::{
+    BoxFuture, CloseReason, Connection, Connector, ExitInfo, FrameKind, FrameSender, Inbound,
+    OutboundFrame,
+};
+use crate::http::client::{
+    ACCEPT_SSE, Exchange, HttpClient, MODERN_VERSION, SESSION_HEADER, VERSION_HEADER, push_header,
+    push_known,
+};
+use crate::http::config::HttpConfig;
+use crate::http::control::{DriverSignals, HttpControl, Stop, stopped};
+use crate::http::envelope;
+use crate::http::legacy_sse::SseConnector;
+use crate::http::{get_stream, post};
+use crate::{DEFAULT_QUEUE_FRAMES, TransportError};
+
+/// Opens Streamable HTTP connections to one MCP endpoint.
+///
+/// `fallback()` is the legacy HTTP+SSE transport for the same URL (tried by
+/// the session when a legacy `initialize` fails the way an old server would).
+#[derive(Debug, Clone)]
+pub struct HttpConnector {
+    config: Arc<HttpConfig>,
+}
+
+impl HttpConnector {
+    /// A connector for this config; nothing is checked until `connect`.
+    pub fn new(config: HttpConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+        }
+    }
+
+    /// The config connections are opened with.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// Checks the URL (TLS except on loopback, no credentials in it), the
+    /// headers and the credential, then starts the connection's tasks. No
+    /// request is sent until the first frame. Needs a tokio runtime.
+    pub async fn open(&self) -> Result<Connection, TransportError> {
+        let http = HttpClient::connect(Arc::clone(&self.config)).await?;
+        let (out_tx, out_rx) = mpsc::channel(DEFAULT_QUEUE_FRAMES);
+        let (in_tx, in_rx) = mpsc::channel(DEFAULT_QUEUE_FRAMES);
+        let wait = self.config.shutdown_timeout + self.config.connect_timeout;
+        let (control, signals) = HttpControl::new(wait);
+        let shared = Arc::new(Streamable {
+            http,
+            inbound: in_tx,
+            state: Mutex::new(SessionState::default()),
+        });
+        tokio::spawn(drive(shared, out_rx, signals));
+        Ok(Connection {
+            outbound: FrameSender::new(out_tx, self.config.max_body),
+            inbound: in_rx,
+            control: Box::new(control),
+        })
+    }
+}
+
+impl Connector for HttpConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
+        Box::pin(self.open())
+    }
+
+    fn is_stdio(&self) -> bool {
+        false
+    }
+
+    fn fallback(&self) -> Option<Arc<dyn Connector>> {
+        Some(Arc::new(SseConnector::from_shared(Arc::clone(
+            &self.config,
+        ))))
+    }
+}
+
+/// State shared by the driver and its tasks.
+#[derive(Debug)]
+pub(crate) struct Streamable {
+    pub(crate) http: HttpClient,
+    pub(crate) inbound: mpsc::Sender<Inbound>,
+    state: Mutex<SessionState>,
+}
+
+#[derive(Debug, Default)]
+struct SessionState {
+    /// The legacy session id the server gave us.
+    session_id: Option<HeaderValue>,
+    /// The standalone GET stream, once started for the current session.
+    get_stream: Option<JoinHandle<()>>,
+    /// The latest legacy protocol version seen on a successful POST.
+    legacy_version: Option<&'static str>,
+}
+
+impl Streamable {
+    fn state(&self) -> MutexGuard<'_, SessionState> {
+        // Every critical section only assigns fields: a poisoned lock still
+        // holds consistent data.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) async fn deliver(&self, event: Inbound) {
+        // A closed receiver means the session is gone; nothing to do.
+        let _ = self.inbound.send(event).await;
+    }
+
+    pub(crate) fn session_id(&self) -> Option<HeaderValue> {
+        self.state().session_id.clone()
+    }
+
+    pub(crate) fn legacy_version(&self) -> Option<&'static str> {
+        self.state().legacy_version
+    }
+
+    /// Remembers the session id of a legacy reply.
+    pub(crate) fn capture_session(&self, id: &HeaderValue) {
+        let mut state = self.state();
+        if state.session_id.as_ref() != Some(id) {
+            let mut id = id.clone();
+            id.set_sensitive(true);
+            state.session_id = Some(id);
+        }
+    }
+
+    /// The server says the session `id` is gone: forget it (if it is still
+    /// the current one) and stop its GET stream, so that the session's next
+    /// `initialize` goes out without one and a new GET stream follows it.
+    pub(crate) fn forget_session(&self, id: &HeaderValue) {
+        let mut state = self.state();
+        if state.session_id.as_ref() == Some(id) {
+            state.session_id = None;
+            if let Some(task) = state.get_stream.take() {
+                task.abort();
+            }
+        }
+    }
+
+    /// After a successful POST in the legacy era: start the GET stream once
+    /// per session.
+    pub(crate) fn legacy_success(self: &Arc<Self>, version: &'static str) {
+        let mut state = self.state();
+        state.legacy_version = Some(version);
+        if state.get_stream.is_none() {
+            state.get_stream = Some(tokio::spawn(get_stream::run(Arc::clone(self))));
+        }
+    }
+
+    fn take_get_stream(&self) -> Option<JoinHandle<()>> {
+        self.state().get_stream.take()
+    }
+}
+
+/// Whether a frame belongs to the modern era.
+pub(crate) fn is_modern(frame: &OutboundFrame) -> bool {
+    frame.protocol_version == Some(MODERN_VERSION)
+}
+
+async fn drive(
+    shared: Arc<Streamable>,
+    mut outbound: mpsc::Receiver<OutboundFrame>,
+    signals: DriverSignals,
+) {
+    let DriverSignals { mut stop, done } = signals;
+    let max_in_flight = shared.http.config.max_in_flight.max(1);
+    let mut tasks = JoinSet::new();
+    let mut by_task: HashMap<tokio::task::Id, i64> = HashMap::new();
+    let mut by_request: HashMap<i64, AbortHandle> = HashMap::new();
+    let how = loop {
+        tokio::select! {
+            biased;
+            how = stopped(&mut stop) => break how,
+            Some(joined) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+                let id = match joined {
+                    Ok((id, ())) => id,
+                    Err(e) => e.id(),
+                };
+                if let Some(request) = by_task.remove(&id) {
+                    by_request.remove(&request);
+                }
+            }
+            frame = outbound.recv(), if tasks.len() < max_in_flight => {
+                let Some(frame) = frame else {
+                    // Every sender is gone: the session has left. End politely.
+                    break Stop::Shutdown;
+                };
+                if is_modern(&frame) && frame.method.as_deref() == Some("notifications/cancelled") {
+                    // 2026-07-28 over HTTP: closing the request's stream is the
+                    // cancellation; the notification itself is not sent.
+                    if let Some(handle) = envelope::cancelled_request_id(&frame.bytes)
+                        .and_then(|id| by_request.remove(&id))
+                    {
+                        handle.abort();
+                    }
+                    continue;
+                }
+                let request = match frame.kind {
+                    FrameKind::Request { id } => Some(id),
+                    _ => None,
+                };
+                let handle = tasks.spawn(post::run(Arc::clone(&shared), frame));
+                if let Some(request) = request {
+                    by_task.insert(handle.id(), request);
+                    by_request.insert(request, handle);
+                }
+            }
+        }
+    };
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    if let Some(get) = shared.take_get_stream() {
+        get.abort();
+        let _ = get.await;
+    }
+    if how == Stop::Shutdown {
+        delete_session(&shared).await;
+    }
+    let info = ExitInfo::without_process(CloseReason::Shutdown);
+    let wait = shared.http.config.shutdown_timeout;
+    let _ = tokio::time::timeout(wait, shared.deliver(Inbound::Closed(info.clone()))).await;
+    let _ = done.send(Some(info));
+}
+
+/// Ends the server's legacy session, if there is one. 405 means the server
+/// does not let clients end sessions: fine.
+async fn delete_session(shared: &Streamable) {
+    let Some(id) = shared.session_id() else {
+        return;
+    };
+    let mut headers = reqwest::header::HeaderMap::new();
+    push_known(&mut headers, SESSION_HEADER, id);
+    if let Some(version) = shared.legacy_version() {
+        // A version the session gave us that is not header text is left out.
+        let _ = push_header(&mut headers, VERSION_HEADER, version);
+    }
+    let exchange = Exchange {
+        method: reqwest::Method::DELETE,
+        url: &shared.http.base,
+        accept: ACCEPT_SSE,
+        body: None,
+        headers,
+    };
+    let wait = shared.http.config.shutdown_timeout;
+    match tokio::time::timeout(wait, shared.http.send(&exchange)).await {
+        Ok(Ok(response)) => {
+            let status = response.status();
+            if !status.is_success() && status != reqwest::StatusCode::METHOD_NOT_ALLOWED {
+                tracing::debug!(%status, "the server refused to end the session");
+            }
+        }
+        Ok(Err(_)) | Err(_) => tracing::debug!("ending the server's session failed"),
+    }
+}
