@@ -1,7 +1,106 @@
 //! Many MCP servers behind one tool namespace, under the host's authority.
 //!
-//! **Not implemented yet.** This crate will hold the registry of named servers,
-//! the merged namespace with its collision policies, routing, allow-lists and
-//! restart with back-off (see `ARCHITECTURE.md` and the design brief). It exports
-//! nothing today, so nothing here can be mistaken for working code.
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use mcp_hub::{Authority, CollisionPolicy, Hub, HubConfig, ServerSpec, ToolCall};
+//! use mcp_transport::{StdioConfig, StdioConnector};
+//!
+//! let stdio = |cmd: &str| Arc::new(StdioConnector::new(StdioConfig::new(cmd)));
+//! let config = HubConfig { policy: CollisionPolicy::Prefix, provider_safe_names: true, ..Default::default() };
+//! let hub = Hub::builder(config)
+//!     .server(ServerSpec::new("files", stdio("files-server"))?.required())?
+//!     .server(ServerSpec::new("github", stdio("github-server"))?)?
+//!     .authority(Authority::from_file("authority.json".as_ref())?)
+//!     .start()
+//!     .await?;
+//! let tools = mcp_hub::anthropic_tools(&hub.namespace())?; // hand to the model
+//! # let model_block = serde_json::json!({});
+//! let call = ToolCall::from_anthropic(&model_block)?;       // the model's tool_use
+//! let result = hub.call(&call.name, call.arguments).await?;
+//! println!("{tools}\n{result:?}");
+//! hub.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Pieces
+//!
+//! - **Registry and lifecycle** ([`HubBuilder`], [`ServerSpec`]): servers
+//!   under host-chosen [`ServerName`]s, each with its own connector,
+//!   negotiation, deadlines and limits, started in parallel. Status events
+//!   ([`HubEvent`]) per server; required or optional; restart with
+//!   exponential back-off and jitter capped at 30 s ([`Backoff`]), the host
+//!   told after three failures in a row, or `restart: never`. Shutdown is
+//!   parallel and bounded.
+//! - **Namespace** ([`Namespace`]): immutable, rebuilt from per-server
+//!   [`ToolSnapshot`]s in registration order under a [`CollisionPolicy`]
+//!   (`prefix`, `reject`, `first`), optionally with provider-safe names
+//!   (stable FNV-1a hash suffixes). `list_changed` yields a new snapshot,
+//!   adopted automatically or held for review ([`Adoption`]). [`export`]
+//!   writes Anthropic and OpenAI tool lists and maps a model's call back.
+//! - **Authority** ([`Authority`], [`Principal`]): allow-lists per server and
+//!   category, permission tags checked against the principal's grants,
+//!   [`ContentLimit`] on results, an [`ApprovalHook`]; tool annotations are
+//!   passed raw and never used as policy.
+//! - **What the model and host code see**: context helper tools
+//!   ([`Helper`]) for servers advertising resources or prompts; a governed,
+//!   audited [`Facade`] for host code; per-server [`CallLimits`]; retries of
+//!   transient failures for idempotent requests only ([`RetryPolicy`]);
+//!   eager or lazy [`Discovery`].
+//!
+//! # Not yet
+//!
+//! Resource subscriptions (`resources/subscribe`, `subscriptions/listen`
+//! streams with handlers) are not implemented: the session does not expose
+//! those streams yet, and the hub offers no API for them rather than one that
+//! would not work. For the same reason a 2026-07-28 server's `list_changed`
+//! (delivered only on a `subscriptions/listen` stream) is not seen; legacy
+//! servers' `notifications/tools/list_changed` is. HTTP servers join through
+//! the same [`mcp_transport::Connector`] once that transport exists.
+//!
+//! # Descriptors
+//!
+//! Each stdio server costs three descriptors here (its pipes). At start the
+//! hub raises the soft `RLIMIT_NOFILE` toward the hard limit
+//! ([`HubConfig::raise_descriptor_limit`]); a spawn that still runs out
+//! fails with [`HubError::DescriptorLimit`], which says so.
 #![forbid(unsafe_code)]
+
+mod approval;
+mod authority;
+mod backoff;
+mod config;
+mod context;
+mod error;
+mod events;
+pub mod export;
+mod facade;
+mod fdlimit;
+mod hub;
+mod lifecycle;
+mod limits;
+mod name;
+mod namespace;
+mod retry;
+mod safe_names;
+mod server;
+mod snapshot;
+
+pub use approval::{Approval, ApprovalHook, ApprovalRequest};
+pub use authority::{Authority, MAX_AUTHORITY_BYTES, Principal, ServerAuthority, Untagged};
+pub use config::{
+    Adoption, Backoff, CallLimits, CollisionPolicy, ContentLimit, Discovery, HubConfig,
+    RestartPolicy, RetryPolicy, ServerSpec,
+};
+pub use context::Helper;
+pub use error::{DenyReason, HubError, LimitValue, TargetKind};
+pub use events::{AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, Operation};
+pub use export::{ToolCall, anthropic_tools, openai_tools};
+pub use facade::{Facade, Page};
+pub use fdlimit::DescriptorLimit;
+pub use hub::{CallOptions, Hub, HubBuilder, ShutdownReport};
+pub use name::{Separator, ServerName};
+pub use namespace::{ExposedTool, Namespace, NamespaceNote, Route, RouteTarget};
+pub use safe_names::{MAX_SAFE_LEN, is_provider_safe};
+pub use server::{ServerInfo, ServerStatus, ServerStatusKind};
+pub use snapshot::{SnapshotDiff, ToolSnapshot};

@@ -1,0 +1,355 @@
+//! The host's authority: a local document of allow-lists and permission
+//! tags per server, and the principal whose grants are checked against them.
+//!
+//! The published surface is the intersection of what a server offers and
+//! what this allows; anything outside is refused before a byte is sent.
+//!
+//! ```json
+//! {
+//!   "servers": {
+//!     "notes":  { "tools": ["search"], "resources": [], "permission": "personal" },
+//!     "github": { "tool_permissions": { "open_pr": "github.write" } }
+//!   }
+//! }
+//! ```
+//!
+//! Per category (`tools`, `resources`, `prompts`): absent allows everything,
+//! `[]` denies the category, a list allows exactly those names. Resources are
+//! exact URIs: listing a URI template authorises no URI expanded from it.
+//! A server absent from the document is unrestricted by allow-lists.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::HubError;
+use crate::error::DenyReason;
+
+/// Largest authority file read.
+pub const MAX_AUTHORITY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The authority document.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Authority {
+    /// Rules per server, keyed by the host's server name.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerAuthority>,
+}
+
+/// The rules for one server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerAuthority {
+    /// Tools (local names) allowed; `None` allows all, empty denies all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<BTreeSet<String>>,
+    /// Resource URIs allowed (exact); `None` allows all, empty denies all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<BTreeSet<String>>,
+    /// Prompts allowed; `None` allows all, empty denies all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<BTreeSet<String>>,
+    /// The client-wide permission: every operation on this server needs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<String>,
+    /// Extra permissions a tool needs, by local tool name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_permissions: BTreeMap<String, String>,
+}
+
+impl Authority {
+    /// Allows everything.
+    pub fn allow_all() -> Self {
+        Self::default()
+    }
+
+    /// Parses a document.
+    pub fn from_json(text: &str) -> Result<Self, HubError> {
+        serde_json::from_str(text).map_err(HubError::AuthorityParse)
+    }
+
+    /// Reads and parses a document file (at most [`MAX_AUTHORITY_BYTES`]).
+    pub fn from_file(path: &Path) -> Result<Self, HubError> {
+        use std::io::Read;
+        let file = std::fs::File::open(path).map_err(HubError::AuthorityRead)?;
+        let mut text = String::new();
+        file.take(MAX_AUTHORITY_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(HubError::AuthorityRead)?;
+        if text.len() as u64 > MAX_AUTHORITY_BYTES {
+            return Err(HubError::AuthorityTooLarge {
+                limit: MAX_AUTHORITY_BYTES,
+            });
+        }
+        Self::from_json(&text)
+    }
+
+    /// Adds or replaces the rules of `server`.
+    pub fn with_server(mut self, server: &str, rules: ServerAuthority) -> Self {
+        self.servers.insert(server.to_owned(), rules);
+        self
+    }
+
+    /// The rules of `server` (unrestricted when absent).
+    pub(crate) fn rules(&self, server: &str) -> Option<&ServerAuthority> {
+        self.servers.get(server)
+    }
+}
+
+impl ServerAuthority {
+    /// Allows only these tools.
+    pub fn tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Allows only these resource URIs.
+    pub fn resources<I: IntoIterator<Item = S>, S: Into<String>>(mut self, uris: I) -> Self {
+        self.resources = Some(uris.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Allows only these prompts.
+    pub fn prompts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.prompts = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Tags the server with a client-wide permission.
+    pub fn permission(mut self, permission: &str) -> Self {
+        self.permission = Some(permission.to_owned());
+        self
+    }
+
+    /// Tags one tool with a permission.
+    pub fn tool_permission(mut self, tool: &str, permission: &str) -> Self {
+        self.tool_permissions
+            .insert(tool.to_owned(), permission.to_owned());
+        self
+    }
+}
+
+/// Whether an untagged server (no client-wide permission, no tool
+/// permission) is usable by a principal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Untagged {
+    /// Untagged servers and tools are usable.
+    #[default]
+    Allow,
+    /// Only what a grant covers is usable: an untagged server exposes
+    /// nothing.
+    Deny,
+}
+
+/// Who the hub acts for now: a name (for audit records) and the permissions
+/// granted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Principal {
+    name: String,
+    grants: BTreeSet<String>,
+    untagged: Untagged,
+}
+
+impl Principal {
+    /// A principal with no grants that may use untagged servers.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            grants: BTreeSet::new(),
+            untagged: Untagged::Allow,
+        }
+    }
+
+    /// A principal with no grants that may use nothing untagged.
+    pub fn default_deny(name: &str) -> Self {
+        Self {
+            untagged: Untagged::Deny,
+            ..Self::new(name)
+        }
+    }
+
+    /// Grants a permission.
+    pub fn grant(mut self, permission: &str) -> Self {
+        self.grants.insert(permission.to_owned());
+        self
+    }
+
+    /// The principal's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether `permission` is granted.
+    pub fn has(&self, permission: &str) -> bool {
+        self.grants.contains(permission)
+    }
+
+    /// The rule for untagged servers.
+    pub fn untagged(&self) -> Untagged {
+        self.untagged
+    }
+
+    /// Whether an operation tagged with `server` (client-wide) and `tool`
+    /// permissions may run: every tag present must be granted; with no tag at
+    /// all, the untagged rule decides.
+    pub(crate) fn permits(&self, server: Option<&str>, tool: Option<&str>) -> bool {
+        match (server, tool) {
+            (None, None) => self.untagged == Untagged::Allow,
+            (s, t) => s.is_none_or(|p| self.has(p)) && t.is_none_or(|p| self.has(p)),
+        }
+    }
+}
+
+/// The authority as it applies to one server and the current principal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gate<'a> {
+    rules: Option<&'a ServerAuthority>,
+    principal: &'a Principal,
+}
+
+impl<'a> Gate<'a> {
+    pub(crate) fn new(authority: &'a Authority, principal: &'a Principal, server: &str) -> Self {
+        Self {
+            rules: authority.rules(server),
+            principal,
+        }
+    }
+
+    fn server_permission(&self) -> Option<&'a str> {
+        self.rules.and_then(|r| r.permission.as_deref())
+    }
+
+    /// May the principal use the server at all (catalogues, helpers)?
+    pub(crate) fn server(&self) -> Result<(), DenyReason> {
+        if self.principal.permits(self.server_permission(), None) {
+            Ok(())
+        } else {
+            Err(DenyReason::MissingPermission)
+        }
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Result<(), DenyReason> {
+        if !listed(self.rules.and_then(|r| r.tools.as_ref()), name) {
+            return Err(DenyReason::NotAllowListed);
+        }
+        let tool_permission = self
+            .rules
+            .and_then(|r| r.tool_permissions.get(name))
+            .map(String::as_str);
+        if self
+            .principal
+            .permits(self.server_permission(), tool_permission)
+        {
+            Ok(())
+        } else {
+            Err(DenyReason::MissingPermission)
+        }
+    }
+
+    pub(crate) fn resource(&self, uri: &str) -> Result<(), DenyReason> {
+        if !listed(self.rules.and_then(|r| r.resources.as_ref()), uri) {
+            return Err(DenyReason::NotAllowListed);
+        }
+        self.server()
+    }
+
+    pub(crate) fn prompt(&self, name: &str) -> Result<(), DenyReason> {
+        if !listed(self.rules.and_then(|r| r.prompts.as_ref()), name) {
+            return Err(DenyReason::NotAllowListed);
+        }
+        self.server()
+    }
+
+    /// Whether the resources category is denied whole (`[]`).
+    pub(crate) fn resources_denied(&self) -> bool {
+        self.rules
+            .and_then(|r| r.resources.as_ref())
+            .is_some_and(BTreeSet::is_empty)
+    }
+
+    /// Whether the prompts category is denied whole (`[]`).
+    pub(crate) fn prompts_denied(&self) -> bool {
+        self.rules
+            .and_then(|r| r.prompts.as_ref())
+            .is_some_and(BTreeSet::is_empty)
+    }
+}
+
+fn listed(list: Option<&BTreeSet<String>>, name: &str) -> bool {
+    list.is_none_or(|l| l.contains(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_allows_empty_denies_list_allows_exactly() {
+        let doc = Authority::from_json(
+            r#"{"servers": {"notes": {"tools": ["search"], "resources": [], "prompts": ["daily"]}}}"#,
+        )
+        .unwrap();
+        let p = Principal::new("me");
+        let notes = Gate::new(&doc, &p, "notes");
+        assert!(notes.tool("search").is_ok());
+        assert_eq!(notes.tool("create"), Err(DenyReason::NotAllowListed));
+        assert_eq!(notes.resource("file:///a"), Err(DenyReason::NotAllowListed));
+        assert!(notes.resources_denied());
+        assert!(notes.prompt("daily").is_ok());
+        assert!(notes.prompt("weekly").is_err());
+        assert!(!notes.prompts_denied());
+        let other = Gate::new(&doc, &p, "files");
+        assert!(other.tool("anything").is_ok());
+        assert!(other.resource("file:///a").is_ok());
+    }
+
+    #[test]
+    fn a_template_authorises_no_expanded_uri() {
+        let doc = Authority::default().with_server(
+            "files",
+            ServerAuthority::default().resources(["file:///{path}", "file:///README.md"]),
+        );
+        let p = Principal::new("me");
+        let gate = Gate::new(&doc, &p, "files");
+        assert!(gate.resource("file:///README.md").is_ok());
+        assert!(gate.resource("file:///src/main.rs").is_err());
+    }
+
+    #[test]
+    fn permissions_check_every_tag_and_untagged_follows_the_principal() {
+        let doc = Authority::default()
+            .with_server("github", ServerAuthority::default().permission("gh"))
+            .with_server(
+                "notes",
+                ServerAuthority::default().tool_permission("create", "notes.write"),
+            );
+        let reader = Principal::default_deny("reader").grant("gh");
+        assert!(Gate::new(&doc, &reader, "github").tool("search").is_ok());
+        // Untagged server under default deny: nothing.
+        assert_eq!(
+            Gate::new(&doc, &reader, "files").tool("read"),
+            Err(DenyReason::MissingPermission)
+        );
+        assert!(Gate::new(&doc, &reader, "files").server().is_err());
+        // An untagged tool of a server with only tool tags: untagged too.
+        assert!(Gate::new(&doc, &reader, "notes").tool("search").is_err());
+        assert!(Gate::new(&doc, &reader, "notes").tool("create").is_err());
+        let writer = Principal::default_deny("writer").grant("notes.write");
+        assert!(Gate::new(&doc, &writer, "notes").tool("create").is_ok());
+        let open = Principal::new("open");
+        assert!(Gate::new(&doc, &open, "files").tool("read").is_ok());
+        assert!(Gate::new(&doc, &open, "github").tool("search").is_err());
+        assert!(Gate::new(&doc, &open, "notes").tool("create").is_err());
+        assert!(Gate::new(&doc, &open, "notes").tool("search").is_ok());
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        assert!(matches!(
+            Authority::from_json(r#"{"servers": {"a": {"tool": []}}}"#),
+            Err(HubError::AuthorityParse(_))
+        ));
+    }
+}

@@ -1,0 +1,457 @@
+//! The one error type of this crate.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_session::SessionError;
+use mcp_transport::{ExitInfo, TransportError};
+
+use crate::name::ServerName;
+
+/// Why an operation was refused by the host's authority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DenyReason {
+    /// The authority document's allow-list for that category does not name it
+    /// (or is `[]`).
+    NotAllowListed,
+    /// The current principal lacks a permission the server or the tool is
+    /// tagged with, or the server is untagged and the principal denies
+    /// untagged servers.
+    MissingPermission,
+}
+
+impl std::fmt::Display for DenyReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DenyReason::NotAllowListed => "not on the authority document's allow-list",
+            DenyReason::MissingPermission => "the current principal lacks the permission",
+        })
+    }
+}
+
+/// What kind of thing an operation targeted (for [`HubError::Denied`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TargetKind {
+    /// A tool.
+    Tool,
+    /// A resource URI.
+    Resource,
+    /// A prompt.
+    Prompt,
+    /// The server as a whole (its catalogues, its helpers).
+    Server,
+}
+
+impl std::fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TargetKind::Tool => "tool",
+            TargetKind::Resource => "resource",
+            TargetKind::Prompt => "prompt",
+            TargetKind::Server => "server",
+        })
+    }
+}
+
+/// Everything the hub can fail with.
+///
+/// `Display` is in our words. A server's own prose (JSON-RPC error messages,
+/// stderr) is never part of it: reach it through [`HubError::server_message`]
+/// and [`HubError::stderr_tail`], and show it labelled as the server's.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HubError {
+    /// A server name is not usable (empty, too long, or a character outside
+    /// `[A-Za-z0-9_-]`).
+    #[error("`{name}` is not a valid server name: {problem}")]
+    InvalidServerName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// Two servers were registered under the same name.
+    #[error("a server named `{0}` is already registered")]
+    DuplicateServer(ServerName),
+    /// No server is registered under this name.
+    #[error("no server named `{name}` is registered")]
+    UnknownServer {
+        /// The name asked for.
+        name: String,
+    },
+    /// A setting is out of its allowed range.
+    #[error("invalid setting `{setting}`: {problem}")]
+    InvalidSetting {
+        /// The setting.
+        setting: &'static str,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// The authority document could not be read.
+    #[error("could not read the authority document")]
+    AuthorityRead(#[source] std::io::Error),
+    /// The authority document is larger than its bound.
+    #[error("the authority document is larger than {limit} bytes")]
+    AuthorityTooLarge {
+        /// The bound.
+        limit: u64,
+    },
+    /// The authority document is not valid.
+    #[error("the authority document is not valid")]
+    AuthorityParse(#[source] serde_json::Error),
+    /// The authority document names a server that is not registered (a typo
+    /// there would otherwise leave the real server unrestricted).
+    #[error("the authority document names `{name}`, which is not a registered server")]
+    AuthorityUnknownServer {
+        /// The name in the document.
+        name: String,
+    },
+    /// Under the `reject` policy, a server offers a tool whose name an
+    /// earlier-registered server already has; the later server is refused.
+    #[error("server `{server}` is refused: its tool `{tool}` collides with server `{existing}`")]
+    Collision {
+        /// The refused server.
+        server: ServerName,
+        /// The colliding tool.
+        tool: String,
+        /// The earlier-registered server that keeps the name.
+        existing: ServerName,
+    },
+    /// A required server did not start, so the hub did not start.
+    #[error("required server `{server}` did not start")]
+    RequiredServerFailed {
+        /// The server.
+        server: ServerName,
+        /// Why.
+        #[source]
+        source: Arc<HubError>,
+    },
+    /// Starting a server (connect, negotiate, eager discovery) took longer
+    /// than its start deadline.
+    #[error("server `{server}` did not become ready within {after:?}")]
+    StartTimeout {
+        /// The server.
+        server: ServerName,
+        /// The deadline.
+        after: Duration,
+    },
+    /// A server could not be started because this process ran out of file
+    /// descriptors.
+    #[error(
+        "server `{server}` could not be started: this process reached its open file descriptor limit (soft {soft}, hard {hard}); raise `ulimit -n` or run fewer servers"
+    )]
+    DescriptorLimit {
+        /// The server.
+        server: ServerName,
+        /// The soft limit at the time (`None` = unlimited).
+        soft: LimitValue,
+        /// The hard limit at the time.
+        hard: LimitValue,
+    },
+    /// A session operation failed.
+    #[error("server `{server}`: {source}")]
+    Session {
+        /// The server.
+        server: ServerName,
+        /// The session's error.
+        #[source]
+        source: SessionError,
+    },
+    /// The server died while the request was in flight. The request is not
+    /// replayed: it may or may not have taken effect.
+    #[error("server `{server}` died while `{method}` was in flight; it was not replayed ({exit})")]
+    ServerDied {
+        /// The server.
+        server: ServerName,
+        /// The method in flight.
+        method: &'static str,
+        /// How the connection ended (the stderr tail is inside).
+        exit: ExitInfo,
+    },
+    /// The server's connection ended (it exited, crashed or closed its
+    /// output) outside of any request of ours.
+    #[error("server `{server}` exited: {exit}")]
+    Exited {
+        /// The server.
+        server: ServerName,
+        /// How the connection ended (the stderr tail is inside).
+        exit: ExitInfo,
+    },
+    /// The server is not running now (starting, restarting, failed or
+    /// stopped); the request was refused at once.
+    #[error("server `{server}` is not available ({status})")]
+    ServerUnavailable {
+        /// The server.
+        server: ServerName,
+        /// What it is doing instead.
+        status: crate::ServerStatusKind,
+    },
+    /// No tool is exposed under this name.
+    #[error("no tool named `{name}` is exposed")]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// The bare name is shared by several servers; one of the qualified names
+    /// must be used.
+    #[error("`{name}` is ambiguous; use one of: {}", .candidates.join(", "))]
+    Ambiguous {
+        /// The bare name.
+        name: String,
+        /// The qualified names it could mean, in registration order.
+        candidates: Vec<String>,
+    },
+    /// The host's authority refused the operation; nothing was sent.
+    #[error("{kind} `{name}` of server `{server}` is denied: {reason}")]
+    Denied {
+        /// The server.
+        server: ServerName,
+        /// What kind of target.
+        kind: TargetKind,
+        /// Its name (tool, URI or prompt).
+        name: String,
+        /// Why.
+        reason: DenyReason,
+    },
+    /// The host's approval hook denied the call; nothing was sent.
+    #[error("the call to `{tool}` on server `{server}` was not approved")]
+    NotApproved {
+        /// The server.
+        server: ServerName,
+        /// The tool (local name).
+        tool: String,
+    },
+    /// The result is larger than the server's `max_content_bytes`; it was
+    /// refused whole rather than cut.
+    #[error("the result from server `{server}` is {size} bytes, over its limit of {limit} bytes")]
+    ContentTooLarge {
+        /// The server.
+        server: ServerName,
+        /// Serialised size of the result.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The server's queue of waiting calls is full.
+    #[error("server `{server}` has {limit} calls waiting already; refused")]
+    QueueFull {
+        /// The server.
+        server: ServerName,
+        /// The queue bound.
+        limit: usize,
+    },
+    /// A call waited longer than the queue bound for its turn.
+    #[error("a call to server `{server}` waited {after:?} for its turn; refused")]
+    QueueTimeout {
+        /// The server.
+        server: ServerName,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The server does not offer this operation (its capabilities lack it).
+    #[error("server `{server}` does not support `{operation}`")]
+    Unsupported {
+        /// The server.
+        server: ServerName,
+        /// The method.
+        operation: &'static str,
+    },
+    /// A context helper tool was called with arguments of the wrong shape.
+    #[error("helper `{helper}` called with bad arguments: {problem}")]
+    HelperArguments {
+        /// The helper's exposed name.
+        helper: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// A model's tool call could not be read.
+    #[error("the {format} tool call is malformed: {problem}")]
+    MalformedToolCall {
+        /// `anthropic` or `openai`.
+        format: &'static str,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// A name is not provider-safe, so the namespace cannot be exported in a
+    /// provider's format; build the hub with provider-safe names.
+    #[error("exposed name `{name}` is not provider-safe ([A-Za-z0-9_-], at most 64 characters)")]
+    NotProviderSafe {
+        /// The name.
+        name: String,
+    },
+    /// Making names provider-safe would still leave two equal names.
+    #[error("provider-safe names collide even with hash suffixes: `{name}`")]
+    ProviderNameCollision {
+        /// The colliding safe name.
+        name: String,
+    },
+    /// The merged namespace would exceed its bound; the change was not
+    /// adopted.
+    #[error("the namespace would expose more than {limit} tools")]
+    NamespaceTooLarge {
+        /// The bound.
+        limit: usize,
+    },
+    /// There is no pending snapshot of this generation to adopt or discard.
+    #[error("server `{server}` has no pending snapshot of generation {generation}")]
+    NoPendingSnapshot {
+        /// The server.
+        server: ServerName,
+        /// The generation asked for.
+        generation: u64,
+    },
+    /// The hub is shutting down.
+    #[error("the hub is shutting down")]
+    ShuttingDown,
+}
+
+/// A resource limit value: a number or unlimited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitValue(pub Option<u64>);
+
+impl std::fmt::Display for LimitValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "{n}"),
+            None => f.write_str("unlimited"),
+        }
+    }
+}
+
+impl HubError {
+    /// The server's own message, when the server sent one. It is the server's
+    /// prose: show it labelled as such.
+    pub fn server_message(&self) -> Option<&str> {
+        match self {
+            HubError::Session { source, .. } => source.server_message(),
+            HubError::RequiredServerFailed { source, .. } => source.server_message(),
+            _ => None,
+        }
+    }
+
+    /// The last bytes a dead server wrote to stderr, when known.
+    pub fn stderr_tail(&self) -> Option<&str> {
+        match self {
+            HubError::Session { source, .. } => source.stderr_tail(),
+            HubError::ServerDied { exit, .. } | HubError::Exited { exit, .. } => {
+                exit.stderr_tail.as_deref()
+            }
+            HubError::RequiredServerFailed { source, .. } => source.stderr_tail(),
+            _ => None,
+        }
+    }
+
+    /// The server the error concerns, when it concerns one.
+    pub fn server(&self) -> Option<&ServerName> {
+        match self {
+            HubError::DuplicateServer(server)
+            | HubError::Collision { server, .. }
+            | HubError::RequiredServerFailed { server, .. }
+            | HubError::StartTimeout { server, .. }
+            | HubError::DescriptorLimit { server, .. }
+            | HubError::Session { server, .. }
+            | HubError::ServerDied { server, .. }
+            | HubError::Exited { server, .. }
+            | HubError::ServerUnavailable { server, .. }
+            | HubError::Denied { server, .. }
+            | HubError::NotApproved { server, .. }
+            | HubError::ContentTooLarge { server, .. }
+            | HubError::QueueFull { server, .. }
+            | HubError::QueueTimeout { server, .. }
+            | HubError::Unsupported { server, .. }
+            | HubError::NoPendingSnapshot { server, .. } => Some(server),
+            _ => None,
+        }
+    }
+
+    /// A short stable name of the error's kind, for audit records and logs
+    /// (never carries data).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HubError::InvalidServerName { .. } => "invalid_server_name",
+            HubError::DuplicateServer(_) => "duplicate_server",
+            HubError::UnknownServer { .. } => "unknown_server",
+            HubError::InvalidSetting { .. } => "invalid_setting",
+            HubError::AuthorityRead(_) => "authority_read",
+            HubError::AuthorityTooLarge { .. } => "authority_too_large",
+            HubError::AuthorityParse(_) => "authority_parse",
+            HubError::AuthorityUnknownServer { .. } => "authority_unknown_server",
+            HubError::Collision { .. } => "collision",
+            HubError::RequiredServerFailed { .. } => "required_server_failed",
+            HubError::StartTimeout { .. } => "start_timeout",
+            HubError::DescriptorLimit { .. } => "descriptor_limit",
+            HubError::Session { .. } => "session",
+            HubError::ServerDied { .. } => "server_died",
+            HubError::Exited { .. } => "exited",
+            HubError::ServerUnavailable { .. } => "server_unavailable",
+            HubError::UnknownTool { .. } => "unknown_tool",
+            HubError::Ambiguous { .. } => "ambiguous",
+            HubError::Denied { .. } => "denied",
+            HubError::NotApproved { .. } => "not_approved",
+            HubError::ContentTooLarge { .. } => "content_too_large",
+            HubError::QueueFull { .. } => "queue_full",
+            HubError::QueueTimeout { .. } => "queue_timeout",
+            HubError::Unsupported { .. } => "unsupported",
+            HubError::HelperArguments { .. } => "helper_arguments",
+            HubError::MalformedToolCall { .. } => "malformed_tool_call",
+            HubError::NotProviderSafe { .. } => "not_provider_safe",
+            HubError::ProviderNameCollision { .. } => "provider_name_collision",
+            HubError::NamespaceTooLarge { .. } => "namespace_too_large",
+            HubError::NoPendingSnapshot { .. } => "no_pending_snapshot",
+            HubError::ShuttingDown => "shutting_down",
+        }
+    }
+
+    /// A copy of an error made only of plain data (`None` for errors that
+    /// carry a source error, which cannot be copied).
+    pub(crate) fn try_clone(&self) -> Option<HubError> {
+        Some(match self {
+            HubError::NamespaceTooLarge { limit } => HubError::NamespaceTooLarge { limit: *limit },
+            HubError::ProviderNameCollision { name } => {
+                HubError::ProviderNameCollision { name: name.clone() }
+            }
+            HubError::Collision {
+                server,
+                tool,
+                existing,
+            } => HubError::Collision {
+                server: server.clone(),
+                tool: tool.clone(),
+                existing: existing.clone(),
+            },
+            HubError::ShuttingDown => HubError::ShuttingDown,
+            _ => return None,
+        })
+    }
+
+    /// Wraps a session error for `server`, naming the two cases a host must
+    /// tell apart: the server died under the request, and the descriptor
+    /// limit stopped a spawn.
+    pub(crate) fn from_session(
+        server: &ServerName,
+        method: &'static str,
+        error: SessionError,
+    ) -> HubError {
+        match error {
+            SessionError::Dead(exit) => HubError::ServerDied {
+                server: server.clone(),
+                method,
+                exit,
+            },
+            SessionError::Transport(TransportError::TooManyOpenFiles { .. }) => {
+                let (soft, hard) = crate::fdlimit::current();
+                HubError::DescriptorLimit {
+                    server: server.clone(),
+                    soft,
+                    hard,
+                }
+            }
+            source => HubError::Session {
+                server: server.clone(),
+                source,
+            },
+        }
+    }
+}

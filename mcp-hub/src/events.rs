@@ -1,0 +1,276 @@
+//! What the hub tells the host: server status, snapshots, namespaces and the
+//! audit trail.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mcp_types::{Era, ProtocolVersion};
+use tokio::sync::mpsc;
+
+use crate::HubError;
+use crate::name::ServerName;
+use crate::namespace::NamespaceNote;
+use crate::snapshot::SnapshotDiff;
+
+/// One event for the host.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum HubEvent {
+    /// The server is being started (first start or restart).
+    Starting {
+        /// The server.
+        server: ServerName,
+        /// 0 for the first start, then the restart count.
+        attempt: u32,
+    },
+    /// The server is ready.
+    Ready {
+        /// The server.
+        server: ServerName,
+        /// Its protocol era.
+        era: Era,
+        /// The negotiated version.
+        version: ProtocolVersion,
+        /// Tools listed at start (`None` with lazy discovery).
+        tools: Option<usize>,
+    },
+    /// The server failed to start or died.
+    Failed {
+        /// The server.
+        server: ServerName,
+        /// Why ([`HubError::stderr_tail`] has the server's last words when
+        /// known).
+        error: Arc<HubError>,
+    },
+    /// The server will be started again after `delay`.
+    Restarting {
+        /// The server.
+        server: ServerName,
+        /// Which restart this is (1, 2, …).
+        attempt: u32,
+        /// The back-off before it.
+        delay: Duration,
+    },
+    /// The server failed `consecutive` times in a row: worth surfacing to the
+    /// user. Sent once per streak, when the count reaches the back-off's
+    /// `notify_after` (default 3).
+    RepeatedFailures {
+        /// The server.
+        server: ServerName,
+        /// Failures in a row.
+        consecutive: u32,
+    },
+    /// The server is stopped and will not be started again (shutdown, or
+    /// `restart: never` after a death).
+    Stopped {
+        /// The server.
+        server: ServerName,
+    },
+    /// A new tool listing became the server's active snapshot.
+    SnapshotAdopted {
+        /// The server.
+        server: ServerName,
+        /// The snapshot's generation.
+        generation: u64,
+        /// What changed.
+        diff: SnapshotDiff,
+    },
+    /// A new tool listing waits for the host's review
+    /// ([`crate::Hub::adopt`] / [`crate::Hub::discard`]).
+    SnapshotPending {
+        /// The server.
+        server: ServerName,
+        /// The snapshot's generation.
+        generation: u64,
+        /// What would change.
+        diff: SnapshotDiff,
+    },
+    /// A new namespace was published.
+    Namespace {
+        /// Its generation.
+        generation: u64,
+        /// Tools exposed.
+        tools: usize,
+        /// Its notes (shadowed names, refused servers, conflicts).
+        notes: Vec<NamespaceNote>,
+    },
+    /// A change was not published because the namespace could not be built
+    /// (for example it would exceed its bound); the previous one stays.
+    NamespaceRefused {
+        /// Why.
+        error: Arc<HubError>,
+    },
+    /// One governed operation.
+    Audit(AuditRecord),
+}
+
+/// A governed operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Operation {
+    /// The server's description and status.
+    Inspect,
+    /// A page of tools.
+    ListTools,
+    /// A page of resources.
+    ListResources,
+    /// A page of resource templates.
+    ListResourceTemplates,
+    /// A page of prompts.
+    ListPrompts,
+    /// A resource read.
+    ReadResource,
+    /// A prompt retrieval.
+    GetPrompt,
+    /// A tool call.
+    CallTool,
+}
+
+/// How a governed operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditOutcome {
+    /// It succeeded.
+    Succeeded,
+    /// The authority or the approval hook refused it before anything was
+    /// sent.
+    Refused(&'static str),
+    /// It failed (the error's [`HubError::kind`]).
+    Failed(&'static str),
+}
+
+/// The audit record of one operation. It holds no arguments, no results and
+/// no credentials: only who, what, on which server, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditRecord {
+    /// The principal's name.
+    pub principal: String,
+    /// The server.
+    pub server: ServerName,
+    /// The operation.
+    pub operation: Operation,
+    /// The tool (local name), the prompt, or the resource URI without its
+    /// query and fragment (which may carry secrets).
+    pub target: Option<String>,
+    /// Whether the model's namespace (rather than host code) asked.
+    pub from_model: bool,
+    /// How it ended.
+    pub outcome: AuditOutcome,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// Receives every audit record synchronously (nothing is dropped). Keep it
+/// fast: it runs on the caller's task.
+pub trait AuditSink: Send + Sync + std::fmt::Debug {
+    /// Records one operation.
+    fn record(&self, record: &AuditRecord);
+}
+
+/// The host's receiver of [`HubEvent`]s.
+#[derive(Debug)]
+pub struct HubEvents {
+    rx: mpsc::Receiver<HubEvent>,
+}
+
+impl HubEvents {
+    /// The next event; `None` once the hub is gone and every event was taken.
+    pub async fn next(&mut self) -> Option<HubEvent> {
+        self.rx.recv().await
+    }
+
+    /// The next event if one is waiting.
+    pub fn try_next(&mut self) -> Option<HubEvent> {
+        self.rx.try_recv().ok()
+    }
+}
+
+/// The sending side: bounded, never blocks; overflow is dropped and counted.
+#[derive(Debug)]
+pub(crate) struct EventSink {
+    tx: mpsc::Sender<HubEvent>,
+    dropped: AtomicU64,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl EventSink {
+    pub(crate) fn new(capacity: usize, audit: Option<Arc<dyn AuditSink>>) -> (Self, HubEvents) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (
+            Self {
+                tx,
+                dropped: AtomicU64::new(0),
+                audit,
+            },
+            HubEvents { rx },
+        )
+    }
+
+    pub(crate) fn emit(&self, event: HubEvent) {
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(event) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn audit(&self, record: AuditRecord) {
+        if let Some(sink) = &self.audit {
+            sink.record(&record);
+        }
+        self.emit(HubEvent::Audit(record));
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// A URI without its query and fragment, for audit records.
+pub(crate) fn redact_uri(uri: &str) -> String {
+    let end = uri.find(['?', '#']).unwrap_or(uri.len());
+    let uri = &uri[..end];
+    // Userinfo (`scheme://user:pass@host`) may be a credential too.
+    match (uri.find("://"), uri.find('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let authority_end = uri[scheme_end + 3..]
+                .find('/')
+                .map_or(uri.len(), |i| i + scheme_end + 3);
+            if at < authority_end {
+                return format!("{}{}", &uri[..scheme_end + 3], &uri[at + 1..]);
+            }
+            uri.to_owned()
+        }
+        _ => uri.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_lose_query_fragment_and_userinfo() {
+        assert_eq!(redact_uri("file:///a/b.txt"), "file:///a/b.txt");
+        assert_eq!(
+            redact_uri("https://api.example/x?token=secret#frag"),
+            "https://api.example/x"
+        );
+        assert_eq!(
+            redact_uri("https://user:pw@host.example/p@q"),
+            "https://host.example/p@q"
+        );
+        assert_eq!(redact_uri("notes://n1@v2"), "notes://v2");
+    }
+
+    #[test]
+    fn overflow_is_dropped_and_counted() {
+        let (sink, mut events) = EventSink::new(1, None);
+        let server = ServerName::new("s").unwrap();
+        sink.emit(HubEvent::Stopped {
+            server: server.clone(),
+        });
+        sink.emit(HubEvent::Stopped { server });
+        assert_eq!(sink.dropped(), 1);
+        assert!(events.try_next().is_some());
+        assert!(events.try_next().is_none());
+    }
+}

@@ -1,0 +1,640 @@
+//! The governed facade for host code (not the model): inspect a server, list
+//! its catalogues one page at a time, read a resource, get a prompt, call a
+//! tool. Every operation is checked against the authority and the current
+//! principal before anything is sent, goes through the server's concurrency
+//! limit, and is audited ([`crate::HubEvent::Audit`], no arguments, no
+//! results, no secrets). The raw session, transport and credentials are never
+//! exposed.
+//!
+//! A catalogue the server does not offer is an empty page; a read or prompt
+//! the server does not offer fails with [`HubError::Unsupported`].
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use std::sync::Arc;
+
+use mcp_session::{CallToolOptions, Ready, Session, SessionError};
+use mcp_types::requests::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
+use mcp_types::{
+    CallToolResult, GetPromptResult, PaginatedParams, Prompt, ReadResourceResult, Request,
+    Resource, ResourceTemplate, Tool, error_codes,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use crate::HubError;
+use crate::approval::{Approval, ApprovalRequest};
+use crate::authority::{Gate, Principal};
+use crate::context::Helper;
+use crate::error::TargetKind;
+use crate::events::{AuditOutcome, AuditRecord, Operation, redact_uri};
+use crate::hub::{CallOptions, HubShared};
+use crate::limits::check_content;
+use crate::name::ServerName;
+use crate::retry::{Repeatable, with_retry};
+use crate::server::{ServerCell, ServerStatus};
+
+/// One page of a catalogue.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Page<T> {
+    /// The items the authority lets through (a page may be empty even when
+    /// the server has more: follow the cursor).
+    pub items: Vec<T>,
+    /// The server's cursor of the next page.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+impl<T> Page<T> {
+    fn empty() -> Self {
+        Self {
+            items: Vec::new(),
+            next_cursor: None,
+        }
+    }
+}
+
+/// Who asked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Caller<'a> {
+    /// The model, through the namespace.
+    Model { exposed_name: &'a str },
+    /// Host code, through the facade.
+    Host,
+}
+
+impl Caller<'_> {
+    fn is_model(self) -> bool {
+        matches!(self, Caller::Model { .. })
+    }
+}
+
+/// The governed facade; see the module docs. Obtained from
+/// [`crate::Hub::facade`].
+#[derive(Debug, Clone, Copy)]
+pub struct Facade<'a> {
+    hub: &'a HubShared,
+}
+
+impl<'a> Facade<'a> {
+    pub(crate) fn new(hub: &'a HubShared) -> Self {
+        Self { hub }
+    }
+
+    /// The server's status and self-description.
+    pub async fn inspect(&self, server: &str) -> Result<ServerStatus, HubError> {
+        let cell = self.hub.cell(server)?;
+        audited(self.hub, cell, Operation::Inspect, None, false, async {
+            gate_server(self.hub, cell)?;
+            Ok(cell.status())
+        })
+        .await
+    }
+
+    /// One page of the server's tools, filtered by the authority.
+    pub async fn list_tools(
+        &self,
+        server: &str,
+        cursor: Option<&str>,
+    ) -> Result<Page<Tool>, HubError> {
+        let cell = self.hub.cell(server)?;
+        audited(self.hub, cell, Operation::ListTools, None, false, async {
+            let principal = gate_server(self.hub, cell)?;
+            let supported = capabilities(cell).is_none_or(|c| c.tools.is_some());
+            let Some(page) = list_page::<ListTools>(self.hub, cell, cursor, supported).await?
+            else {
+                return Ok(Page::empty());
+            };
+            let gate = Gate::new(&self.hub.authority, &principal, server);
+            Ok(Page {
+                items: page
+                    .tools
+                    .into_iter()
+                    .filter(|t| gate.tool(&t.name).is_ok())
+                    .collect(),
+                next_cursor: page.next_cursor,
+            })
+        })
+        .await
+    }
+
+    /// One page of the server's resources, filtered by the allow-list.
+    pub async fn list_resources(
+        &self,
+        server: &str,
+        cursor: Option<&str>,
+    ) -> Result<Page<Resource>, HubError> {
+        let cell = self.hub.cell(server)?;
+        list_resources(self.hub, cell, cursor, false).await
+    }
+
+    /// One page of the server's resource templates. With a resources
+    /// allow-list, only templates listed there verbatim are shown (and even
+    /// those authorise no expanded URI).
+    pub async fn list_resource_templates(
+        &self,
+        server: &str,
+        cursor: Option<&str>,
+    ) -> Result<Page<ResourceTemplate>, HubError> {
+        let cell = self.hub.cell(server)?;
+        list_resource_templates(self.hub, cell, cursor, false).await
+    }
+
+    /// One page of the server's prompts, filtered by the allow-list.
+    pub async fn list_prompts(
+        &self,
+        server: &str,
+        cursor: Option<&str>,
+    ) -> Result<Page<Prompt>, HubError> {
+        let cell = self.hub.cell(server)?;
+        list_prompts(self.hub, cell, cursor, false).await
+    }
+
+    /// Reads a resource by its exact URI.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, HubError> {
+        let cell = self.hub.cell(server)?;
+        read_resource(self.hub, cell, uri, false).await
+    }
+
+    /// Gets a prompt with string arguments.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, HubError> {
+        let cell = self.hub.cell(server)?;
+        get_prompt(self.hub, cell, name, arguments, false).await
+    }
+
+    /// Calls a tool by its local name on `server`. The tool must be in the
+    /// server's active snapshot and allowed by the authority.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResult, HubError> {
+        self.call_tool_with(server, tool, arguments, CallOptions::default())
+            .await
+    }
+
+    /// [`Facade::call_tool`] with a deadline or a progress sink.
+    pub async fn call_tool_with(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        options: CallOptions,
+    ) -> Result<CallToolResult, HubError> {
+        let cell = self.hub.cell(server)?;
+        call_tool(self.hub, cell, tool, None, arguments, options, Caller::Host).await
+    }
+}
+
+/// Runs `op` and records its audit entry.
+async fn audited<T>(
+    hub: &HubShared,
+    cell: &ServerCell,
+    operation: Operation,
+    target: Option<String>,
+    from_model: bool,
+    op: impl Future<Output = Result<T, HubError>>,
+) -> Result<T, HubError> {
+    let began = Instant::now();
+    let result = op.await;
+    let outcome = match &result {
+        Ok(_) => AuditOutcome::Succeeded,
+        Err(e @ (HubError::Denied { .. } | HubError::NotApproved { .. })) => {
+            AuditOutcome::Refused(e.kind())
+        }
+        Err(e) => AuditOutcome::Failed(e.kind()),
+    };
+    hub.events.audit(AuditRecord {
+        principal: hub.principal().name().to_owned(),
+        server: cell.spec.name.clone(),
+        operation,
+        target,
+        from_model,
+        outcome,
+        elapsed: began.elapsed(),
+    });
+    result
+}
+
+fn denied(
+    server: &ServerName,
+    kind: TargetKind,
+    name: &str,
+) -> impl Fn(crate::DenyReason) -> HubError {
+    let server = server.clone();
+    let name = name.to_owned();
+    move |reason| HubError::Denied {
+        server: server.clone(),
+        kind,
+        name: name.clone(),
+        reason,
+    }
+}
+
+/// The principal, once it may use the server at all.
+fn gate_server(hub: &HubShared, cell: &ServerCell) -> Result<Principal, HubError> {
+    let principal = hub.principal();
+    let server = &cell.spec.name;
+    Gate::new(&hub.authority, &principal, server.as_str())
+        .server()
+        .map_err(denied(server, TargetKind::Server, server.as_str()))?;
+    Ok(principal)
+}
+
+fn capabilities(cell: &ServerCell) -> Option<mcp_types::ServerCapabilities> {
+    cell.state().info.as_ref().map(|i| i.capabilities.clone())
+}
+
+/// A dead session during shutdown is the shutdown, not a crash.
+fn session_error(
+    hub: &HubShared,
+    server: &ServerName,
+    method: &'static str,
+    e: SessionError,
+) -> HubError {
+    if e.is_dead() && hub.is_shutting_down() {
+        HubError::ShuttingDown
+    } else {
+        HubError::from_session(server, method, e)
+    }
+}
+
+/// Runs one idempotent request through the server's limiter, with
+/// retries of transient failures and the content limit on the result. A
+/// server that answers "method not found" does not support it.
+async fn guarded<T, F, Fut>(
+    hub: &HubShared,
+    cell: &ServerCell,
+    operation: &'static str,
+    supported: bool,
+    mut op: F,
+) -> Result<T, HubError>
+where
+    T: Serialize,
+    F: FnMut(Arc<Session<Ready>>) -> Fut,
+    Fut: Future<Output = Result<T, SessionError>>,
+{
+    let server = &cell.spec.name;
+    let unsupported = || HubError::Unsupported {
+        server: server.clone(),
+        operation,
+    };
+    if !supported {
+        return Err(unsupported());
+    }
+    // Fail fast when the server is down; wait for a slot otherwise.
+    cell.session()?;
+    let _slot = cell.limiter.acquire(server).await?;
+    let session = cell.session()?;
+    let result = with_retry(
+        &cell.spec.retry,
+        Repeatable::Idempotent,
+        &hub.jitter,
+        || op(Arc::clone(&session)),
+    )
+    .await;
+    match result {
+        Ok(value) => {
+            check_content(server, &value, cell.spec.max_content_bytes.bytes())?;
+            Ok(value)
+        }
+        Err(e) if e.code() == Some(error_codes::METHOD_NOT_FOUND) => Err(unsupported()),
+        Err(e) => Err(session_error(hub, server, operation, e)),
+    }
+}
+
+/// One page of a list method, or `None` when the server does not offer it
+/// (by capability, or by answering "method not found").
+async fn list_page<R>(
+    hub: &HubShared,
+    cell: &ServerCell,
+    cursor: Option<&str>,
+    supported: bool,
+) -> Result<Option<R::Result>, HubError>
+where
+    R: Request<Params = PaginatedParams>,
+    R::Result: Serialize,
+{
+    let params = PaginatedParams::with_cursor(cursor.map(str::to_owned));
+    let page = guarded(hub, cell, R::METHOD, supported, |session| {
+        let params = &params;
+        async move { session.request::<R>(params).await }
+    })
+    .await;
+    match page {
+        Ok(page) => Ok(Some(page)),
+        Err(HubError::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) async fn list_resources(
+    hub: &HubShared,
+    cell: &ServerCell,
+    cursor: Option<&str>,
+    from_model: bool,
+) -> Result<Page<Resource>, HubError> {
+    audited(
+        hub,
+        cell,
+        Operation::ListResources,
+        None,
+        from_model,
+        async {
+            let principal = gate_server(hub, cell)?;
+            let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+            let supported = !gate.resources_denied()
+                && capabilities(cell).is_none_or(|c| c.resources.is_some());
+            let Some(page) = list_page::<ListResources>(hub, cell, cursor, supported).await? else {
+                return Ok(Page::empty());
+            };
+            Ok(Page {
+                items: page
+                    .resources
+                    .into_iter()
+                    .filter(|r| gate.resource(&r.uri).is_ok())
+                    .collect(),
+                next_cursor: page.next_cursor,
+            })
+        },
+    )
+    .await
+}
+
+pub(crate) async fn list_resource_templates(
+    hub: &HubShared,
+    cell: &ServerCell,
+    cursor: Option<&str>,
+    from_model: bool,
+) -> Result<Page<ResourceTemplate>, HubError> {
+    audited(
+        hub,
+        cell,
+        Operation::ListResourceTemplates,
+        None,
+        from_model,
+        async {
+            let principal = gate_server(hub, cell)?;
+            let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+            let supported = !gate.resources_denied()
+                && capabilities(cell).is_none_or(|c| c.resources.is_some());
+            let Some(page) =
+                list_page::<ListResourceTemplates>(hub, cell, cursor, supported).await?
+            else {
+                return Ok(Page::empty());
+            };
+            Ok(Page {
+                items: page
+                    .resource_templates
+                    .into_iter()
+                    .filter(|t| gate.resource(&t.uri_template).is_ok())
+                    .collect(),
+                next_cursor: page.next_cursor,
+            })
+        },
+    )
+    .await
+}
+
+pub(crate) async fn list_prompts(
+    hub: &HubShared,
+    cell: &ServerCell,
+    cursor: Option<&str>,
+    from_model: bool,
+) -> Result<Page<Prompt>, HubError> {
+    audited(hub, cell, Operation::ListPrompts, None, from_model, async {
+        let principal = gate_server(hub, cell)?;
+        let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+        let supported =
+            !gate.prompts_denied() && capabilities(cell).is_none_or(|c| c.prompts.is_some());
+        let Some(page) = list_page::<ListPrompts>(hub, cell, cursor, supported).await? else {
+            return Ok(Page::empty());
+        };
+        Ok(Page {
+            items: page
+                .prompts
+                .into_iter()
+                .filter(|p| gate.prompt(&p.name).is_ok())
+                .collect(),
+            next_cursor: page.next_cursor,
+        })
+    })
+    .await
+}
+
+pub(crate) async fn read_resource(
+    hub: &HubShared,
+    cell: &ServerCell,
+    uri: &str,
+    from_model: bool,
+) -> Result<ReadResourceResult, HubError> {
+    let target = Some(redact_uri(uri));
+    audited(
+        hub,
+        cell,
+        Operation::ReadResource,
+        target,
+        from_model,
+        async {
+            let principal = hub.principal();
+            let server = &cell.spec.name;
+            Gate::new(&hub.authority, &principal, server.as_str())
+                .resource(uri)
+                .map_err(denied(server, TargetKind::Resource, uri))?;
+            let supported = capabilities(cell).is_none_or(|c| c.resources.is_some());
+            guarded(
+                hub,
+                cell,
+                "resources/read",
+                supported,
+                |session| async move { session.read_resource(uri).await },
+            )
+            .await
+        },
+    )
+    .await
+}
+
+pub(crate) async fn get_prompt(
+    hub: &HubShared,
+    cell: &ServerCell,
+    name: &str,
+    arguments: BTreeMap<String, String>,
+    from_model: bool,
+) -> Result<GetPromptResult, HubError> {
+    audited(
+        hub,
+        cell,
+        Operation::GetPrompt,
+        Some(name.to_owned()),
+        from_model,
+        async {
+            let principal = hub.principal();
+            let server = &cell.spec.name;
+            Gate::new(&hub.authority, &principal, server.as_str())
+                .prompt(name)
+                .map_err(denied(server, TargetKind::Prompt, name))?;
+            let supported = capabilities(cell).is_none_or(|c| c.prompts.is_some());
+            let arguments = &arguments;
+            guarded(hub, cell, "prompts/get", supported, |session| async move {
+                session.get_prompt(name, arguments.clone()).await
+            })
+            .await
+        },
+    )
+    .await
+}
+
+/// Asks the host's approval hook, if there is one.
+pub(crate) async fn approve(hub: &HubShared, request: ApprovalRequest<'_>) -> Result<(), HubError> {
+    let Some(hook) = &hub.approval else {
+        return Ok(());
+    };
+    match hook.approve(request).await {
+        Approval::Approve => Ok(()),
+        Approval::Deny => Err(HubError::NotApproved {
+            server: request.server.clone(),
+            tool: request.tool.to_owned(),
+        }),
+    }
+}
+
+/// A governed tool call (the model's and host code's path alike).
+pub(crate) async fn call_tool(
+    hub: &HubShared,
+    cell: &ServerCell,
+    local: &str,
+    tool: Option<&Tool>,
+    arguments: Map<String, Value>,
+    options: CallOptions,
+    caller: Caller<'_>,
+) -> Result<CallToolResult, HubError> {
+    let server = &cell.spec.name;
+    let target = Some(local.to_owned());
+    audited(
+        hub,
+        cell,
+        Operation::CallTool,
+        target,
+        caller.is_model(),
+        async {
+            let principal = hub.principal();
+            Gate::new(&hub.authority, &principal, server.as_str())
+                .tool(local)
+                .map_err(denied(server, TargetKind::Tool, local))?;
+            // The published surface is the snapshot ∩ the authority: host code
+            // may call only tools the server listed.
+            let listed;
+            let tool = match tool {
+                Some(tool) => tool,
+                None => {
+                    hub.discover_cell(cell).await?;
+                    let snapshot = cell.state().active.clone();
+                    listed = snapshot
+                        .and_then(|s| s.get(local).cloned())
+                        .ok_or_else(|| HubError::UnknownTool {
+                            name: local.to_owned(),
+                        })?;
+                    &listed
+                }
+            };
+            approve(
+                hub,
+                ApprovalRequest {
+                    principal: principal.name(),
+                    server,
+                    tool: local,
+                    exposed_name: match caller {
+                        Caller::Model { exposed_name } => Some(exposed_name),
+                        Caller::Host => None,
+                    },
+                    helper: None,
+                    arguments: &arguments,
+                    annotations: tool.annotations.as_ref(),
+                },
+            )
+            .await?;
+            // Fail fast when the server is down; wait for a slot otherwise.
+            cell.session()?;
+            let _slot = cell.limiter.acquire(server).await?;
+            let session = cell.session()?;
+            let repeatable = if cell.spec.retry.retry_tools.contains(local) {
+                Repeatable::OptedIn
+            } else {
+                Repeatable::Once
+            };
+            let mut arguments = Some(arguments);
+            let result = with_retry(&cell.spec.retry, repeatable, &hub.jitter, || {
+                let args = match repeatable {
+                    Repeatable::Once => arguments.take().unwrap_or_default(),
+                    _ => arguments.clone().unwrap_or_default(),
+                };
+                let options = CallToolOptions {
+                    progress: options.progress.clone(),
+                    timeout: options.timeout,
+                };
+                let session = &session;
+                async move { session.call_tool_with(local, args, options).await }
+            })
+            .await
+            .map_err(|e| session_error(hub, server, "tools/call", e))?;
+            check_content(server, &result, cell.spec.max_content_bytes.bytes())?;
+            Ok(result)
+        },
+    )
+    .await
+}
+
+/// A context helper called by the model.
+pub(crate) async fn call_helper(
+    hub: &HubShared,
+    cell: &ServerCell,
+    helper: Helper,
+    exposed_name: &str,
+    arguments: Map<String, Value>,
+) -> Result<CallToolResult, HubError> {
+    let principal = hub.principal();
+    let approval = approve(
+        hub,
+        ApprovalRequest {
+            principal: principal.name(),
+            server: &cell.spec.name,
+            tool: helper.local_name(),
+            exposed_name: Some(exposed_name),
+            helper: Some(helper),
+            arguments: &arguments,
+            annotations: None,
+        },
+    )
+    .await;
+    if let Err(refusal) = approval {
+        // Audited like the operation it stopped.
+        let operation = crate::context::operation(helper);
+        return audited(hub, cell, operation, None, true, async { Err(refusal) }).await;
+    }
+    // The authority is checked by each operation (and audited there).
+    let value = crate::context::run(hub, cell, helper, exposed_name, &arguments).await?;
+    let result = CallToolResult {
+        content: vec![mcp_types::ContentBlock::text(value.to_string())],
+        structured_content: Some(value),
+        ..Default::default()
+    };
+    check_content(
+        &cell.spec.name,
+        &result,
+        cell.spec.max_content_bytes.bytes(),
+    )?;
+    Ok(result)
+}

@@ -1,0 +1,627 @@
+//! The hub: registration, parallel start, the published namespace, routing
+//! of the model's calls, snapshot review, and parallel shutdown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_types::CallToolResult;
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::HubError;
+use crate::approval::ApprovalHook;
+use crate::authority::{Authority, Gate, Principal};
+use crate::backoff::Jitter;
+use crate::config::{Discovery, HubConfig, ServerSpec};
+use crate::context::Helper;
+use crate::events::{AuditSink, EventSink, HubEvent, HubEvents};
+use crate::facade::{Caller, Facade};
+use crate::fdlimit::{self, DescriptorLimit};
+use crate::lifecycle::{self, FirstOutcome};
+use crate::name::ServerName;
+use crate::namespace::{BuildSettings, Namespace, RouteTarget, ServerView};
+use crate::server::{ServerCell, ServerStatus, Teardown};
+use crate::snapshot::ToolSnapshot;
+
+/// Options of one tool call.
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    /// Overrides the server's request deadline for this call.
+    pub timeout: Option<Duration>,
+    /// Receives the raw params of each progress notification of the call.
+    pub progress: Option<mpsc::Sender<Bytes>>,
+}
+
+/// What a shutdown did.
+#[derive(Clone, Debug)]
+pub struct ShutdownReport {
+    /// How long it took.
+    pub elapsed: Duration,
+    /// Servers still running at the bound, killed.
+    pub forced: Vec<ServerName>,
+}
+
+/// Registers servers and starts a [`Hub`].
+#[derive(Debug)]
+pub struct HubBuilder {
+    config: HubConfig,
+    servers: Vec<ServerSpec>,
+    authority: Authority,
+    principal: Principal,
+    approval: Option<Arc<dyn ApprovalHook>>,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl HubBuilder {
+    /// A builder with `config`, no servers, an allow-all authority and a
+    /// principal that may use untagged servers.
+    pub fn new(config: HubConfig) -> Self {
+        Self {
+            config,
+            servers: Vec::new(),
+            authority: Authority::default(),
+            principal: Principal::new("host"),
+            approval: None,
+            audit: None,
+        }
+    }
+
+    /// Registers a server. Registration order decides collisions (`first`,
+    /// `reject`) and the order of the namespace.
+    pub fn server(mut self, spec: ServerSpec) -> Result<Self, HubError> {
+        spec.validate()?;
+        if self.servers.iter().any(|s| s.name == spec.name) {
+            return Err(HubError::DuplicateServer(spec.name));
+        }
+        if self.servers.len() >= self.config.max_servers {
+            return Err(HubError::InvalidSetting {
+                setting: "max_servers",
+                problem: "more servers than the hub's bound",
+            });
+        }
+        self.servers.push(spec);
+        Ok(self)
+    }
+
+    /// Sets the authority document.
+    pub fn authority(mut self, authority: Authority) -> Self {
+        self.authority = authority;
+        self
+    }
+
+    /// Sets the principal the hub acts for.
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// Sets the approval hook.
+    pub fn approval(mut self, hook: Arc<dyn ApprovalHook>) -> Self {
+        self.approval = Some(hook);
+        self
+    }
+
+    /// Sets a sink that receives every audit record (they also go to the
+    /// event queue, which drops on overflow).
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// Starts every server in parallel and waits until each is ready or has
+    /// failed its first start (each within its own start deadline). Fails when
+    /// a required server failed (or, under `reject`, was refused); the other
+    /// servers are then shut down. Optional servers that failed keep being
+    /// restarted in the background per their policy.
+    pub async fn start(self) -> Result<Hub, HubError> {
+        if self.config.event_queue == 0 || self.config.max_exposed_tools == 0 {
+            return Err(HubError::InvalidSetting {
+                setting: "event_queue / max_exposed_tools",
+                problem: "it must be at least 1",
+            });
+        }
+        for name in self.authority.servers.keys() {
+            if !self.servers.iter().any(|s| s.name.as_str() == name) {
+                return Err(HubError::AuthorityUnknownServer { name: name.clone() });
+            }
+        }
+        let descriptor_limit = self.config.raise_descriptor_limit.then(fdlimit::raise);
+        let (events, receiver) = EventSink::new(self.config.event_queue, self.audit);
+        let (shutdown, _) = watch::channel(false);
+        let cells: Vec<Arc<ServerCell>> = self
+            .servers
+            .into_iter()
+            .map(|spec| Arc::new(ServerCell::new(spec)))
+            .collect();
+        let index = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.spec.name.clone(), i))
+            .collect();
+        let shared = Arc::new(HubShared {
+            jitter: Jitter::new(self.config.jitter_seed),
+            config: self.config,
+            cells,
+            index,
+            events,
+            authority: self.authority,
+            principal: RwLock::new(self.principal),
+            namespace: RwLock::new(Arc::new(Namespace::default())),
+            rebuild: Mutex::new(0),
+            shutdown,
+            started: AtomicBool::new(false),
+            approval: self.approval,
+            descriptor_limit,
+        });
+        let mut supervisors = Vec::with_capacity(shared.cells.len());
+        let mut firsts = Vec::with_capacity(shared.cells.len());
+        for i in 0..shared.cells.len() {
+            let (tx, rx) = oneshot::channel::<FirstOutcome>();
+            supervisors.push(tokio::spawn(lifecycle::supervise(
+                Arc::clone(&shared),
+                i,
+                tx,
+            )));
+            firsts.push(rx);
+        }
+        let hub = Hub {
+            shared,
+            supervisors,
+            events: Mutex::new(Some(receiver)),
+            closed: false,
+        };
+        let outcomes = futures::future::join_all(firsts).await;
+        let failed_required = hub
+            .shared
+            .cells
+            .iter()
+            .zip(outcomes)
+            .find_map(|(cell, outcome)| match outcome {
+                Ok(Err(error)) if cell.spec.required => Some((cell.spec.name.clone(), error)),
+                Err(_) if cell.spec.required => {
+                    Some((cell.spec.name.clone(), Arc::new(HubError::ShuttingDown)))
+                }
+                _ => None,
+            });
+        if let Some((server, error)) = failed_required {
+            hub.shutdown().await;
+            return Err(HubError::RequiredServerFailed {
+                server,
+                source: error,
+            });
+        }
+        hub.shared.started.store(true, Ordering::Release);
+        let namespace = match hub.shared.rebuild_namespace() {
+            Ok(ns) => ns,
+            Err(e) => {
+                hub.shutdown().await;
+                return Err(e);
+            }
+        };
+        let refused = hub
+            .shared
+            .cells
+            .iter()
+            .filter(|c| c.spec.required)
+            .find_map(|c| {
+                namespace
+                    .refusal(c.spec.name.as_str())
+                    .map(|e| (c.spec.name.clone(), e))
+            });
+        if let Some((server, error)) = refused {
+            hub.shutdown().await;
+            return Err(HubError::RequiredServerFailed {
+                server,
+                source: Arc::new(error),
+            });
+        }
+        Ok(hub)
+    }
+}
+
+/// The state every part of the hub shares.
+#[derive(Debug)]
+pub(crate) struct HubShared {
+    pub(crate) config: HubConfig,
+    pub(crate) cells: Vec<Arc<ServerCell>>,
+    index: HashMap<ServerName, usize>,
+    pub(crate) events: EventSink,
+    pub(crate) jitter: Jitter,
+    pub(crate) authority: Authority,
+    principal: RwLock<Principal>,
+    namespace: RwLock<Arc<Namespace>>,
+    /// Serialises rebuilds; holds the last generation.
+    rebuild: Mutex<u64>,
+    pub(crate) shutdown: watch::Sender<bool>,
+    started: AtomicBool,
+    pub(crate) approval: Option<Arc<dyn ApprovalHook>>,
+    descriptor_limit: Option<DescriptorLimit>,
+}
+
+impl HubShared {
+    pub(crate) fn is_started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    pub(crate) fn cell(&self, server: &str) -> Result<&Arc<ServerCell>, HubError> {
+        self.index
+            .get(server)
+            .map(|&i| &self.cells[i])
+            .ok_or_else(|| HubError::UnknownServer {
+                name: server.to_owned(),
+            })
+    }
+
+    pub(crate) fn principal(&self) -> Principal {
+        read(&self.principal).clone()
+    }
+
+    pub(crate) fn namespace(&self) -> Arc<Namespace> {
+        Arc::clone(&read(&self.namespace))
+    }
+
+    /// Builds and publishes a namespace from the servers' active snapshots.
+    pub(crate) fn rebuild_namespace(&self) -> Result<Arc<Namespace>, HubError> {
+        let mut generation = lock(&self.rebuild);
+        let principal = self.principal();
+        let states: Vec<_> = self
+            .cells
+            .iter()
+            .map(|c| {
+                let state = c.state();
+                (state.active.clone(), state.info.clone())
+            })
+            .collect();
+        let views: Vec<ServerView<'_>> = self
+            .cells
+            .iter()
+            .zip(&states)
+            .map(|(cell, (snapshot, info))| {
+                let gate = Gate::new(&self.authority, &principal, cell.spec.name.as_str());
+                let helpers = match info {
+                    Some(info) if cell.spec.context_helpers => {
+                        Helper::offered(&info.capabilities, &gate)
+                    }
+                    _ => Vec::new(),
+                };
+                ServerView {
+                    name: &cell.spec.name,
+                    snapshot: snapshot.as_ref(),
+                    helpers,
+                    gate,
+                }
+            })
+            .collect();
+        let settings = BuildSettings {
+            policy: self.config.policy,
+            separator: &self.config.separator,
+            provider_safe: self.config.provider_safe_names,
+            max_exposed: self.config.max_exposed_tools,
+        };
+        match Namespace::build(&views, &settings, *generation + 1) {
+            Ok(namespace) => {
+                *generation += 1;
+                let namespace = Arc::new(namespace);
+                *write(&self.namespace) = Arc::clone(&namespace);
+                self.events.emit(HubEvent::Namespace {
+                    generation: namespace.generation(),
+                    tools: namespace.tools().len(),
+                    notes: namespace.notes().to_vec(),
+                });
+                Ok(namespace)
+            }
+            Err(error) => {
+                if let Some(copy) = error.try_clone() {
+                    self.events.emit(HubEvent::NamespaceRefused {
+                        error: Arc::new(copy),
+                    });
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Lists the tools of a lazy server that has not been listed yet.
+    pub(crate) async fn discover_cell(&self, cell: &ServerCell) -> Result<(), HubError> {
+        let _one_at_a_time = cell.discovery.lock().await;
+        if cell.state().active.is_some() {
+            return Ok(());
+        }
+        let session = cell.session()?;
+        let snapshot = lifecycle::list_snapshot(self, cell, &session).await?;
+        lifecycle::offer_snapshot(self, cell, snapshot, true);
+        Ok(())
+    }
+
+    fn undiscovered(&self) -> Vec<&Arc<ServerCell>> {
+        self.cells
+            .iter()
+            .filter(|c| {
+                let state = c.state();
+                c.spec.discovery == Discovery::Lazy
+                    && state.active.is_none()
+                    && state.session.is_some()
+            })
+            .collect()
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    // Plain data behind the lock; a panic elsewhere does not make it wrong.
+    lock.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(crate) fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Many servers behind one namespace. See the crate docs.
+///
+/// Dropping a hub without [`Hub::shutdown`] kills its servers at once
+/// (synchronously, without a grace period).
+#[derive(Debug)]
+pub struct Hub {
+    shared: Arc<HubShared>,
+    supervisors: Vec<JoinHandle<()>>,
+    events: Mutex<Option<HubEvents>>,
+    closed: bool,
+}
+
+impl Hub {
+    /// A builder.
+    pub fn builder(config: HubConfig) -> HubBuilder {
+        HubBuilder::new(config)
+    }
+
+    /// Takes the event receiver (events since start are waiting in it).
+    /// `None` after the first call.
+    pub fn take_events(&self) -> Option<HubEvents> {
+        lock(&self.events).take()
+    }
+
+    /// Events dropped because the queue was full.
+    pub fn dropped_events(&self) -> u64 {
+        self.shared.events.dropped()
+    }
+
+    /// The registered servers, in registration order.
+    pub fn servers(&self) -> Vec<ServerName> {
+        self.shared
+            .cells
+            .iter()
+            .map(|c| c.spec.name.clone())
+            .collect()
+    }
+
+    /// A server's status.
+    pub fn status(&self, server: &str) -> Result<ServerStatus, HubError> {
+        Ok(self.shared.cell(server)?.status())
+    }
+
+    /// The open-file limits before and after the start-up raise (`None`
+    /// when raising was turned off).
+    pub fn descriptor_limit(&self) -> Option<DescriptorLimit> {
+        self.shared.descriptor_limit
+    }
+
+    /// The current namespace (immutable; a change publishes a new one).
+    pub fn namespace(&self) -> Arc<Namespace> {
+        self.shared.namespace()
+    }
+
+    /// Lists the tools of every lazy server not listed yet (in parallel) and
+    /// returns the namespace after.
+    pub async fn discover(&self) -> Result<Arc<Namespace>, HubError> {
+        let pending = self.shared.undiscovered();
+        let results =
+            futures::future::join_all(pending.iter().map(|c| self.shared.discover_cell(c))).await;
+        if let Some(error) = results.into_iter().find_map(Result::err) {
+            return Err(error);
+        }
+        Ok(self.namespace())
+    }
+
+    /// Calls the tool exposed as `name` (a model's call). The route is fixed
+    /// when the call starts, so a namespace change does not redirect it.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResult, HubError> {
+        self.call_with(name, arguments, CallOptions::default())
+            .await
+    }
+
+    /// [`Hub::call`] with a deadline or a progress sink.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: CallOptions,
+    ) -> Result<CallToolResult, HubError> {
+        if self.shared.is_shutting_down() {
+            return Err(HubError::ShuttingDown);
+        }
+        let namespace = self.namespace();
+        let entry = match namespace.resolve(name) {
+            Ok(entry) => entry.clone(),
+            Err(HubError::UnknownTool { .. }) if !self.shared.undiscovered().is_empty() => {
+                // First use of a lazy server: discover, then look again.
+                let namespace = self.discover().await?;
+                namespace.resolve(name)?.clone()
+            }
+            Err(e) => return Err(e),
+        };
+        let cell = Arc::clone(self.shared.cell(entry.server().as_str())?);
+        let caller = Caller::Model { exposed_name: name };
+        match &entry.route().target {
+            RouteTarget::Tool(local) => {
+                crate::facade::call_tool(
+                    &self.shared,
+                    &cell,
+                    local,
+                    Some(entry.tool()),
+                    arguments,
+                    options,
+                    caller,
+                )
+                .await
+            }
+            RouteTarget::Helper(helper) => {
+                crate::facade::call_helper(&self.shared, &cell, *helper, name, arguments).await
+            }
+        }
+    }
+
+    /// The governed facade for host code.
+    pub fn facade(&self) -> Facade<'_> {
+        Facade::new(&self.shared)
+    }
+
+    /// The server's active snapshot.
+    pub fn active_snapshot(&self, server: &str) -> Result<Option<Arc<ToolSnapshot>>, HubError> {
+        Ok(self.shared.cell(server)?.state().active.clone())
+    }
+
+    /// The snapshot waiting for review, if any.
+    pub fn pending_snapshot(&self, server: &str) -> Result<Option<Arc<ToolSnapshot>>, HubError> {
+        Ok(self.shared.cell(server)?.state().pending.clone())
+    }
+
+    /// Adopts the pending snapshot of `generation`; returns the new namespace.
+    pub fn adopt(&self, server: &str, generation: u64) -> Result<Arc<Namespace>, HubError> {
+        let cell = self.shared.cell(server)?;
+        {
+            let mut state = cell.state();
+            match state.pending.take() {
+                Some(p) if p.generation() == generation => {
+                    let diff = p.diff(state.active.as_deref());
+                    state.active = Some(p);
+                    self.shared.events.emit(HubEvent::SnapshotAdopted {
+                        server: cell.spec.name.clone(),
+                        generation,
+                        diff,
+                    });
+                }
+                other => {
+                    state.pending = other;
+                    return Err(HubError::NoPendingSnapshot {
+                        server: cell.spec.name.clone(),
+                        generation,
+                    });
+                }
+            }
+        }
+        self.shared.rebuild_namespace()
+    }
+
+    /// Discards the pending snapshot of `generation`.
+    pub fn discard(&self, server: &str, generation: u64) -> Result<(), HubError> {
+        let cell = self.shared.cell(server)?;
+        let mut state = cell.state();
+        match &state.pending {
+            Some(p) if p.generation() == generation => {
+                state.pending = None;
+                Ok(())
+            }
+            _ => Err(HubError::NoPendingSnapshot {
+                server: cell.spec.name.clone(),
+                generation,
+            }),
+        }
+    }
+
+    /// Acts for `principal` from now on; returns the namespace published for
+    /// it. Calls already running keep the route they started with.
+    pub fn set_principal(&self, principal: Principal) -> Result<Arc<Namespace>, HubError> {
+        *write(&self.shared.principal) = principal;
+        self.shared.rebuild_namespace()
+    }
+
+    /// Shuts every server down in parallel (close stdin, grace, SIGTERM,
+    /// grace, SIGKILL for stdio children), within
+    /// [`HubConfig::shutdown_timeout`]; servers still running then are
+    /// killed. Calls in flight fail with [`HubError::ShuttingDown`].
+    pub async fn shutdown(mut self) -> ShutdownReport {
+        self.close().await
+    }
+
+    async fn close(&mut self) -> ShutdownReport {
+        let began = Instant::now();
+        self.closed = true;
+        self.shared.shutdown.send_replace(true);
+        let cells = &self.shared.cells;
+        let done: Vec<AtomicBool> = cells.iter().map(|_| AtomicBool::new(false)).collect();
+        let stops = cells.iter().zip(&done).map(|(cell, done)| async move {
+            let Teardown { session, control } = cell.take_for_shutdown();
+            if let Some(control) = &control {
+                control.shutdown().await;
+            }
+            // In-flight calls may still hold the session; its connection is
+            // closed now, so they fail promptly.
+            drop(session);
+            done.store(true, Ordering::Release);
+        });
+        let bound = self.shared.config.shutdown_timeout;
+        let all = futures::future::join_all(stops);
+        let forced = if tokio::time::timeout(bound, all).await.is_ok() {
+            Vec::new()
+        } else {
+            cells
+                .iter()
+                .zip(&done)
+                .filter(|(_, d)| !d.load(Ordering::Acquire))
+                .map(|(cell, _)| {
+                    cell.kill();
+                    cell.spec.name.clone()
+                })
+                .collect()
+        };
+        // Supervisors see the signal and end at once; give them a moment to
+        // report `Stopped`, then stop waiting.
+        let supervisors = std::mem::take(&mut self.supervisors);
+        let aborts: Vec<_> = supervisors.iter().map(JoinHandle::abort_handle).collect();
+        if tokio::time::timeout(
+            Duration::from_secs(2),
+            futures::future::join_all(supervisors),
+        )
+        .await
+        .is_err()
+        {
+            aborts.iter().for_each(tokio::task::AbortHandle::abort);
+        }
+        ShutdownReport {
+            elapsed: began.elapsed(),
+            forced,
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        // Synchronous only: signal, kill, abort.
+        self.shared.shutdown.send_replace(true);
+        for cell in &self.shared.cells {
+            cell.kill();
+        }
+        for task in &self.supervisors {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! One supervisor task per server: start, watch, restart with back-off.
+//!
+//! ```text
+//!            ┌──────────── back-off (restart: backoff) ◄──────────┐
+//!            ▼                                                     │
+//!  Starting ──ok──► Ready ──(session closed)──► failure ───────────┤
+//!     │                                                            │
+//!     └────────────err────────────────────────► failure ───────────┘
+//!                                                   │ restart: never, or a
+//!                                                   ▼ required first start
+//!                                                 Failed
+//!  any state ──shutdown──► Stopped
+//! ```
+//!
+//! A failure is a start that did not reach ready or a session that died
+//! before it had been up for the back-off's `stable_after`; a longer-lived
+//! session resets the count first. The host hears of every step
+//! ([`crate::HubEvent`]) and once per streak when the count reaches
+//! `notify_after`. Requests in flight when a session dies fail with
+//! [`crate::HubError::ServerDied`] and are never replayed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_session::{Ready, Session, SessionError, SessionEvent, SessionEvents};
+use mcp_transport::{CloseReason, ExitInfo};
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+use crate::HubError;
+use crate::backoff;
+use crate::config::{Adoption, Discovery, RestartPolicy};
+use crate::events::HubEvent;
+use crate::hub::HubShared;
+use crate::retry::{Repeatable, with_retry};
+use crate::server::{ServerCell, ServerStatusKind};
+use crate::snapshot::ToolSnapshot;
+
+/// The result of a first start, for the hub's start barrier.
+pub(crate) type FirstOutcome = Result<(), Arc<HubError>>;
+
+struct Started {
+    session: Arc<Session<Ready>>,
+    events: Option<SessionEvents>,
+    snapshot: Option<Arc<ToolSnapshot>>,
+}
+
+enum End {
+    Shutdown,
+    Died(ExitInfo),
+}
+
+/// Runs one server until the hub shuts down.
+pub(crate) async fn supervise(
+    hub: Arc<HubShared>,
+    index: usize,
+    first: oneshot::Sender<FirstOutcome>,
+) {
+    let cell = Arc::clone(&hub.cells[index]);
+    let name = cell.spec.name.clone();
+    let mut shutdown = hub.shutdown.subscribe();
+    let mut first = Some(first);
+    let mut attempt: u32 = 0;
+    'life: loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        cell.state().kind = ServerStatusKind::Starting;
+        hub.events.emit(HubEvent::Starting {
+            server: name.clone(),
+            attempt,
+        });
+        let outcome = tokio::select! {
+            biased;
+            _ = stopped(&mut shutdown) => break 'life,
+            r = start_once(&hub, &cell) => r,
+        };
+        let failure = match outcome {
+            Ok(Started {
+                session,
+                events,
+                snapshot,
+            }) => {
+                let info = cell.install(Arc::clone(&session));
+                hub.events.emit(HubEvent::Ready {
+                    server: name.clone(),
+                    era: info.era,
+                    version: info.version,
+                    tools: snapshot.as_ref().map(|s| s.tools().len()),
+                });
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(()));
+                }
+                if let Some(snapshot) = snapshot {
+                    offer_snapshot(&hub, &cell, snapshot, false);
+                }
+                // A restart may bring new tools or capabilities (helpers).
+                if hub.is_started() {
+                    let _ = hub.rebuild_namespace();
+                }
+                let up = Instant::now();
+                let end = watch_session(&hub, &cell, &session, events, &mut shutdown).await;
+                drop(session);
+                let exit = match end {
+                    End::Shutdown => break 'life,
+                    End::Died(exit) => exit,
+                };
+                let mut state = cell.state();
+                state.session = None;
+                if let RestartPolicy::Backoff(b) = &cell.spec.restart
+                    && up.elapsed() >= b.stable_after
+                {
+                    state.consecutive_failures = 0;
+                }
+                Arc::new(HubError::Exited {
+                    server: name.clone(),
+                    exit,
+                })
+            }
+            Err(e) => Arc::new(e),
+        };
+        let failures = {
+            let mut state = cell.state();
+            state.consecutive_failures = state.consecutive_failures.saturating_add(1);
+            state.last_error = Some(Arc::clone(&failure));
+            state.consecutive_failures
+        };
+        tracing::debug!(server = %name, error = %failure, failures, "server failed");
+        hub.events.emit(HubEvent::Failed {
+            server: name.clone(),
+            error: Arc::clone(&failure),
+        });
+        let required_first = first.is_some() && cell.spec.required;
+        if let Some(tx) = first.take() {
+            let _ = tx.send(Err(Arc::clone(&failure)));
+        }
+        let backoff = match &cell.spec.restart {
+            RestartPolicy::Backoff(b) if !required_first => b,
+            // Never restarted: a stateful server, or a required server whose
+            // failure is failing the hub's start right now.
+            _ => {
+                cell.state().kind = ServerStatusKind::Failed;
+                stopped(&mut shutdown).await;
+                break 'life;
+            }
+        };
+        if failures == backoff.notify_after {
+            hub.events.emit(HubEvent::RepeatedFailures {
+                server: name.clone(),
+                consecutive: failures,
+            });
+        }
+        attempt = attempt.saturating_add(1);
+        let delay = backoff::delay(
+            backoff.initial,
+            backoff.max,
+            backoff.jitter,
+            failures,
+            hub.jitter.unit(),
+        );
+        {
+            let mut state = cell.state();
+            state.kind = ServerStatusKind::Restarting;
+            state.restarts = attempt;
+        }
+        hub.events.emit(HubEvent::Restarting {
+            server: name.clone(),
+            attempt,
+            delay,
+        });
+        tokio::select! {
+            biased;
+            _ = stopped(&mut shutdown) => break 'life,
+            _ = tokio::time::sleep(delay) => {}
+        }
+    }
+    cell.state().kind = ServerStatusKind::Stopped;
+    hub.events.emit(HubEvent::Stopped { server: name });
+}
+
+/// Resolves when the hub shuts down (or is gone).
+async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|s| *s).await;
+}
+
+/// Connect, negotiate and (eagerly) discover, within the start deadline.
+async fn start_once(hub: &HubShared, cell: &ServerCell) -> Result<Started, HubError> {
+    let spec = &cell.spec;
+    let name = &spec.name;
+    let start = async {
+        let session = Session::connect(Arc::clone(&cell.connector), spec.session.clone())
+            .await
+            .map_err(|e| start_error(cell, e))?;
+        let mut session = session
+            .negotiate(spec.negotiation)
+            .await
+            .map_err(|f| start_error(cell, f.into_error()))?;
+        let events = session.take_events();
+        let session = Arc::new(session);
+        let snapshot = match spec.discovery {
+            Discovery::Eager => Some(list_snapshot(hub, cell, &session).await?),
+            Discovery::Lazy => None,
+        };
+        Ok(Started {
+            session,
+            events,
+            snapshot,
+        })
+    };
+    match tokio::time::timeout(spec.start_timeout, start).await {
+        Ok(result) => result,
+        Err(_) => Err(HubError::StartTimeout {
+            server: name.clone(),
+            after: spec.start_timeout,
+        }),
+    }
+}
+
+/// A server that ends during its start has exited, not "died under a call".
+fn start_error(cell: &ServerCell, error: SessionError) -> HubError {
+    match error {
+        SessionError::Dead(exit) => HubError::Exited {
+            server: cell.spec.name.clone(),
+            exit,
+        },
+        other => HubError::from_session(&cell.spec.name, "initialize", other),
+    }
+}
+
+/// Lists every tool (all pages, bounded) into a new snapshot.
+pub(crate) async fn list_snapshot(
+    hub: &HubShared,
+    cell: &ServerCell,
+    session: &Session<Ready>,
+) -> Result<Arc<ToolSnapshot>, HubError> {
+    let name = &cell.spec.name;
+    let catalog = with_retry(
+        &cell.spec.retry,
+        Repeatable::Idempotent,
+        &hub.jitter,
+        || session.list_tools(),
+    )
+    .await
+    .map_err(|e| HubError::from_session(name, "tools/list", e))?;
+    Ok(Arc::new(ToolSnapshot::new(
+        name.clone(),
+        cell.next_generation(),
+        catalog.tools(),
+    )))
+}
+
+/// Makes `snapshot` active, or holds it for review, or drops it when nothing
+/// changed. Returns whether the active snapshot changed.
+pub(crate) fn offer_snapshot(
+    hub: &HubShared,
+    cell: &ServerCell,
+    snapshot: Arc<ToolSnapshot>,
+    rebuild: bool,
+) -> bool {
+    let server = cell.spec.name.clone();
+    let generation = snapshot.generation();
+    let (changed, event) = {
+        let mut state = cell.state();
+        match &state.active {
+            // The first listing is the baseline the host reviews changes
+            // against: it is always adopted.
+            None => {
+                let diff = snapshot.diff(None);
+                state.active = Some(snapshot);
+                let event = HubEvent::SnapshotAdopted {
+                    server,
+                    generation,
+                    diff,
+                };
+                (true, Some(event))
+            }
+            Some(active) if active.same_tools(&snapshot) => {
+                state.pending = None;
+                (false, None)
+            }
+            Some(active) => {
+                let diff = snapshot.diff(Some(active));
+                match cell.spec.adoption {
+                    Adoption::Automatic => {
+                        state.active = Some(snapshot);
+                        state.pending = None;
+                        let event = HubEvent::SnapshotAdopted {
+                            server,
+                            generation,
+                            diff,
+                        };
+                        (true, Some(event))
+                    }
+                    Adoption::Review => {
+                        state.pending = Some(snapshot);
+                        let event = HubEvent::SnapshotPending {
+                            server,
+                            generation,
+                            diff,
+                        };
+                        (false, Some(event))
+                    }
+                }
+            }
+        }
+    };
+    if let Some(event) = event {
+        hub.events.emit(event);
+    }
+    if changed && rebuild && hub.is_started() {
+        let _ = hub.rebuild_namespace();
+    }
+    changed
+}
+
+/// Follows the session's events until it ends or the hub shuts down;
+/// refreshes the tool snapshot on `notifications/tools/list_changed`.
+async fn watch_session(
+    hub: &HubShared,
+    cell: &ServerCell,
+    session: &Session<Ready>,
+    events: Option<SessionEvents>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> End {
+    let Some(mut events) = events else {
+        // Cannot happen (a fresh session always has its events); watch the
+        // connection state instead.
+        loop {
+            tokio::select! {
+                biased;
+                _ = stopped(shutdown) => return End::Shutdown,
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {
+                    if session.is_closed() {
+                        return End::Died(ExitInfo::without_process(CloseReason::EndOfStream));
+                    }
+                }
+            }
+        }
+    };
+    loop {
+        let event = tokio::select! {
+            biased;
+            _ = stopped(shutdown) => return End::Shutdown,
+            event = events.next() => event,
+        };
+        match event {
+            None => return End::Died(ExitInfo::without_process(CloseReason::EndOfStream)),
+            Some(SessionEvent::Closed(exit)) => return End::Died(exit),
+            Some(SessionEvent::Notification { method, .. })
+                if method == "notifications/tools/list_changed" =>
+            {
+                // Coalesce a burst into one listing.
+                while let Some(next) = events.try_next() {
+                    if let SessionEvent::Closed(exit) = next {
+                        return End::Died(exit);
+                    }
+                }
+                tokio::select! {
+                    biased;
+                    _ = stopped(shutdown) => return End::Shutdown,
+                    _ = refresh(hub, cell, session) => {}
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// Lists the tools again after `list_changed` (only once the server was
+/// discovered: a lazy server lists on first use anyway).
+async fn refresh(hub: &HubShared, cell: &ServerCell, session: &Session<Ready>) {
+    let _one_at_a_time = cell.discovery.lock().await;
+    if cell.state().active.is_none() {
+        return;
+    }
+    match list_snapshot(hub, cell, session).await {
+        Ok(snapshot) => {
+            offer_snapshot(hub, cell, snapshot, true);
+        }
+        Err(e) => {
+            tracing::warn!(server = %cell.spec.name, error = %e, "listing tools after list_changed failed");
+        }
+    }
+}

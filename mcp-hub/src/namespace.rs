@@ -1,0 +1,502 @@
+//! The merged namespace: every exposed name mapped to a route (server, local
+//! name), built from the servers' active snapshots under the host's collision
+//! policy and authority.
+//!
+//! A namespace is immutable. Building one reads the servers in registration
+//! order only, so the outcome never depends on the order in which servers
+//! finished starting or were discovered. A call resolves its name against
+//! the namespace current when it starts and keeps that route, so the surface
+//! never changes underneath an in-flight call.
+//!
+//! Under every policy, a name two routes would claim (for example a tool
+//! literally called `notes/search` on `files` next to `notes`'s qualified
+//! `search`) is exposed by neither and noted as a conflict; a helper tool
+//! never takes a name a real tool has.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_types::Tool;
+
+use crate::HubError;
+use crate::authority::Gate;
+use crate::config::CollisionPolicy;
+use crate::context::Helper;
+use crate::name::{Separator, ServerName};
+use crate::safe_names;
+use crate::snapshot::ToolSnapshot;
+
+/// Where an exposed name leads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// The server.
+    pub server: ServerName,
+    /// What on the server.
+    pub target: RouteTarget,
+}
+
+/// The thing a route calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteTarget {
+    /// A tool, by its local name on the server.
+    Tool(String),
+    /// A context helper.
+    Helper(Helper),
+}
+
+#[derive(Clone, Debug)]
+enum ToolRef {
+    Snapshot(Arc<ToolSnapshot>, usize),
+    Helper(Arc<Tool>),
+}
+
+/// One tool in the namespace.
+#[derive(Clone, Debug)]
+pub struct ExposedTool {
+    name: String,
+    aliases: Vec<String>,
+    route: Route,
+    tool: ToolRef,
+}
+
+impl ExposedTool {
+    /// The name to show a model (the bare name when that is exposed, else the
+    /// qualified one).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Other exposed names routing to the same tool (under `prefix`: the
+    /// qualified name of a tool whose bare name is exposed too).
+    pub fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    /// Where calls go.
+    pub fn route(&self) -> &Route {
+        &self.route
+    }
+
+    /// The server.
+    pub fn server(&self) -> &ServerName {
+        &self.route.server
+    }
+
+    /// The tool's definition as the server sent it (its name is the local
+    /// name; its annotations are the server's raw hints, never policy). For
+    /// a helper, the hub's own definition.
+    pub fn tool(&self) -> &Tool {
+        match &self.tool {
+            ToolRef::Snapshot(snapshot, i) => &snapshot.tools()[*i],
+            ToolRef::Helper(tool) => tool,
+        }
+    }
+
+    /// Whether this is a context helper rather than a server tool.
+    pub fn is_helper(&self) -> bool {
+        matches!(self.route.target, RouteTarget::Helper(_))
+    }
+}
+
+/// Something about a namespace the host may want to show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NamespaceNote {
+    /// `first`: `server`'s `tool` is reachable only qualified because an
+    /// earlier-registered server keeps the bare name.
+    Shadowed {
+        /// The later server.
+        server: ServerName,
+        /// The tool.
+        tool: String,
+        /// The server keeping the bare name.
+        kept_by: ServerName,
+    },
+    /// `reject`: `server` is refused because its `tool` collides.
+    Refused {
+        /// The refused server.
+        server: ServerName,
+        /// The first colliding tool (in the server's order).
+        tool: String,
+        /// The earlier-registered server.
+        existing: ServerName,
+    },
+    /// Two routes claimed the same name; neither is exposed under it.
+    NameConflict {
+        /// The name.
+        name: String,
+        /// The servers involved, in registration order.
+        servers: Vec<ServerName>,
+    },
+    /// A helper was left out because a real tool has its name.
+    HelperSkipped {
+        /// The server.
+        server: ServerName,
+        /// The helper.
+        helper: Helper,
+    },
+}
+
+/// What one server contributes to a build.
+#[derive(Debug)]
+pub(crate) struct ServerView<'a> {
+    pub(crate) name: &'a ServerName,
+    pub(crate) snapshot: Option<&'a Arc<ToolSnapshot>>,
+    pub(crate) helpers: Vec<Helper>,
+    pub(crate) gate: Gate<'a>,
+}
+
+/// Settings of a build.
+#[derive(Debug)]
+pub(crate) struct BuildSettings<'a> {
+    pub(crate) policy: CollisionPolicy,
+    pub(crate) separator: &'a Separator,
+    pub(crate) provider_safe: bool,
+    pub(crate) max_exposed: usize,
+}
+
+/// The merged, published tool surface.
+#[derive(Debug, Default)]
+pub struct Namespace {
+    generation: u64,
+    entries: Vec<ExposedTool>,
+    by_name: HashMap<String, usize>,
+    ambiguous: HashMap<String, Vec<String>>,
+    notes: Vec<NamespaceNote>,
+    provider_safe: bool,
+}
+
+impl Namespace {
+    /// Counts namespaces: each rebuild takes the next number.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The exposed tools: registration order, then each server's order, its
+    /// helpers last.
+    pub fn tools(&self) -> &[ExposedTool] {
+        &self.entries
+    }
+
+    /// Every routable name (each tool's name, then its aliases).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().flat_map(|e| {
+            std::iter::once(e.name.as_str()).chain(e.aliases.iter().map(String::as_str))
+        })
+    }
+
+    /// Notes on the build (shadowed names, refused servers, conflicts).
+    pub fn notes(&self) -> &[NamespaceNote] {
+        &self.notes
+    }
+
+    /// Whether every exposed name is provider-safe by construction.
+    pub fn is_provider_safe(&self) -> bool {
+        self.provider_safe
+    }
+
+    /// The tool exposed as `name`; an ambiguous bare name is refused listing
+    /// the names it could mean.
+    pub fn resolve(&self, name: &str) -> Result<&ExposedTool, HubError> {
+        if let Some(&i) = self.by_name.get(name) {
+            return Ok(&self.entries[i]);
+        }
+        if let Some(candidates) = self.ambiguous.get(name) {
+            return Err(HubError::Ambiguous {
+                name: name.to_owned(),
+                candidates: candidates.clone(),
+            });
+        }
+        Err(HubError::UnknownTool {
+            name: name.to_owned(),
+        })
+    }
+
+    /// The route of `name` (see [`Namespace::resolve`]).
+    pub fn route(&self, name: &str) -> Result<Route, HubError> {
+        self.resolve(name).map(|e| e.route.clone())
+    }
+
+    /// Under `reject`: why `server` was refused, if it was.
+    pub fn refusal(&self, server: &str) -> Option<HubError> {
+        self.notes.iter().find_map(|n| match n {
+            NamespaceNote::Refused {
+                server: s,
+                tool,
+                existing,
+            } if s.as_str() == server => Some(HubError::Collision {
+                server: s.clone(),
+                tool: tool.clone(),
+                existing: existing.clone(),
+            }),
+            _ => None,
+        })
+    }
+
+    /// Builds a namespace from `views` (in registration order).
+    pub(crate) fn build(
+        views: &[ServerView<'_>],
+        settings: &BuildSettings<'_>,
+        generation: u64,
+    ) -> Result<Namespace, HubError> {
+        let mut builder = Builder::default();
+        let published: Vec<Vec<usize>> = views.iter().map(published_tools).collect();
+
+        // Which servers publish each bare name, in registration order.
+        let mut owners: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (s, view) in views.iter().enumerate() {
+            if let Some(snapshot) = view.snapshot {
+                for &i in &published[s] {
+                    owners
+                        .entry(snapshot.tools()[i].name.as_str())
+                        .or_default()
+                        .push(s);
+                }
+            }
+        }
+
+        let mut accepted: HashMap<&str, usize> = HashMap::new();
+        for (s, view) in views.iter().enumerate() {
+            let Some(snapshot) = view.snapshot else {
+                continue;
+            };
+            if settings.policy == CollisionPolicy::Reject {
+                let clash = published[s].iter().find_map(|&i| {
+                    let local = snapshot.tools()[i].name.as_str();
+                    accepted.get(local).map(|&other| (local, other))
+                });
+                if let Some((tool, other)) = clash {
+                    builder.notes.push(NamespaceNote::Refused {
+                        server: view.name.clone(),
+                        tool: tool.to_owned(),
+                        existing: views[other].name.clone(),
+                    });
+                    continue;
+                }
+            }
+            for &i in &published[s] {
+                let local = snapshot.tools()[i].name.as_str();
+                let qualified = settings.separator.qualify(view.name, local);
+                let sharers = owners.get(local).map_or(&[][..], Vec::as_slice);
+                let (name, aliases) = match settings.policy {
+                    CollisionPolicy::Prefix if sharers.len() == 1 => {
+                        (local.to_owned(), vec![qualified])
+                    }
+                    CollisionPolicy::Prefix => (qualified, Vec::new()),
+                    CollisionPolicy::First if sharers.first() == Some(&s) => {
+                        (local.to_owned(), Vec::new())
+                    }
+                    CollisionPolicy::First => {
+                        let kept_by = sharers.first().map_or(s, |&o| o);
+                        builder.notes.push(NamespaceNote::Shadowed {
+                            server: view.name.clone(),
+                            tool: local.to_owned(),
+                            kept_by: views[kept_by].name.clone(),
+                        });
+                        (qualified, Vec::new())
+                    }
+                    CollisionPolicy::Reject => {
+                        accepted.insert(local, s);
+                        (local.to_owned(), Vec::new())
+                    }
+                };
+                builder.entries.push(ExposedTool {
+                    name,
+                    aliases,
+                    route: Route {
+                        server: view.name.clone(),
+                        target: RouteTarget::Tool(local.to_owned()),
+                    },
+                    tool: ToolRef::Snapshot(Arc::clone(snapshot), i),
+                });
+            }
+        }
+        if settings.policy == CollisionPolicy::Prefix {
+            for (local, sharers) in &owners {
+                if sharers.len() > 1 {
+                    let candidates = sharers
+                        .iter()
+                        .map(|&s| settings.separator.qualify(views[s].name, local))
+                        .collect();
+                    builder.ambiguous.insert((*local).to_owned(), candidates);
+                }
+            }
+        }
+        builder.drop_conflicts(views);
+        builder.add_helpers(views, settings.separator);
+        if settings.provider_safe {
+            builder.make_provider_safe()?;
+        }
+        builder.finish(generation, settings)
+    }
+}
+
+/// Indices of the snapshot's tools the gate lets through.
+fn published_tools(view: &ServerView<'_>) -> Vec<usize> {
+    let Some(snapshot) = view.snapshot else {
+        return Vec::new();
+    };
+    snapshot
+        .tools()
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| view.gate.tool(&t.name).is_ok())
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[derive(Default)]
+struct Builder {
+    entries: Vec<ExposedTool>,
+    ambiguous: HashMap<String, Vec<String>>,
+    notes: Vec<NamespaceNote>,
+}
+
+impl Builder {
+    /// Removes every name more than one entry claims (and ambiguous bare
+    /// names that a route claims); entries left without any name are dropped.
+    fn drop_conflicts(&mut self, views: &[ServerView<'_>]) {
+        let mut claims: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            for n in std::iter::once(&e.name).chain(&e.aliases) {
+                claims.entry(n.clone()).or_default().push(i);
+            }
+        }
+        // An ambiguous bare name is a claim too: a route under the same
+        // name would make `resolve` silently pick it.
+        for name in self.ambiguous.keys() {
+            if let Some(v) = claims.get_mut(name) {
+                v.push(usize::MAX);
+            }
+        }
+        let mut conflicted: Vec<(String, Vec<usize>)> =
+            claims.into_iter().filter(|(_, v)| v.len() > 1).collect();
+        if conflicted.is_empty() {
+            return;
+        }
+        conflicted.sort();
+        let order: HashMap<&ServerName, usize> =
+            views.iter().enumerate().map(|(i, v)| (v.name, i)).collect();
+        for (name, claimants) in &conflicted {
+            let mut servers: Vec<ServerName> = claimants
+                .iter()
+                .filter_map(|&i| self.entries.get(i).map(|e| e.route.server.clone()))
+                .collect();
+            servers.sort_by_key(|s| order.get(s).copied().unwrap_or(usize::MAX));
+            servers.dedup();
+            self.notes.push(NamespaceNote::NameConflict {
+                name: name.clone(),
+                servers,
+            });
+            for &i in claimants {
+                let Some(e) = self.entries.get_mut(i) else {
+                    continue;
+                };
+                e.aliases.retain(|a| a != name);
+                if &e.name == name {
+                    e.name = if e.aliases.is_empty() {
+                        String::new()
+                    } else {
+                        e.aliases.remove(0)
+                    };
+                }
+            }
+            self.ambiguous.remove(name);
+        }
+        self.entries.retain(|e| !e.name.is_empty());
+    }
+
+    fn add_helpers(&mut self, views: &[ServerView<'_>], separator: &Separator) {
+        let taken: std::collections::HashSet<String> = self
+            .entries
+            .iter()
+            .flat_map(|e| std::iter::once(e.name.clone()).chain(e.aliases.iter().cloned()))
+            .chain(self.ambiguous.keys().cloned())
+            .collect();
+        // Helpers go right after their server's tools.
+        let mut out = Vec::with_capacity(self.entries.len());
+        let mut rest = std::mem::take(&mut self.entries).into_iter().peekable();
+        for view in views {
+            while let Some(e) = rest.next_if(|e| &e.route.server == view.name) {
+                out.push(e);
+            }
+            for &helper in &view.helpers {
+                let name = separator.qualify(view.name, helper.local_name());
+                if taken.contains(&name) {
+                    self.notes.push(NamespaceNote::HelperSkipped {
+                        server: view.name.clone(),
+                        helper,
+                    });
+                    continue;
+                }
+                out.push(ExposedTool {
+                    name,
+                    aliases: Vec::new(),
+                    route: Route {
+                        server: view.name.clone(),
+                        target: RouteTarget::Helper(helper),
+                    },
+                    tool: ToolRef::Helper(Arc::new(helper.definition(view.name.as_str()))),
+                });
+            }
+        }
+        out.extend(rest);
+        self.entries = out;
+    }
+
+    fn make_provider_safe(&mut self) -> Result<(), HubError> {
+        let mut all: Vec<&str> = Vec::new();
+        for e in &self.entries {
+            all.push(&e.name);
+            all.extend(e.aliases.iter().map(String::as_str));
+        }
+        all.extend(self.ambiguous.keys().map(String::as_str));
+        for candidates in self.ambiguous.values() {
+            all.extend(candidates.iter().map(String::as_str));
+        }
+        all.sort_unstable();
+        all.dedup();
+        let map = safe_names::make_safe(&all)?;
+        let rename = |n: &mut String| {
+            if let Some(safe) = map.get(n.as_str()) {
+                *n = safe.clone();
+            }
+        };
+        for e in &mut self.entries {
+            rename(&mut e.name);
+            e.aliases.iter_mut().for_each(rename);
+        }
+        let ambiguous = std::mem::take(&mut self.ambiguous);
+        for (mut name, mut candidates) in ambiguous {
+            rename(&mut name);
+            candidates.iter_mut().for_each(rename);
+            self.ambiguous.insert(name, candidates);
+        }
+        Ok(())
+    }
+
+    fn finish(self, generation: u64, settings: &BuildSettings<'_>) -> Result<Namespace, HubError> {
+        let mut by_name = HashMap::with_capacity(self.entries.len() * 2);
+        for (i, e) in self.entries.iter().enumerate() {
+            for n in std::iter::once(&e.name).chain(&e.aliases) {
+                by_name.insert(n.clone(), i);
+            }
+        }
+        if by_name.len() > settings.max_exposed {
+            return Err(HubError::NamespaceTooLarge {
+                limit: settings.max_exposed,
+            });
+        }
+        Ok(Namespace {
+            generation,
+            entries: self.entries,
+            by_name,
+            ambiguous: self.ambiguous,
+            notes: self.notes,
+            provider_safe: settings.provider_safe,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+//! Namespace builds: every policy, the authority intersection, conflicts,
+//! helpers and provider-safe names, on snapshots built in memory.
+
+use std::sync::Arc;
+
+use mcp_types::{JsonSchemaDoc, Tool};
+
+use super::*;
+use crate::authority::{Authority, Principal, ServerAuthority};
+
+fn snapshot(server: &str, generation: u64, tools: &[&str]) -> Arc<ToolSnapshot> {
+    let tools: Vec<Tool> = tools
+        .iter()
+        .map(|n| Tool::new(*n, JsonSchemaDoc::empty_object()))
+        .collect();
+    Arc::new(ToolSnapshot::new(
+        ServerName::new(server).unwrap(),
+        generation,
+        &tools,
+    ))
+}
+
+struct Fixture {
+    names: Vec<ServerName>,
+    snapshots: Vec<Arc<ToolSnapshot>>,
+    helpers: Vec<Vec<Helper>>,
+    authority: Authority,
+    principal: Principal,
+}
+
+impl Fixture {
+    fn classic() -> Self {
+        Self::of(&[
+            ("notes", &["search", "create"][..]),
+            ("files", &["read", "search"][..]),
+            ("github", &["list_issues", "open_pr", "search"][..]),
+        ])
+    }
+
+    fn of(servers: &[(&str, &[&str])]) -> Self {
+        Self {
+            names: servers
+                .iter()
+                .map(|(n, _)| ServerName::new(n).unwrap())
+                .collect(),
+            snapshots: servers
+                .iter()
+                .enumerate()
+                .map(|(i, (n, t))| snapshot(n, i as u64 + 1, t))
+                .collect(),
+            helpers: vec![Vec::new(); servers.len()],
+            authority: Authority::default(),
+            principal: Principal::new("me"),
+        }
+    }
+
+    fn build_bounded(
+        &self,
+        policy: CollisionPolicy,
+        separator: &Separator,
+        safe: bool,
+        max_exposed: usize,
+    ) -> Result<Namespace, HubError> {
+        let views: Vec<ServerView<'_>> = self
+            .names
+            .iter()
+            .zip(&self.snapshots)
+            .zip(&self.helpers)
+            .map(|((name, snapshot), helpers)| ServerView {
+                name,
+                snapshot: Some(snapshot),
+                helpers: helpers.clone(),
+                gate: Gate::new(&self.authority, &self.principal, name.as_str()),
+            })
+            .collect();
+        Namespace::build(
+            &views,
+            &BuildSettings {
+                policy,
+                separator,
+                provider_safe: safe,
+                max_exposed,
+            },
+            1,
+        )
+    }
+
+    fn build_with(
+        &self,
+        policy: CollisionPolicy,
+        separator: &Separator,
+        safe: bool,
+    ) -> Result<Namespace, HubError> {
+        self.build_bounded(policy, separator, safe, 1000)
+    }
+
+    fn build(&self, policy: CollisionPolicy) -> Namespace {
+        self.build_with(policy, &Separator::default(), false)
+            .unwrap()
+    }
+}
+
+fn names(ns: &Namespace) -> Vec<&str> {
+    ns.tools().iter().map(ExposedTool::name).collect()
+}
+
+fn routes_to(ns: &Namespace, name: &str, server: &str, tool: &str) {
+    let route = ns.route(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(route.server.as_str(), server, "{name}");
+    assert_eq!(route.target, RouteTarget::Tool(tool.to_owned()), "{name}");
+}
+
+#[test]
+fn prefix_exposes_every_tool_qualified_and_unique_ones_bare() {
+    let ns = Fixture::classic().build(CollisionPolicy::Prefix);
+    for (server, tool) in [
+        ("notes", "search"),
+        ("notes", "create"),
+        ("files", "read"),
+        ("files", "search"),
+        ("github", "list_issues"),
+        ("github", "open_pr"),
+        ("github", "search"),
+    ] {
+        routes_to(&ns, &format!("{server}/{tool}"), server, tool);
+    }
+    for (bare, server) in [
+        ("create", "notes"),
+        ("read", "files"),
+        ("list_issues", "github"),
+        ("open_pr", "github"),
+    ] {
+        routes_to(&ns, bare, server, bare);
+    }
+    // 7 tools qualified (the issue counts 8, but 2 + 2 + 3 is 7) and the 4
+    // unique ones bare.
+    assert_eq!(ns.names().count(), 11);
+    match ns.route("search") {
+        Err(HubError::Ambiguous { name, candidates }) => {
+            assert_eq!(name, "search");
+            assert_eq!(
+                candidates,
+                ["notes/search", "files/search", "github/search"]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let err = ns.route("search").unwrap_err().to_string();
+    assert!(
+        err.contains("notes/search, files/search, github/search"),
+        "{err}"
+    );
+    assert!(matches!(
+        ns.route("nope"),
+        Err(HubError::UnknownTool { .. })
+    ));
+    // The model sees each tool once, by its shortest exposed name.
+    assert_eq!(
+        names(&ns),
+        [
+            "notes/search",
+            "create",
+            "read",
+            "files/search",
+            "list_issues",
+            "open_pr",
+            "github/search"
+        ]
+    );
+}
+
+#[test]
+fn first_keeps_the_bare_name_for_the_first_registration() {
+    let ns = Fixture::classic().build(CollisionPolicy::First);
+    assert_eq!(
+        names(&ns),
+        [
+            "search",
+            "create",
+            "read",
+            "files/search",
+            "list_issues",
+            "open_pr",
+            "github/search"
+        ]
+    );
+    assert_eq!(ns.names().count(), 7);
+    routes_to(&ns, "search", "notes", "search");
+    routes_to(&ns, "files/search", "files", "search");
+    routes_to(&ns, "github/search", "github", "search");
+    assert!(ns.route("notes/search").is_err());
+    let shadowed: Vec<_> = ns
+        .notes()
+        .iter()
+        .filter_map(|n| match n {
+            NamespaceNote::Shadowed {
+                server,
+                kept_by,
+                tool,
+            } => Some((server.as_str(), tool.as_str(), kept_by.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        shadowed,
+        [("files", "search", "notes"), ("github", "search", "notes")]
+    );
+}
+
+#[test]
+fn reject_refuses_later_servers_naming_the_colliding_tool() {
+    let ns = Fixture::classic().build(CollisionPolicy::Reject);
+    assert_eq!(names(&ns), ["search", "create"]);
+    for server in ["files", "github"] {
+        match ns.refusal(server) {
+            Some(HubError::Collision {
+                server: s,
+                tool,
+                existing,
+            }) => {
+                assert_eq!(s.as_str(), server);
+                assert_eq!(tool, "search");
+                assert_eq!(existing.as_str(), "notes");
+            }
+            other => panic!("{server}: {other:?}"),
+        }
+        let text = ns.refusal(server).unwrap().to_string();
+        assert!(text.contains(server) && text.contains("`search`") && text.contains("notes"));
+    }
+    assert!(ns.refusal("notes").is_none());
+    // A refused server's tools do not block later servers.
+    let ns = Fixture::of(&[("a", &["x"][..]), ("b", &["x", "y"][..]), ("c", &["y"][..])])
+        .build(CollisionPolicy::Reject);
+    assert_eq!(names(&ns), ["x", "y"]);
+    routes_to(&ns, "y", "c", "y");
+}
+
+#[test]
+fn outcomes_do_not_depend_on_discovery_order() {
+    // Generations record when each server was listed; reversing them (as if
+    // github had finished first) changes nothing.
+    let mut late = Fixture::classic();
+    let n = late.snapshots.len() as u64;
+    for (i, s) in late.snapshots.iter_mut().enumerate() {
+        let tools: Vec<String> = s.tools().iter().map(|t| t.name.clone()).collect();
+        let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+        *s = snapshot(s.server().as_str(), n - i as u64, &tools);
+    }
+    for policy in [
+        CollisionPolicy::Prefix,
+        CollisionPolicy::First,
+        CollisionPolicy::Reject,
+    ] {
+        let a = Fixture::classic().build(policy);
+        let b = late.build(policy);
+        assert_eq!(names(&a), names(&b), "{policy:?}");
+        assert_eq!(a.notes(), b.notes(), "{policy:?}");
+    }
+}
+
+#[test]
+fn the_published_surface_is_the_intersection_with_the_authority() {
+    let mut f = Fixture::classic();
+    f.authority = Authority::default()
+        .with_server("notes", ServerAuthority::default().tools(["create"]))
+        .with_server(
+            "github",
+            ServerAuthority::default().tools(Vec::<String>::new()),
+        );
+    let ns = f.build(CollisionPolicy::Prefix);
+    // notes/search is not published, so `search` is unique to files now.
+    assert_eq!(names(&ns), ["create", "read", "search"]);
+    routes_to(&ns, "search", "files", "search");
+    assert!(ns.route("notes/search").is_err());
+    assert!(ns.route("github/open_pr").is_err());
+}
+
+#[test]
+fn a_default_deny_principal_sees_nothing_untagged() {
+    let mut f = Fixture::classic();
+    f.authority =
+        Authority::default().with_server("github", ServerAuthority::default().permission("gh"));
+    f.principal = Principal::default_deny("reader").grant("gh");
+    let ns = f.build(CollisionPolicy::Prefix);
+    assert_eq!(names(&ns), ["list_issues", "open_pr", "search"]);
+    f.principal = Principal::default_deny("nobody");
+    assert!(f.build(CollisionPolicy::Prefix).tools().is_empty());
+}
+
+#[test]
+fn a_name_two_routes_claim_is_exposed_by_neither() {
+    // `files` has a tool literally named `notes/search`.
+    let f = Fixture::of(&[("notes", &["search"][..]), ("files", &["notes/search"][..])]);
+    let ns = f.build(CollisionPolicy::Prefix);
+    assert!(ns.route("notes/search").is_err());
+    routes_to(&ns, "search", "notes", "search");
+    routes_to(&ns, "files/notes/search", "files", "notes/search");
+    assert!(ns.notes().iter().any(|n| matches!(
+        n,
+        NamespaceNote::NameConflict { name, servers } if name == "notes/search" && servers.len() == 2
+    )));
+    // A custom separator can make two qualified names equal.
+    let f = Fixture::of(&[("a", &["b__c"][..]), ("a__b", &["c"][..])]);
+    let ns = f
+        .build_with(
+            CollisionPolicy::Prefix,
+            &Separator::new("__").unwrap(),
+            false,
+        )
+        .unwrap();
+    assert!(ns.route("a__b__c").is_err());
+    routes_to(&ns, "b__c", "a", "b__c");
+    routes_to(&ns, "c", "a__b", "c");
+}
+
+#[test]
+fn helpers_follow_their_server_and_never_take_a_real_tool_name() {
+    let mut f = Fixture::of(&[
+        ("docs", &["search"][..]),
+        ("other", &["docs/read_resource"][..]),
+    ]);
+    f.helpers = vec![
+        vec![Helper::ListResources, Helper::ReadResource],
+        Vec::new(),
+    ];
+    let ns = f.build(CollisionPolicy::Prefix);
+    assert_eq!(
+        names(&ns),
+        ["search", "docs/list_resources", "docs/read_resource"]
+    );
+    let helper = ns.resolve("docs/list_resources").unwrap();
+    assert!(helper.is_helper());
+    assert_eq!(
+        helper.route().target,
+        RouteTarget::Helper(Helper::ListResources)
+    );
+    // `other`'s tool is literally named like the helper: the real tool keeps
+    // the name and the helper is left out, with a note.
+    routes_to(&ns, "docs/read_resource", "other", "docs/read_resource");
+    assert!(ns.notes().contains(&NamespaceNote::HelperSkipped {
+        server: ServerName::new("docs").unwrap(),
+        helper: Helper::ReadResource,
+    }));
+}
+
+#[test]
+fn provider_safe_names_route_and_stay_stable() {
+    let f = Fixture::of(&[
+        ("notes", &["search", "notes_search"][..]),
+        ("files", &["search", "read.file"][..]),
+    ]);
+    let ns = f
+        .build_with(CollisionPolicy::Prefix, &Separator::default(), true)
+        .unwrap();
+    assert!(ns.is_provider_safe());
+    for name in ns.names() {
+        assert!(crate::is_provider_safe(name), "{name}");
+    }
+    routes_to(&ns, "read_file", "files", "read.file");
+    routes_to(&ns, "files_search", "files", "search");
+    // `notes/search` sanitises to `notes_search`, which is the other tool's
+    // own (safe) name: the sanitised one gets the hash suffix, every time.
+    routes_to(&ns, "notes_search", "notes", "notes_search");
+    let suffixed: Vec<&str> = ns
+        .names()
+        .filter(|n| n.starts_with("notes_search_"))
+        .collect();
+    assert_eq!(suffixed.len(), 1, "{suffixed:?}");
+    routes_to(&ns, suffixed[0], "notes", "search");
+    let again = f
+        .build_with(CollisionPolicy::Prefix, &Separator::default(), true)
+        .unwrap();
+    routes_to(&again, suffixed[0], "notes", "search");
+    // The ambiguous bare name keeps listing (safe) candidates.
+    match ns.route("search") {
+        Err(HubError::Ambiguous { candidates, .. }) => {
+            assert!(candidates.iter().all(|c| crate::is_provider_safe(c)));
+            assert!(candidates.contains(&"files_search".to_owned()));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_namespace_is_bounded() {
+    let err = Fixture::classic()
+        .build_bounded(CollisionPolicy::Prefix, &Separator::default(), false, 5)
+        .unwrap_err();
+    assert!(matches!(err, HubError::NamespaceTooLarge { limit: 5 }));
+}

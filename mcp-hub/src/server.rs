@@ -1,0 +1,310 @@
+//! One registered server: its spec, its current session and snapshots, its
+//! limiter, and a handle on its transport's control so the hub can shut it
+//! down while calls still hold the session.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mcp_session::{Ready, Session};
+use mcp_transport::{BoxFuture, Connection, Connector, Control, ExitInfo, TransportError};
+use mcp_types::{Era, Implementation, ProtocolVersion, ServerCapabilities};
+
+use crate::HubError;
+use crate::config::ServerSpec;
+use crate::limits::Limiter;
+use crate::snapshot::ToolSnapshot;
+
+/// What a server is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerStatusKind {
+    /// Being started.
+    Starting,
+    /// Ready for requests.
+    Ready,
+    /// Waiting out a back-off before starting again.
+    Restarting,
+    /// Dead or never started, and not being restarted (`restart: never`, or
+    /// a required server that failed at start).
+    Failed,
+    /// Shut down.
+    Stopped,
+}
+
+impl fmt::Display for ServerStatusKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ServerStatusKind::Starting => "starting",
+            ServerStatusKind::Ready => "ready",
+            ServerStatusKind::Restarting => "restarting after a failure",
+            ServerStatusKind::Failed => "failed and not restarted",
+            ServerStatusKind::Stopped => "stopped",
+        })
+    }
+}
+
+/// What the server said about itself when it became ready.
+#[derive(Clone, Debug)]
+pub struct ServerInfo {
+    /// The protocol era.
+    pub era: Era,
+    /// The negotiated version.
+    pub version: ProtocolVersion,
+    /// The server's self-description (for display only; the hub keys servers
+    /// by the host's name).
+    pub implementation: Implementation,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// The server's instructions (server prose; never merged into the host's
+    /// own instructions by the hub).
+    pub instructions: Option<String>,
+}
+
+impl ServerInfo {
+    fn of(session: &Session<Ready>) -> Self {
+        Self {
+            era: session.era(),
+            version: session.protocol_version(),
+            implementation: session.server_info().clone(),
+            capabilities: session.server_capabilities().clone(),
+            instructions: session.instructions().map(str::to_owned),
+        }
+    }
+}
+
+/// A server's status, as [`crate::Hub::status`] reports it.
+#[derive(Clone, Debug)]
+pub struct ServerStatus {
+    /// What it is doing.
+    pub kind: ServerStatusKind,
+    /// Failures in a row (reset when a session stays up).
+    pub consecutive_failures: u32,
+    /// Restarts so far.
+    pub restarts: u32,
+    /// The current or last session's description.
+    pub info: Option<Arc<ServerInfo>>,
+    /// Tools in the active snapshot (`None` before discovery).
+    pub tools: Option<usize>,
+    /// Generation of a snapshot waiting for review.
+    pub pending_generation: Option<u64>,
+    /// The last failure.
+    pub last_error: Option<Arc<HubError>>,
+    /// Requests waiting for a concurrency slot now.
+    pub queued: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct CellState {
+    pub(crate) kind: ServerStatusKind,
+    pub(crate) session: Option<Arc<Session<Ready>>>,
+    pub(crate) info: Option<Arc<ServerInfo>>,
+    pub(crate) active: Option<Arc<ToolSnapshot>>,
+    pub(crate) pending: Option<Arc<ToolSnapshot>>,
+    pub(crate) consecutive_failures: u32,
+    pub(crate) restarts: u32,
+    pub(crate) last_error: Option<Arc<HubError>>,
+}
+
+/// One registered server.
+#[derive(Debug)]
+pub(crate) struct ServerCell {
+    pub(crate) spec: ServerSpec,
+    pub(crate) limiter: Limiter,
+    /// The connector sessions are opened from (wraps the host's).
+    pub(crate) connector: Arc<dyn Connector>,
+    control: ControlSlot,
+    state: Mutex<CellState>,
+    /// Serialises discoveries (eager, lazy, after `list_changed`).
+    pub(crate) discovery: tokio::sync::Mutex<()>,
+    generation: AtomicU64,
+}
+
+impl ServerCell {
+    pub(crate) fn new(spec: ServerSpec) -> Self {
+        let control = ControlSlot::default();
+        let connector: Arc<dyn Connector> = Arc::new(CapturingConnector {
+            inner: Arc::clone(&spec.connector),
+            slot: control.clone(),
+        });
+        Self {
+            limiter: Limiter::new(spec.call_limits.clone()),
+            connector,
+            control,
+            state: Mutex::new(CellState {
+                kind: ServerStatusKind::Starting,
+                session: None,
+                info: None,
+                active: None,
+                pending: None,
+                consecutive_failures: 0,
+                restarts: 0,
+                last_error: None,
+            }),
+            discovery: tokio::sync::Mutex::new(()),
+            generation: AtomicU64::new(0),
+            spec,
+        }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, CellState> {
+        // A panic while holding this lock leaves plain data behind; keep going.
+        match self.state.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub(crate) fn next_generation(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The session, if the server is ready.
+    pub(crate) fn session(&self) -> Result<Arc<Session<Ready>>, HubError> {
+        let state = self.state();
+        match &state.session {
+            Some(s) if !s.is_closed() => Ok(Arc::clone(s)),
+            _ => Err(HubError::ServerUnavailable {
+                server: self.spec.name.clone(),
+                status: match state.kind {
+                    // A ready status with a closed session: the death is
+                    // being processed right now.
+                    ServerStatusKind::Ready => ServerStatusKind::Restarting,
+                    other => other,
+                },
+            }),
+        }
+    }
+
+    pub(crate) fn install(&self, session: Arc<Session<Ready>>) -> Arc<ServerInfo> {
+        let info = Arc::new(ServerInfo::of(&session));
+        let mut state = self.state();
+        state.session = Some(session);
+        state.info = Some(Arc::clone(&info));
+        state.kind = ServerStatusKind::Ready;
+        info
+    }
+
+    pub(crate) fn status(&self) -> ServerStatus {
+        let state = self.state();
+        ServerStatus {
+            kind: state.kind,
+            consecutive_failures: state.consecutive_failures,
+            restarts: state.restarts,
+            info: state.info.clone(),
+            tools: state.active.as_ref().map(|s| s.tools().len()),
+            pending_generation: state.pending.as_ref().map(|s| s.generation()),
+            last_error: state.last_error.clone(),
+            queued: self.limiter.waiting(),
+        }
+    }
+
+    /// Takes the session and the control for shutdown.
+    pub(crate) fn take_for_shutdown(&self) -> Teardown {
+        Teardown {
+            session: self.state().session.take(),
+            control: self.control.take(),
+        }
+    }
+
+    /// Kills the current server at once (synchronous; for `Drop` and for a
+    /// shutdown past its bound).
+    pub(crate) fn kill(&self) {
+        if let Some(control) = self.control.get() {
+            control.kill();
+        }
+    }
+}
+
+/// What a shutdown takes from a cell.
+pub(crate) struct Teardown {
+    /// The session (calls may still share it).
+    pub(crate) session: Option<Arc<Session<Ready>>>,
+    /// The control of its connection.
+    pub(crate) control: Option<Arc<dyn Control>>,
+}
+
+/// The control of the most recent connection of a server.
+#[derive(Clone, Debug, Default)]
+struct ControlSlot(Arc<Mutex<Option<Arc<dyn Control>>>>);
+
+impl ControlSlot {
+    fn lock(&self) -> MutexGuard<'_, Option<Arc<dyn Control>>> {
+        match self.0.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    fn set(&self, control: Arc<dyn Control>) {
+        *self.lock() = Some(control);
+    }
+
+    fn get(&self) -> Option<Arc<dyn Control>> {
+        self.lock().clone()
+    }
+
+    fn take(&self) -> Option<Arc<dyn Control>> {
+        self.lock().take()
+    }
+}
+
+/// Wraps the host's connector and keeps a handle on every connection's
+/// control: `Session::close` needs the session by value, which in-flight calls
+/// share, so the hub shuts a server down through its control instead (the
+/// session then fails its pending calls with `Dead`).
+#[derive(Debug)]
+struct CapturingConnector {
+    inner: Arc<dyn Connector>,
+    slot: ControlSlot,
+}
+
+impl Connector for CapturingConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
+        Box::pin(async move {
+            let Connection {
+                outbound,
+                inbound,
+                control,
+            } = self.inner.connect().await?;
+            let shared: Arc<dyn Control> = Arc::from(control);
+            self.slot.set(Arc::clone(&shared));
+            Ok(Connection {
+                outbound,
+                inbound,
+                control: Box::new(SharedControl(shared)),
+            })
+        })
+    }
+
+    fn is_stdio(&self) -> bool {
+        self.inner.is_stdio()
+    }
+
+    fn fallback(&self) -> Option<Arc<dyn Connector>> {
+        // The fallback's connections must be captured into the same slot.
+        self.inner.fallback().map(|inner| {
+            Arc::new(CapturingConnector {
+                inner,
+                slot: self.slot.clone(),
+            }) as Arc<dyn Connector>
+        })
+    }
+}
+
+#[derive(Debug)]
+struct SharedControl(Arc<dyn Control>);
+
+impl Control for SharedControl {
+    fn shutdown(&self) -> BoxFuture<'_, ExitInfo> {
+        self.0.shutdown()
+    }
+
+    fn kill(&self) {
+        self.0.kill();
+    }
+
+    fn stderr_tail(&self) -> Option<String> {
+        self.0.stderr_tail()
+    }
+}
