@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::specs::{InputSpec, ListKind, ListenEnd};
+
 /// What a tool does when `tools/call` names it.
 ///
 /// In JSON the variant is chosen by `kind`, in snake case, with the variant's
@@ -67,27 +69,33 @@ pub enum Behavior {
         /// The structured content.
         value: Value,
     },
-    /// Sends `notifications/message` and (legacy only)
+    /// Sends an `info` `notifications/message` and
     /// `notifications/tools/list_changed` before answering `"notified"`.
     ///
-    /// In the 2026-07-28 era `notifications/message` is sent only when the
-    /// request asked for it with `_meta["io.modelcontextprotocol/logLevel"]`,
-    /// and `list_changed` is not sent at all: that era delivers it only on a
-    /// `subscriptions/listen` stream, which the testkit does not implement.
+    /// Legacy: the log message respects `logging/setLevel` (none set: sent),
+    /// the list change is unsolicited. 2026-07-28: the log message is sent
+    /// only when the request asked for it with
+    /// `_meta["io.modelcontextprotocol/logLevel"]` at `info` or below, and
+    /// `list_changed` only on open `subscriptions/listen` streams with
+    /// `toolsListChanged`. The tool list itself does not change (see
+    /// [`ChangeList`](Self::ChangeList)).
     Notify,
     /// Asks the client something and returns its answer as JSON text.
     ///
     /// Legacy: sends a server→client request `{method, params}` with its own
     /// id, waits for the response (bounded by the script's
-    /// `ask_timeout_ms`), and returns the client's `result` (or
-    /// `{"error": …}`) serialised as the text block.
+    /// `ask_timeout_ms`), and returns the client's `result` serialised as
+    /// the text block; an error response becomes `isError: true` with
+    /// `{"error": …}` as text, no response a timeout text with `isError`.
     ///
     /// 2026-07-28: there are no server→client requests. The first call gets
     /// an `input_required` result with `inputRequests: {"ask": {method,
     /// params}}` and a `requestState`; the retry carrying that
     /// `requestState` and `inputResponses.ask` gets the response as text. If
     /// the request's client capabilities lack the one `method` needs
-    /// (`sampling`, `elicitation`, `roots`), the answer is `-32021`.
+    /// (`sampling`, `elicitation` (+`url` for URL mode), `roots`), the
+    /// answer is `-32021`. The same as [`Ask`](Self::Ask) with one request
+    /// keyed `ask` and one round, reported in this older shape.
     AskClient {
         /// The method to ask, e.g. `sampling/createMessage`.
         method: String,
@@ -102,6 +110,69 @@ pub enum Behavior {
     Blob {
         /// Size in KiB.
         kb: u64,
+    },
+    /// Sends one `notifications/message` `{level, logger?, data: message}`,
+    /// then answers `"logged"` (sent) or `"log suppressed"`.
+    ///
+    /// Legacy: sent when no `logging/setLevel` was received or `level` is at
+    /// or above the level set. 2026-07-28: sent only when the request's
+    /// `_meta["io.modelcontextprotocol/logLevel"]` is present and `level` is
+    /// at or above it. Levels, lowest first: debug, info, notice, warning,
+    /// error, critical, alert, emergency.
+    Log {
+        /// The message's level.
+        level: String,
+        /// The message's `data` (any JSON).
+        message: Value,
+        /// The message's `logger`, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        logger: Option<String>,
+    },
+    /// Says resource `uri` changed, then answers `"touched <uri>"`.
+    ///
+    /// Legacy: `notifications/resources/updated {uri}` if the client
+    /// subscribed to `uri` with `resources/subscribe`. 2026-07-28: the same
+    /// notification, with `_meta["io.modelcontextprotocol/subscriptionId"]`,
+    /// on every open `subscriptions/listen` stream whose acknowledged
+    /// `resourceSubscriptions` contain `uri`.
+    TouchResource {
+        /// The resource that changed.
+        uri: String,
+    },
+    /// Changes a list, then answers `"changed <list>"`: the list's change
+    /// count goes up by one (items with `appear_at_change` /
+    /// `vanish_at_change` appear or vanish accordingly) and
+    /// `notifications/<list>/list_changed` is sent. Legacy: unsolicited.
+    /// 2026-07-28: on every open `subscriptions/listen` stream whose
+    /// acknowledged filter has `<list>ListChanged`, with its `subscriptionId`.
+    ChangeList {
+        /// Which list: `tools`, `prompts` or `resources` (templates included).
+        list: ListKind,
+    },
+    /// Ends every open `subscriptions/listen` stream (2026-07-28), then
+    /// answers `"ended <n> subscriptions"` (except for `exit`).
+    EndListen {
+        /// `graceful` (a result per stream), `drop` (silence) or `exit` (the
+        /// server ends with `code`).
+        how: ListenEnd,
+        /// The exit code for `exit`.
+        #[serde(default = "default_exit_code")]
+        code: i32,
+    },
+    /// Asks the client for input ([`InputSpec`]: keyed requests, rounds),
+    /// then reports everything it got.
+    ///
+    /// The answer's `structuredContent` (and its text, as JSON) is
+    /// `{"rounds": [{key: response, …}, …]}`, one object per round, where a
+    /// response is the client's `result`, or (legacy) `{"error": …}` for an
+    /// error response or `{"timeout": true}`; any of those sets
+    /// `isError: true`. See [`InputSpec`] for how each era asks.
+    Ask(InputSpec),
+    /// Sends `notifications/elicitation/complete {elicitationId}` (legacy
+    /// 2025-11-25), then answers `"completed <id>"`.
+    ElicitationComplete {
+        /// The `elicitationId` to name.
+        elicitation_id: String,
     },
     /// Returns fixed text, with `{name}` replaced by the argument `name`
     /// (strings as they are, other values as JSON; unknown names kept).
@@ -189,7 +260,8 @@ fn default_pre_init_code() -> i64 {
     crate::wire::INVALID_REQUEST
 }
 
-/// The 2026-07-28 `cacheScope` hint put on `server/discover` and `tools/list`.
+/// The 2026-07-28 `cacheScope` hint put on `server/discover`, every list
+/// result and `resources/read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheScope {

@@ -206,7 +206,10 @@ mod tests {
         for name in DEMO_NAMES {
             let script = by_name(name).unwrap();
             script.validate().unwrap();
-            assert!(script.find_tool("search").is_some(), "{name} has no search");
+            assert!(
+                script.visible_tool("search", 0).is_some(),
+                "{name} has no search"
+            );
         }
         assert!(by_name("nope").is_none());
     }

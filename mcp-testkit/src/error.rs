@@ -91,7 +91,40 @@ pub enum ScriptProblem {
         /// The largest accepted value.
         limit: u64,
     },
-    /// `max_line_bytes` or `max_in_flight` is zero.
+    /// A limit or count that must be positive is zero (`max_line_bytes`,
+    /// `max_in_flight`, `max_tasks`, `max_subscriptions`, `input.rounds`,
+    /// `input.requests`).
     #[error("{0} must be at least 1")]
     ZeroLimit(&'static str),
+    /// A count in the script exceeds the testkit's own bound.
+    #[error("{what} is {requested}, more than the limit of {limit}")]
+    TooMany {
+        /// Which setting.
+        what: &'static str,
+        /// What the script asked for.
+        requested: u64,
+        /// The largest accepted value.
+        limit: u64,
+    },
+    /// A resource has no string `uri`.
+    #[error("resource #{0} has no string \"uri\"")]
+    ResourceWithoutUri(usize),
+    /// Two resources share a URI.
+    #[error("two resources have the URI {0:?}")]
+    DuplicateResource(String),
+    /// A resource has both `text` and `blob`.
+    #[error("resource {0:?} has both text and blob")]
+    TextAndBlob(String),
+    /// A resource template has no string `uriTemplate`.
+    #[error("resource template #{0} has no string \"uriTemplate\"")]
+    TemplateWithoutUriTemplate(usize),
+    /// A prompt has no string `name`.
+    #[error("prompt #{0} has no string \"name\"")]
+    PromptWithoutName(usize),
+    /// Two prompts share a name.
+    #[error("two prompts are named {0:?}")]
+    DuplicatePrompt(String),
+    /// A `log` behaviour names a level that is not one of the eight syslog levels.
+    #[error("unknown log level {0:?}")]
+    UnknownLogLevel(String),
 }

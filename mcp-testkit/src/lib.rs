@@ -118,11 +118,21 @@ mod binary_path;
 mod client;
 pub mod demo;
 mod error;
+mod input;
 mod lines;
+mod listen;
+mod lists;
+mod prompts;
 mod recorder;
+mod request;
+mod resources;
 mod router;
 mod script;
 mod server;
+mod specs;
+mod state;
+mod tasks;
+mod time;
 mod tool_call;
 pub mod wire;
 
@@ -136,5 +146,12 @@ pub use recorder::{
     MAX_RECORDED_BYTES, MAX_RECORDED_FRAMES, MAX_REJECTED_LINES, REJECTED_PREFIX_BYTES, Recorder,
     RejectedLine,
 };
-pub use script::{MAX_BLOB_KB, MAX_OVERSIZED_BYTES, MAX_STDERR_FLOOD_BYTES, Script, ToolSpec};
+pub use script::{
+    MAX_BLOB_KB, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS, MAX_OVERSIZED_BYTES, MAX_STDERR_FLOOD_BYTES,
+    Script, ToolSpec,
+};
 pub use server::{FakeServer, RunningServer};
+pub use specs::{
+    CompletionSpec, InputRequest, InputSpec, ListKind, ListenEnd, PromptSpec, ResourceSpec,
+    ResourceTemplateSpec, TaskSupport,
+};

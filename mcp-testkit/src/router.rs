@@ -13,9 +13,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::behavior::{OnProbe, PreInit};
+use crate::request::{Era, cacheable};
 use crate::server::{Lifecycle, SCRIPTED_EXIT_CODE, Shared};
-use crate::tool_call::{self, Era};
-use crate::wire;
+use crate::state::log_rank;
+use crate::{listen, lists, prompts, resources, tasks, tool_call, wire};
 
 /// Acts on one frame; `Some(code)` ends `serve` with that code.
 pub(crate) async fn handle_frame(shared: &Arc<Shared>, frame: Value) -> Option<i32> {
@@ -171,24 +172,77 @@ async fn modern_request(shared: &Arc<Shared>, id: &Value, method: &str, params: 
         shared.send(&reply).await;
         return;
     }
+    if let Some(level) = meta.and_then(|m| m.get(wire::META_LOG_LEVEL))
+        && level.as_str().and_then(log_rank).is_none()
+    {
+        let message = format!("Invalid params: unknown log level {level}");
+        let reply = wire::error(id, wire::INVALID_PARAMS, &message, None);
+        return shared.send(&reply).await;
+    }
+    if !offered(script, method) {
+        return method_not_found(shared, id).await;
+    }
+    let era = Era::Modern;
     match method {
         "server/discover" => {
             let mut body = Map::new();
             body.insert("supportedVersions".into(), json!(script.versions));
-            body.insert("capabilities".into(), script.server_capabilities());
+            body.insert("capabilities".into(), script.capabilities_for(true));
             if let Some(text) = &script.instructions {
                 body.insert("instructions".into(), text.clone().into());
             }
-            body.insert("ttlMs".into(), script.ttl_ms.into());
-            body.insert("cacheScope".into(), script.cache_scope.as_str().into());
-            let body = tool_call::complete(shared, Era::Modern, Value::Object(body));
+            let body = cacheable(shared, era, Value::Object(body));
             shared.send(&wire::result(id, body)).await;
         }
-        "tools/list" => list_tools(shared, id, Era::Modern, &params).await,
-        "tools/call" => tool_call::start(shared, id, Era::Modern, params).await,
-        // `ping`, `initialize` and `logging/setLevel` do not exist in this era.
-        _ => method_not_found(shared, id).await,
+        "subscriptions/listen" => listen::listen(shared, id, &params).await,
+        "tasks/get" => tasks::get(shared, id, era, &params).await,
+        "tasks/update" => tasks::update(shared, id, &params).await,
+        "tasks/cancel" => tasks::cancel(shared, id, era, &params).await,
+        // `ping`, `initialize`, `logging/setLevel`, `resources/subscribe`,
+        // `tasks/result` and `tasks/list` do not exist in this era.
+        _ => {
+            if !common_request(shared, id, era, method, params).await {
+                method_not_found(shared, id).await;
+            }
+        }
     }
+}
+
+/// Whether the script offers `method`'s feature (its capability); a
+/// method of a feature the server lacks is `-32601`.
+fn offered(script: &crate::script::Script, method: &str) -> bool {
+    match method
+        .split_once('/')
+        .map_or(method, |(feature, _)| feature)
+    {
+        "prompts" => script.has_prompts(),
+        "resources" => script.has_resources(),
+        "completion" => script.has_completions(),
+        "tasks" => script.has_task_tools(),
+        _ => true,
+    }
+}
+
+/// Serves the methods both eras share; `false` if `method` is not one.
+async fn common_request(
+    shared: &Arc<Shared>,
+    id: &Value,
+    era: Era,
+    method: &str,
+    params: Value,
+) -> bool {
+    match method {
+        "tools/list" => lists::tools(shared, id, era, &params).await,
+        "tools/call" => tool_call::start(shared, id, era, params).await,
+        "prompts/list" => lists::prompts(shared, id, era, &params).await,
+        "prompts/get" => prompts::get(shared, id, era, params).await,
+        "resources/list" => lists::resources(shared, id, era, &params).await,
+        "resources/templates/list" => lists::templates(shared, id, era, &params).await,
+        "resources/read" => resources::read(shared, id, era, params).await,
+        "completion/complete" => prompts::complete_argument(shared, id, era, &params).await,
+        _ => return false,
+    }
+    true
 }
 
 async fn legacy_request(
@@ -222,13 +276,48 @@ async fn legacy_request(
             PreInit::Serve => {}
         }
     }
+    let tasks_offered = !method.starts_with("tasks/") || shared.legacy_tasks_enabled();
+    if !offered(script, method) || !tasks_offered {
+        method_not_found(shared, id).await;
+        return None;
+    }
+    let era = Era::Legacy;
     match method {
-        "tools/list" => list_tools(shared, id, Era::Legacy, &params).await,
-        "tools/call" => tool_call::start(shared, id, Era::Legacy, params).await,
-        "logging/setLevel" => shared.send(&wire::result(id, json!({}))).await,
-        _ => method_not_found(shared, id).await,
+        "logging/setLevel" => set_level(shared, id, &params).await,
+        "resources/subscribe" => resources::subscribe(shared, id, &params, true).await,
+        "resources/unsubscribe" => resources::subscribe(shared, id, &params, false).await,
+        "tasks/get" => tasks::get(shared, id, era, &params).await,
+        "tasks/result" => tasks::result(shared, id, &params).await,
+        "tasks/list" => tasks::list(shared, id, &params).await,
+        "tasks/cancel" => tasks::cancel(shared, id, era, &params).await,
+        _ => {
+            if !common_request(shared, id, era, method, params).await {
+                method_not_found(shared, id).await;
+            }
+        }
     }
     None
+}
+
+/// `logging/setLevel`: later `notifications/message` only at or above it.
+async fn set_level(shared: &Shared, id: &Value, params: &Value) {
+    let rank = params
+        .get("level")
+        .and_then(Value::as_str)
+        .and_then(log_rank);
+    let reply = match rank {
+        Some(rank) => {
+            shared.state().log_level = Some(rank);
+            wire::result(id, json!({}))
+        }
+        None => wire::error(
+            id,
+            wire::INVALID_PARAMS,
+            "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency",
+            None,
+        ),
+    };
+    shared.send(&reply).await;
 }
 
 async fn initialize(shared: &Shared, id: &Value, params: &Value) -> Option<i32> {
@@ -272,55 +361,4 @@ async fn initialize(shared: &Shared, id: &Value, params: &Value) -> Option<i32> 
 async fn method_not_found(shared: &Shared, id: &Value) {
     let reply = wire::error(id, wire::METHOD_NOT_FOUND, "Method not found", None);
     shared.send(&reply).await;
-}
-
-/// The cursor that restarts a cyclic listing.
-const CYCLIC_CURSOR: &str = "again";
-
-async fn list_tools(shared: &Shared, id: &Value, era: Era, params: &Value) {
-    let script = &shared.script;
-    let page_size = script.page_size.unwrap_or(usize::MAX);
-    let page_index = match params.get("cursor") {
-        None | Some(Value::Null) => Some(0),
-        Some(Value::String(c)) if script.cyclic_cursor && c == CYCLIC_CURSOR => Some(0),
-        Some(Value::String(c)) => c
-            .strip_prefix("page-")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|n| script.endless_pages || n.saturating_mul(page_size) < script.tools.len()),
-        Some(_) => None,
-    };
-    let Some(page_index) = page_index else {
-        let reply = wire::error(
-            id,
-            wire::INVALID_PARAMS,
-            "Invalid params: unknown cursor",
-            None,
-        );
-        shared.send(&reply).await;
-        return;
-    };
-    let start = page_index.saturating_mul(page_size).min(script.tools.len());
-    let end = start.saturating_add(page_size).min(script.tools.len());
-    let tools: Vec<Value> = script.tools[start..end]
-        .iter()
-        .map(|t| Value::Object(t.tool.clone()))
-        .collect();
-    let next = if script.cyclic_cursor {
-        Some(CYCLIC_CURSOR.to_owned())
-    } else if script.endless_pages || end < script.tools.len() {
-        Some(format!("page-{}", page_index + 1))
-    } else {
-        None
-    };
-    let mut body = Map::new();
-    body.insert("tools".into(), tools.into());
-    if let Some(next) = next {
-        body.insert("nextCursor".into(), next.into());
-    }
-    if era == Era::Modern {
-        body.insert("ttlMs".into(), script.ttl_ms.into());
-        body.insert("cacheScope".into(), script.cache_scope.as_str().into());
-    }
-    let body = tool_call::complete(shared, era, Value::Object(body));
-    shared.send(&wire::result(id, body)).await;
 }

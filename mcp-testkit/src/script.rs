@@ -7,6 +7,9 @@ use serde_json::{Map, Value, json};
 
 use crate::behavior::{Behavior, CacheScope, OnProbe, PreInit};
 use crate::error::{ScriptProblem, TestkitError};
+use crate::specs::{
+    InputSpec, PromptSpec, ResourceSpec, ResourceTemplateSpec, TaskSupport, visible,
+};
 use crate::wire;
 
 /// Largest line `Behavior::Oversized` may write (1 GiB).
@@ -15,6 +18,10 @@ pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
 pub const MAX_BLOB_KB: u64 = 256 * 1024;
 /// Largest `stderr_flood_bytes` (1 GiB).
 pub const MAX_STDERR_FLOOD_BYTES: u64 = 1 << 30;
+/// Most rounds an [`InputSpec`] may ask for.
+pub const MAX_INPUT_ROUNDS: u32 = 1000;
+/// Most requests per round of an [`InputSpec`].
+pub const MAX_INPUT_REQUESTS: usize = 64;
 
 /// A fake server's script. Build it in Rust ([`Script::dual`] and the
 /// builder methods, or a struct literal with `..Default::default()`) or load
@@ -35,7 +42,18 @@ pub struct Script {
     pub capabilities: Map<String, Value>,
     /// The tools, in `tools/list` order.
     pub tools: Vec<ToolSpec>,
-    /// Tools per `tools/list` page (default: all in one page).
+    /// The resources, in `resources/list` order. Any resource or template
+    /// adds the capability `resources: {subscribe: true, listChanged: true}`.
+    pub resources: Vec<ResourceSpec>,
+    /// The resource templates, in `resources/templates/list` order.
+    pub resource_templates: Vec<ResourceTemplateSpec>,
+    /// The prompts, in `prompts/list` order. Any prompt adds the capability
+    /// `prompts: {listChanged: true}`; any completion (of a prompt or a
+    /// template) adds `completions: {}`.
+    pub prompts: Vec<PromptSpec>,
+    /// Items per page of every list (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`, `tasks/list`; default:
+    /// all in one page). Cursors are `page-<n>`; an unknown one is `-32602`.
     pub page_size: Option<usize>,
     /// Every `tools/list` page has `nextCursor: "again"` and `"again"` gives
     /// the first page again: a client must detect the cycle.
@@ -43,10 +61,27 @@ pub struct Script {
     /// Every `tools/list` page has a new `nextCursor`; pages after the last
     /// tool are empty: a client must stop following at its page bound.
     pub endless_pages: bool,
-    /// `ttlMs` on 2026-07-28 `server/discover` and `tools/list` results.
+    /// `ttlMs` on 2026-07-28 `server/discover`, `tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list` and
+    /// `resources/read` results (not on `input_required` ones).
     pub ttl_ms: u64,
     /// `cacheScope` on the same results.
     pub cache_scope: CacheScope,
+    /// `pollInterval` (2025-11-25) / `pollIntervalMs` (2026-07-28) of tasks (default 50).
+    pub task_poll_interval_ms: u64,
+    /// Task time-to-live when the client asks for none (2025-11-25 `ttl`,
+    /// 2026-07-28 `ttlMs`; `None`: unlimited, sent as `null`; default
+    /// 60 000). Expired tasks are not deleted.
+    pub task_ttl_ms: Option<u64>,
+    /// Send task status notifications (2025-11-25
+    /// `notifications/tasks/status`; 2026-07-28 `notifications/tasks` on
+    /// listen streams that acknowledged the task id). Default true.
+    pub task_status_notifications: bool,
+    /// Most tasks kept (default 1024); beyond it a task-making call is `-32603`.
+    pub max_tasks: usize,
+    /// Most open `subscriptions/listen` streams, and most legacy
+    /// `resources/subscribe` URIs (default 64); beyond it `-32603`.
+    pub max_subscriptions: usize,
     /// What a legacy-only server does with `server/discover`.
     pub on_probe: OnProbe,
     /// What a legacy server does with requests before `initialize`.
@@ -87,11 +122,19 @@ impl Default for Script {
             instructions: None,
             capabilities: Map::new(),
             tools: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
+            prompts: Vec::new(),
             page_size: None,
             cyclic_cursor: false,
             endless_pages: false,
             ttl_ms: 0,
             cache_scope: CacheScope::default(),
+            task_poll_interval_ms: 50,
+            task_ttl_ms: Some(60_000),
+            task_status_notifications: true,
+            max_tasks: 1024,
+            max_subscriptions: 64,
             on_probe: OnProbe::default(),
             pre_init: PreInit::default(),
             strict_lifecycle: false,
@@ -118,7 +161,8 @@ fn all_versions() -> Vec<String> {
 /// One tool: its `tools/list` JSON plus what it does when called.
 ///
 /// In JSON the tool's fields and `behavior` sit side by side:
-/// `{"name": "echo", "inputSchema": {...}, "behavior": {"kind": "echo"}}`.
+/// `{"name": "echo", "inputSchema": {...}, "behavior": {"kind": "echo"}}`,
+/// with optional `task_support`, `appear_at_change` and `vanish_at_change`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
     /// The tool as listed (`name`, `description`, `inputSchema`, …), sent verbatim.
@@ -126,6 +170,23 @@ pub struct ToolSpec {
     pub tool: Map<String, Value>,
     /// What a call does.
     pub behavior: Behavior,
+    /// Whether the call can run as a task (see [`TaskSupport`]). At
+    /// 2025-11-25 it is listed as `execution.taskSupport` unless the tool
+    /// JSON has its own `execution`. `None`: the tool JSON's
+    /// `execution.taskSupport`, if any, decides; else forbidden.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<TaskSupport>,
+    /// Listed (and callable) only once the tool list changed this many times.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub appear_at_change: u32,
+    /// No longer listed (nor callable) once the tool list changed this many times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vanish_at_change: Option<u32>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl ToolSpec {
@@ -142,7 +203,61 @@ impl ToolSpec {
         tool.insert("name".into(), name.into());
         tool.insert("description".into(), description.into());
         tool.insert("inputSchema".into(), input_schema);
-        Self { tool, behavior }
+        Self::from_parts(tool, behavior)
+    }
+
+    /// A tool listed exactly as `tool` (a JSON object; anything else lists as `{}`).
+    pub fn from_json(tool: Value, behavior: Behavior) -> Self {
+        let tool = match tool {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Self::from_parts(tool, behavior)
+    }
+
+    fn from_parts(tool: Map<String, Value>, behavior: Behavior) -> Self {
+        Self {
+            tool,
+            behavior,
+            task_support: None,
+            appear_at_change: 0,
+            vanish_at_change: None,
+        }
+    }
+
+    /// Sets whether the tool can run as a task.
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = Some(support);
+        self
+    }
+
+    /// Lists the tool only once the tool list changed `changes` times.
+    pub fn appearing_at_change(mut self, changes: u32) -> Self {
+        self.appear_at_change = changes;
+        self
+    }
+
+    /// Stops listing the tool once the tool list changed `changes` times.
+    pub fn vanishing_at_change(mut self, changes: u32) -> Self {
+        self.vanish_at_change = Some(changes);
+        self
+    }
+
+    /// The effective task support: the field, else the tool JSON's
+    /// `execution.taskSupport`, else forbidden.
+    pub(crate) fn effective_task_support(&self) -> TaskSupport {
+        self.task_support.unwrap_or_else(|| {
+            match self
+                .tool
+                .get("execution")
+                .and_then(|e| e.get("taskSupport"))
+                .and_then(Value::as_str)
+            {
+                Some("optional") => TaskSupport::Optional,
+                Some("required") => TaskSupport::Required,
+                _ => TaskSupport::Forbidden,
+            }
+        })
     }
 }
 
@@ -221,11 +336,43 @@ impl Script {
     /// Adds a tool given as its full `tools/list` JSON object (non-objects
     /// become a tool without fields, which [`Script::validate`] refuses).
     pub fn tool_json(mut self, tool: Value, behavior: Behavior) -> Self {
-        let tool = match tool {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        self.tools.push(ToolSpec { tool, behavior });
+        self.tools.push(ToolSpec::from_json(tool, behavior));
+        self
+    }
+
+    /// Adds a fully specified tool (task support, visibility).
+    pub fn tool_spec(mut self, tool: ToolSpec) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds a tool that can run as a task (see [`TaskSupport`]).
+    pub fn task_tool(self, name: &str, behavior: Behavior, support: TaskSupport) -> Self {
+        self.tool_spec(ToolSpec::new(name, behavior).with_task_support(support))
+    }
+
+    /// Adds a resource.
+    pub fn resource(mut self, resource: ResourceSpec) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplateSpec) -> Self {
+        self.resource_templates.push(template);
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: PromptSpec) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Sets the 2026-07-28 cache hints (`ttlMs`, `cacheScope`).
+    pub fn cache_hints(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.ttl_ms = ttl_ms;
+        self.cache_scope = scope;
         self
     }
 
@@ -247,7 +394,7 @@ impl Script {
         self
     }
 
-    /// Sets the `tools/list` page size.
+    /// Sets the page size of every list.
     pub fn page_size(mut self, size: usize) -> Self {
         self.page_size = Some(size);
         self
@@ -314,6 +461,7 @@ impl Script {
             }
             check_behavior(&tool.behavior)?;
         }
+        self.validate_content()?;
         if self.page_size == Some(0) {
             return Err(ScriptProblem::ZeroPageSize);
         }
@@ -326,11 +474,50 @@ impl Script {
         if self.max_in_flight == 0 {
             return Err(ScriptProblem::ZeroLimit("max_in_flight"));
         }
+        if self.max_tasks == 0 {
+            return Err(ScriptProblem::ZeroLimit("max_tasks"));
+        }
+        if self.max_subscriptions == 0 {
+            return Err(ScriptProblem::ZeroLimit("max_subscriptions"));
+        }
         check_size(
             "stderr_flood_bytes",
             self.stderr_flood_bytes,
             MAX_STDERR_FLOOD_BYTES,
         )
+    }
+
+    /// Resources, templates and prompts: named, unique, well-formed.
+    fn validate_content(&self) -> Result<(), ScriptProblem> {
+        let mut uris = std::collections::HashSet::new();
+        for (index, resource) in self.resources.iter().enumerate() {
+            let uri = resource
+                .uri()
+                .ok_or(ScriptProblem::ResourceWithoutUri(index))?;
+            if !uris.insert(uri) {
+                return Err(ScriptProblem::DuplicateResource(uri.to_owned()));
+            }
+            if resource.text.is_some() && resource.blob.is_some() {
+                return Err(ScriptProblem::TextAndBlob(uri.to_owned()));
+            }
+            check_input(resource.input.as_ref())?;
+        }
+        for (index, template) in self.resource_templates.iter().enumerate() {
+            template
+                .uri_template()
+                .ok_or(ScriptProblem::TemplateWithoutUriTemplate(index))?;
+        }
+        let mut names = std::collections::HashSet::new();
+        for (index, prompt) in self.prompts.iter().enumerate() {
+            let name = prompt
+                .name()
+                .ok_or(ScriptProblem::PromptWithoutName(index))?;
+            if !names.insert(name) {
+                return Err(ScriptProblem::DuplicatePrompt(name.to_owned()));
+            }
+            check_input(prompt.input.as_ref())?;
+        }
+        Ok(())
     }
 
     /// The legacy versions this script supports, oldest first.
@@ -360,19 +547,110 @@ impl Script {
         self.legacy_versions().max()
     }
 
-    /// Built-in capabilities with the script's additions on top.
+    /// Built-in legacy capabilities with the script's additions on top.
     pub(crate) fn server_capabilities(&self) -> Value {
+        self.capabilities_for(false)
+    }
+
+    /// Built-in capabilities of one era with the script's additions on top:
+    /// `tools` and `logging` always; `resources`, `prompts`, `completions`
+    /// when the script has them; tasks when a tool can run as one
+    /// (2025-11-25 `tasks`, 2026-07-28 the `io.modelcontextprotocol/tasks`
+    /// extension).
+    pub(crate) fn capabilities_for(&self, modern: bool) -> Value {
         let mut caps = Map::new();
         caps.insert("tools".into(), json!({"listChanged": true}));
         caps.insert("logging".into(), json!({}));
+        if self.has_resources() {
+            caps.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if !self.prompts.is_empty() {
+            caps.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        if self.has_completions() {
+            caps.insert("completions".into(), json!({}));
+        }
+        if self.has_task_tools() {
+            if modern {
+                caps.insert("extensions".into(), json!({wire::TASKS_EXTENSION: {}}));
+            } else {
+                caps.insert(
+                    "tasks".into(),
+                    json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+                );
+            }
+        }
         for (name, value) in &self.capabilities {
             caps.insert(name.clone(), value.clone());
         }
         Value::Object(caps)
     }
 
-    pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.iter().find(|t| t.name() == Some(name))
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.resources.is_empty()
+            || !self.resource_templates.is_empty()
+            || self.capabilities.contains_key("resources")
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty() || self.capabilities.contains_key("prompts")
+    }
+
+    pub(crate) fn has_completions(&self) -> bool {
+        self.prompts.iter().any(|p| !p.completions.is_empty())
+            || self
+                .resource_templates
+                .iter()
+                .any(|t| !t.completions.is_empty())
+            || self.capabilities.contains_key("completions")
+    }
+
+    pub(crate) fn has_task_tools(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|t| t.effective_task_support() != TaskSupport::Forbidden)
+    }
+
+    /// The tool named `name` if it is listed after `changes` tool-list changes.
+    pub(crate) fn visible_tool(&self, name: &str, changes: u32) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| {
+            t.name() == Some(name) && visible(t.appear_at_change, t.vanish_at_change, changes)
+        })
+    }
+}
+
+fn check_input(input: Option<&InputSpec>) -> Result<(), ScriptProblem> {
+    let Some(input) = input else { return Ok(()) };
+    if input.rounds == 0 {
+        return Err(ScriptProblem::ZeroLimit("input.rounds"));
+    }
+    if input.requests.is_empty() {
+        return Err(ScriptProblem::ZeroLimit("input.requests"));
+    }
+    check_count(
+        "input.rounds",
+        u64::from(input.rounds),
+        u64::from(MAX_INPUT_ROUNDS),
+    )?;
+    check_count(
+        "input.requests",
+        input.requests.len() as u64,
+        MAX_INPUT_REQUESTS as u64,
+    )
+}
+
+fn check_count(what: &'static str, requested: u64, limit: u64) -> Result<(), ScriptProblem> {
+    if requested > limit {
+        Err(ScriptProblem::TooMany {
+            what,
+            requested,
+            limit,
+        })
+    } else {
+        Ok(())
     }
 }
 
@@ -384,6 +662,10 @@ fn check_behavior(behavior: &Behavior) -> Result<(), ScriptProblem> {
             kb.saturating_mul(1024),
             MAX_BLOB_KB * 1024,
         ),
+        Behavior::Log { level, .. } if crate::state::log_rank(level).is_none() => {
+            Err(ScriptProblem::UnknownLogLevel(level.clone()))
+        }
+        Behavior::Ask(input) => check_input(Some(input)),
         _ => Ok(()),
     }
 }

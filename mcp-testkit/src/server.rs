@@ -29,6 +29,8 @@ use crate::lines::{LineRead, read_line_bounded};
 use crate::recorder::{REJECTED_PREFIX_BYTES, Recorder, RejectedLine};
 use crate::router;
 use crate::script::Script;
+use crate::state::State;
+use crate::tasks::TaskTable;
 use crate::wire;
 
 /// Frames waiting for the writer; a full queue makes producers wait.
@@ -209,6 +211,8 @@ pub(crate) struct Shared {
     running_count: watch::Sender<usize>,
     pub(crate) lifecycle: Mutex<Lifecycle>,
     pub(crate) next_server_request: AtomicU64,
+    state: Mutex<State>,
+    tasks: Mutex<TaskTable>,
 }
 
 /// The legacy handshake's progress on this connection.
@@ -251,6 +255,47 @@ impl Shared {
             running_count: watch::channel(0).0,
             lifecycle: Mutex::new(Lifecycle::Fresh),
             next_server_request: AtomicU64::new(1),
+            state: Mutex::new(State::default()),
+            tasks: Mutex::new(TaskTable::default()),
+        }
+    }
+
+    /// The connection's protocol state (log level, subscriptions, list changes).
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// The connection's tasks.
+    pub(crate) fn tasks(&self) -> MutexGuard<'_, TaskTable> {
+        lock(&self.tasks)
+    }
+
+    /// The negotiated legacy version (the newest supported one when serving
+    /// before `initialize`).
+    pub(crate) fn legacy_version(&self) -> Option<String> {
+        match &*self.lifecycle() {
+            Lifecycle::AwaitingInitialized(v) | Lifecycle::Operating(v) => Some(v.clone()),
+            Lifecycle::Fresh => self.script.latest_legacy().map(str::to_owned),
+        }
+    }
+
+    /// Whether the legacy era has tasks here: a tool can run as one and the
+    /// negotiated version is 2025-11-25 or later.
+    pub(crate) fn legacy_tasks_enabled(&self) -> bool {
+        self.script.has_task_tools()
+            && self
+                .legacy_version()
+                .is_some_and(|v| v.as_str() >= "2025-11-25")
+    }
+
+    /// Like [`spawn_call`](Self::spawn_call), answering `-32603` when the
+    /// in-flight table is full.
+    pub(crate) async fn spawn_or_refuse<F>(self: &Arc<Self>, id: &Value, call: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        if self.spawn_call(id, call).is_err() {
+            self.send(&crate::tool_call::busy(self, id)).await;
         }
     }
 
@@ -323,9 +368,11 @@ impl Shared {
         self.running_count.send_replace(calls.running.len());
     }
 
-    /// Handles `notifications/cancelled`: forgets a hanging call, stops a running one.
+    /// Handles `notifications/cancelled`: forgets a hanging call, stops a
+    /// running one, closes a `subscriptions/listen` stream (without answer).
     pub(crate) fn cancel(&self, id: &Value) {
         let key = wire::id_key(id);
+        self.state().listens.retain(|l| l.key != key);
         let aborts: Vec<AbortHandle> = {
             let mut calls = self.calls();
             calls.hanging.remove(&key);
@@ -348,6 +395,7 @@ impl Shared {
     }
 
     fn abort_all(&self) {
+        self.tasks().abort_all();
         let aborts: Vec<AbortHandle> = {
             let mut calls = self.calls();
             calls.hanging.clear();

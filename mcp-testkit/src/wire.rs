@@ -18,6 +18,16 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of the server identity on every 2026-07-28 result.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key naming the `subscriptions/listen` request a notification
+/// (or the listen result) belongs to (2026-07-28).
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// `_meta` key tying a message to a task (2025-11-25 tasks).
+pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// Extension id of the 2026-07-28 tasks extension (SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// `_meta` key under which `prompts/get` and `resources/read` results report
+/// the client input they received (the testkit's own key).
+pub const META_INPUT_RESPONSES: &str = "mcp-testkit/inputResponses";
 
 /// JSON-RPC: the line is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -29,6 +39,10 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC: internal error (used for the testkit's own bounds).
 pub const INTERNAL_ERROR: i64 = -32603;
+/// Legacy (up to 2025-11-25): resource not found. 2026-07-28 uses `-32602`.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// 2025-11-25: a URL-mode elicitation is required first (script it with `Behavior::Error`).
+pub const URL_ELICITATION_REQUIRED: i64 = -32042;
 /// 2026-07-28: the request needs a client capability it did not declare.
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// 2026-07-28: the request's protocol version is not supported.
