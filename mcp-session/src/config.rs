@@ -53,6 +53,21 @@ pub struct SessionConfig {
     pub handlers: ClientHandlers,
     /// `input_required` rounds allowed for one request (2026-07-28).
     pub max_input_rounds: usize,
+    /// 2026-07-28: declare the tasks extension, so a server may answer a
+    /// `tools/call` with a task (follow it with the task API).
+    pub accept_tasks: bool,
+}
+
+impl SessionConfig {
+    /// The capabilities this client declares: exactly the registered
+    /// handlers, plus the tasks extension when accepted (2026).
+    pub fn declared_capabilities(&self, modern: bool) -> mcp_types::ClientCapabilities {
+        let mut caps = self.handlers.capabilities();
+        if modern && self.accept_tasks {
+            caps.add_extension(mcp_types::TASKS_EXTENSION);
+        }
+        caps
+    }
 }
 
 impl Default for SessionConfig {
@@ -70,6 +85,7 @@ impl Default for SessionConfig {
             event_queue: DEFAULT_EVENT_QUEUE,
             handlers: ClientHandlers::default(),
             max_input_rounds: 8,
+            accept_tasks: false,
         }
     }
 }

@@ -6,7 +6,7 @@
 //! therefore costs one hop from the transport's reader to the driver and one
 //! to the caller.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -22,6 +22,7 @@ use crate::events::{SessionEvent, SessionEvents};
 use crate::handler::ClientHandlers;
 use crate::params::Params;
 use crate::protocol::{CoreEvent, CoreLimits, Failure, ProtocolCore, Refusal, RequestTiming};
+use crate::subscriptions::{self, MAX_SUBSCRIPTIONS, SubscriptionSink};
 use crate::surface::ListKind;
 
 /// How a caller is woken.
@@ -44,6 +45,8 @@ pub(crate) struct Shared {
     /// Bumped by each `list_changed` notification, per kind (tools,
     /// resources, prompts), so a listing can tell it is stale.
     generations: [AtomicU64; 3],
+    subscriptions: Mutex<Vec<SubscriptionSink>>,
+    next_subscription: AtomicU64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -62,6 +65,9 @@ pub(crate) struct CallOptions {
     pub(crate) protocol_version: Option<&'static str>,
     /// Further per-message HTTP headers (2026 `Mcp-Name`, `Mcp-Param-*`).
     pub(crate) headers: Vec<(String, String)>,
+    /// Receives the request's id before the frame is sent (so notifications
+    /// tagged with it can be routed from the first one).
+    pub(crate) id_slot: Option<Arc<AtomicI64>>,
 }
 
 impl Shared {
@@ -86,6 +92,8 @@ impl Shared {
             handlers,
             server_requests: Arc::new(Semaphore::new(MAX_SERVER_REQUESTS)),
             generations: Default::default(),
+            subscriptions: Mutex::new(Vec::new()),
+            next_subscription: AtomicU64::new(1),
         });
         tokio::spawn(drive(Arc::clone(&shared), inbound));
         (Arc::clone(&shared), SessionEvents::new(events_rx))
@@ -119,6 +127,31 @@ impl Shared {
         if let Ok(mut slot) = self.version.lock() {
             *slot = Some(version);
         }
+    }
+
+    /// Registers a subscription sink (bounded).
+    pub(crate) fn add_subscription(
+        &self,
+        make: impl FnOnce(u64) -> SubscriptionSink,
+    ) -> Result<u64, SessionError> {
+        if self.exit_info().is_some() {
+            return Err(self.dead_error());
+        }
+        let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        if subs.len() >= MAX_SUBSCRIPTIONS {
+            return Err(SessionError::TooManySubscriptions {
+                limit: MAX_SUBSCRIPTIONS,
+            });
+        }
+        let key = self.next_subscription.fetch_add(1, Ordering::Relaxed);
+        subs.push(make(key));
+        Ok(key)
+    }
+
+    /// Forgets a subscription sink.
+    pub(crate) fn remove_subscription(&self, key: u64) {
+        let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        subs.retain(|s| s.key() != key);
     }
 
     /// How many `list_changed` notifications of this kind arrived so far.
@@ -165,6 +198,9 @@ impl Shared {
                     Refusal::Closed => self.dead_error(),
                 })?;
             let after = core.poll_timeout();
+            if let Some(slot) = &options.id_slot {
+                slot.store(id, Ordering::Release);
+            }
             (id, frame, before.is_none() || after < before)
         };
         if wake {
@@ -395,6 +431,13 @@ fn close(shared: &Shared, info: ExitInfo) {
         slot.get_or_insert(info.clone());
     }
     shared.core().handle_closed();
+    {
+        let subs = shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        subscriptions::end_all(&subs);
+    }
     shared.emit(SessionEvent::Closed(info));
 }
 
@@ -419,6 +462,13 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::S
         CoreEvent::Notification { method, params } => {
             if let Some(kind) = ListKind::from_notification(&method) {
                 shared.generations[kind as usize].fetch_add(1, Ordering::AcqRel);
+            }
+            {
+                let subs = shared
+                    .subscriptions
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                subscriptions::route(&subs, &method, params.as_ref());
             }
             shared.emit(SessionEvent::Notification { method, params });
         }

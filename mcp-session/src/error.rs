@@ -189,6 +189,12 @@ pub enum SessionError {
         /// The task handle as received.
         task: Box<mcp_types::CreateTaskResult>,
     },
+    /// The bound on open subscriptions of one session is reached.
+    #[error("too many open subscriptions (limit {limit})")]
+    TooManySubscriptions {
+        /// The bound.
+        limit: usize,
+    },
     /// The request's params could not be serialised.
     #[error("request params could not be serialised")]
     Params(#[source] serde_json::Error),

@@ -47,7 +47,9 @@ mod params;
 pub mod protocol;
 mod rounds;
 mod session;
+mod subscriptions;
 mod surface;
+mod tasks;
 mod tools;
 
 pub use config::{Negotiation, SessionConfig};
@@ -59,5 +61,7 @@ pub use handler::{
 pub use paginate::Paginator;
 pub use protocol::{CoreLimits, ProtocolStats, RequestTiming, Violation};
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
+pub use subscriptions::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use surface::{ListKind, Listing};
+pub use tasks::{TaskHandle, ToolCallStart};
 pub use tools::{CallToolOptions, ToolCatalog};

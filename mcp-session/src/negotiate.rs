@@ -88,6 +88,7 @@ async fn probe(session: Session<Spawned>) -> Result<(Session<Spawned>, Verdict),
         cancellable: false,
         reset_on_progress: false,
         timeout: session.link.config.probe_timeout,
+        open_ended: false,
     };
     for _attempt in 0..2 {
         let result = session

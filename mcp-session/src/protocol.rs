@@ -71,6 +71,10 @@ pub struct RequestTiming {
     /// Whether the request may be cancelled (the spec forbids cancelling
     /// `initialize`).
     pub cancellable: bool,
+    /// A stream that lasts as long as the connection (`subscriptions/listen`):
+    /// no deadline at all; it ends with its answer, its cancellation, or the
+    /// connection.
+    pub open_ended: bool,
 }
 
 impl Default for RequestTiming {
@@ -79,6 +83,7 @@ impl Default for RequestTiming {
             timeout: Duration::from_secs(60),
             reset_on_progress: true,
             cancellable: true,
+            open_ended: false,
         }
     }
 }
@@ -171,7 +176,7 @@ struct Pending<W> {
     method: Arc<str>,
     waiter: W,
     started: Instant,
-    deadline: Instant,
+    deadline: Option<Instant>,
     timing: RequestTiming,
 }
 
@@ -278,8 +283,13 @@ impl<W> ProtocolCore<W> {
         // Invariant: the envelope holds only strings, an integer and already
         // valid raw JSON, so serialisation cannot fail.
         .expect("serialising a request envelope");
-        let deadline = now + timing.timeout.min(self.limits.hard_deadline);
-        self.deadlines.push(Reverse((deadline, id)));
+        let deadline = if timing.open_ended {
+            None
+        } else {
+            let d = now + timing.timeout.min(self.limits.hard_deadline);
+            self.deadlines.push(Reverse((d, id)));
+            Some(d)
+        };
         self.pending.insert(
             id,
             Pending {
@@ -365,7 +375,7 @@ impl<W> ProtocolCore<W> {
                 break;
             }
             self.deadlines.pop();
-            let current = self.pending.get(&id).map(|p| p.deadline);
+            let current = self.pending.get(&id).and_then(|p| p.deadline);
             if current != Some(deadline) {
                 // Stale heap entry: answered, cancelled, or pushed back by progress.
                 continue;
@@ -456,7 +466,7 @@ impl<W> ProtocolCore<W> {
     pub fn poll_timeout(&mut self) -> Option<Instant> {
         // Drop stale entries so the answer is the real next deadline.
         while let Some(Reverse((deadline, id))) = self.deadlines.peek().copied() {
-            if self.pending.get(&id).map(|p| p.deadline) == Some(deadline) {
+            if self.pending.get(&id).and_then(|p| p.deadline) == Some(deadline) {
                 return Some(deadline);
             }
             self.deadlines.pop();
@@ -512,10 +522,10 @@ impl<W> ProtocolCore<W> {
             self.stats.stray_progress += 1;
             return;
         };
-        if p.timing.reset_on_progress {
+        if let (true, Some(old)) = (p.timing.reset_on_progress, p.deadline) {
             let new_deadline = (now + p.timing.timeout).min(p.started + hard);
-            if new_deadline > p.deadline {
-                p.deadline = new_deadline;
+            if new_deadline > old {
+                p.deadline = Some(new_deadline);
                 self.deadlines.push(Reverse((new_deadline, id)));
             }
         }

@@ -158,6 +158,7 @@ impl Link {
                     progress: None,
                     protocol_version: self.version_header(meta.is_some()),
                     headers: Vec::new(),
+                    id_slot: None,
                 },
             )
             .await?;
@@ -300,7 +301,7 @@ impl Session<Spawned> {
     pub async fn initialize(self) -> Result<Session<Initialized>, Failed<Spawned>> {
         let params = mcp_types::InitializeParams::new(
             ProtocolVersion::V2025_11_25.as_str(),
-            self.link.config.handlers.capabilities(),
+            self.link.config.declared_capabilities(false),
             self.link.config.client_info.clone(),
         );
         let timing = RequestTiming {
@@ -468,7 +469,7 @@ pub(crate) fn modern_request_meta(config: &SessionConfig) -> Map<String, Value> 
     meta.set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
     // Invariant: capabilities and implementation info are plain data and
     // always serialise.
-    let _ = meta.set_client_capabilities(&config.handlers.capabilities());
+    let _ = meta.set_client_capabilities(&config.declared_capabilities(true));
     let _ = meta.set_client_info(&config.client_info);
     meta.0
 }

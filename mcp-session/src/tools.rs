@@ -226,6 +226,7 @@ impl Session<Ready> {
                         progress: options.progress,
                         protocol_version: self.link.version_header(false),
                         headers: Vec::new(),
+                        id_slot: None,
                     },
                 )
                 .await?;
