@@ -125,6 +125,26 @@ impl Recorder {
             .collect()
     }
 
+    /// Responses the client sent (to the server's own requests), in order:
+    /// frames without `method` that carry `result` or `error`.
+    pub fn responses(&self) -> Vec<Value> {
+        self.state()
+            .frames
+            .iter()
+            .filter(|f| {
+                f.get("method").is_none() && (f.get("result").is_some() || f.get("error").is_some())
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The client's response to the server request with `id`, if received.
+    pub fn response_to(&self, id: &Value) -> Option<Value> {
+        self.responses()
+            .into_iter()
+            .find(|f| f.get("id") == Some(id))
+    }
+
     /// The `requestId` of every `notifications/cancelled` received.
     pub fn cancelled_ids(&self) -> Vec<Value> {
         self.with_method("notifications/cancelled")
