@@ -171,9 +171,9 @@ impl HubBuilder {
         }
         let hub = Hub {
             shared,
-            supervisors,
+            supervisors: Mutex::new(supervisors),
             events: Mutex::new(Some(receiver)),
-            closed: false,
+            closed: AtomicBool::new(false),
         };
         let outcomes = futures::future::join_all(firsts).await;
         let failed_required = hub
@@ -375,9 +375,9 @@ pub(crate) fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug)]
 pub struct Hub {
     shared: Arc<HubShared>,
-    supervisors: Vec<JoinHandle<()>>,
+    supervisors: Mutex<Vec<JoinHandle<()>>>,
     events: Mutex<Option<HubEvents>>,
-    closed: bool,
+    closed: AtomicBool,
 }
 
 impl Hub {
@@ -554,14 +554,16 @@ impl Hub {
     /// Shuts every server down in parallel (close stdin, grace, SIGTERM,
     /// grace, SIGKILL for stdio children), within
     /// [`HubConfig::shutdown_timeout`]; servers still running then are
-    /// killed. Calls in flight fail with [`HubError::ShuttingDown`].
-    pub async fn shutdown(mut self) -> ShutdownReport {
-        self.close().await
-    }
-
-    async fn close(&mut self) -> ShutdownReport {
+    /// killed. Calls in flight and later calls fail with
+    /// [`HubError::ShuttingDown`]. A second call returns at once.
+    pub async fn shutdown(&self) -> ShutdownReport {
         let began = Instant::now();
-        self.closed = true;
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return ShutdownReport {
+                elapsed: began.elapsed(),
+                forced: Vec::new(),
+            };
+        }
         self.shared.shutdown.send_replace(true);
         let cells = &self.shared.cells;
         let done: Vec<AtomicBool> = cells.iter().map(|_| AtomicBool::new(false)).collect();
@@ -592,7 +594,7 @@ impl Hub {
         };
         // Supervisors see the signal and end at once; give them a moment to
         // report `Stopped`, then stop waiting.
-        let supervisors = std::mem::take(&mut self.supervisors);
+        let supervisors = std::mem::take(&mut *lock(&self.supervisors));
         let aborts: Vec<_> = supervisors.iter().map(JoinHandle::abort_handle).collect();
         if tokio::time::timeout(
             Duration::from_secs(2),
@@ -612,7 +614,7 @@ impl Hub {
 
 impl Drop for Hub {
     fn drop(&mut self) {
-        if self.closed {
+        if self.closed.load(Ordering::Acquire) {
             return;
         }
         // Synchronous only: signal, kill, abort.
@@ -620,7 +622,7 @@ impl Drop for Hub {
         for cell in &self.shared.cells {
             cell.kill();
         }
-        for task in &self.supervisors {
+        for task in lock(&self.supervisors).iter() {
             task.abort();
         }
     }
