@@ -68,7 +68,10 @@ impl ContextServer {
         let writers = self.state.lock().unwrap().writers.clone();
         for w in writers {
             let _ = w
-                .send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).to_string())
+                .send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                        .to_string(),
+                )
                 .await;
         }
     }
@@ -142,8 +145,10 @@ impl ContextServer {
                 if prompts {
                     caps["prompts"] = json!({});
                 }
-                Ok(json!({"protocolVersion": "2025-06-18", "capabilities": caps,
-                          "serverInfo": {"name": "context", "version": "1.0.0"}}))
+                Ok(
+                    json!({"protocolVersion": "2025-06-18", "capabilities": caps,
+                          "serverInfo": {"name": "context", "version": "1.0.0"}}),
+                )
             }
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({"tools": tools.iter().map(|t| json!({
@@ -182,7 +187,9 @@ impl ContextServer {
             "resources/read" if resources => {
                 let uri = params["uri"].as_str().unwrap_or_default();
                 match documents.iter().find(|(u, _)| u == uri) {
-                    Some((u, text)) => Ok(json!({"contents": [{"uri": u, "mimeType": "text/plain", "text": text}]})),
+                    Some((u, text)) => Ok(
+                        json!({"contents": [{"uri": u, "mimeType": "text/plain", "text": text}]}),
+                    ),
                     None => Err((-32002, "resource not found")),
                 }
             }

@@ -1,0 +1,574 @@
+//! The host's authority over calls: allow-lists, permissions and
+//! principals, the content limit, the approval hook, concurrency limits,
+//! retries, audit records, and export to LLM tool formats.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use mcp_hub::{
+    Approval, ApprovalHook, ApprovalRequest, AuditOutcome, AuditRecord, AuditSink, Authority,
+    CallLimits, CollisionPolicy, ContentLimit, DenyReason, Hub, HubConfig, HubError, HubEvent,
+    Operation, Principal, RetryPolicy, ServerAuthority, ServerSpec, TargetKind, ToolCall,
+};
+use mcp_session::Negotiation;
+use mcp_testkit::{Behavior, Recorder, Script, demo};
+use mcp_transport::BoxFuture;
+use serde_json::json;
+
+fn spec(name: &str, script: Script) -> (ServerSpec, Recorder) {
+    let (connector, recorder) = memory(script);
+    let spec = ServerSpec::new(name, connector)
+        .unwrap()
+        .session(quick_session());
+    (spec, recorder)
+}
+
+async fn classic_with(authority: Authority, principal: Principal) -> (Hub, [Recorder; 3]) {
+    let (notes, rn) = spec("notes", demo::notes());
+    let (files, rf) = spec("files", demo::files());
+    let (github, rg) = spec("github", demo::github());
+    let hub = Hub::builder(HubConfig::default())
+        .server(notes)
+        .unwrap()
+        .server(files)
+        .unwrap()
+        .server(github)
+        .unwrap()
+        .authority(authority)
+        .principal(principal)
+        .start()
+        .await
+        .unwrap();
+    (hub, [rn, rf, rg])
+}
+
+fn exposed(hub: &Hub) -> Vec<String> {
+    hub.namespace()
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn calls_outside_the_authority_are_refused_before_anything_is_sent() {
+    let authority = Authority::from_json(
+        r#"{"servers": {"notes": {"tools": ["create"]}, "github": {"tools": []}}}"#,
+    )
+    .unwrap();
+    let (hub, [notes, _, github]) = classic_with(authority, Principal::new("me")).await;
+    // notes/search is not published, so bare `search` is files' alone.
+    assert_eq!(exposed(&hub), ["create", "read", "search"]);
+    assert!(matches!(
+        hub.call("notes/search", args(json!({"query": "x"}))).await,
+        Err(HubError::UnknownTool { .. })
+    ));
+    match hub
+        .facade()
+        .call_tool("notes", "search", args(json!({"query": "x"})))
+        .await
+    {
+        Err(HubError::Denied {
+            server,
+            kind: TargetKind::Tool,
+            name,
+            reason: DenyReason::NotAllowListed,
+        }) => {
+            assert_eq!(server.as_str(), "notes");
+            assert_eq!(name, "search");
+        }
+        other => panic!("{other:?}"),
+    }
+    let err = hub
+        .facade()
+        .call_tool("github", "list_issues", Default::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HubError::Denied { .. }), "{err:?}");
+    assert_eq!(calls_of(&notes, "search"), 0);
+    assert_eq!(calls_of(&github, "list_issues"), 0);
+    // What is allowed works, through both paths.
+    hub.call("create", args(json!({"title": "t", "text": "x"})))
+        .await
+        .unwrap();
+    hub.facade()
+        .call_tool("files", "read", args(json!({"path": "README.md"})))
+        .await
+        .unwrap();
+    // A tool the server did not list is not callable through the facade.
+    assert!(matches!(
+        hub.facade()
+            .call_tool("files", "rm", Default::default())
+            .await,
+        Err(HubError::UnknownTool { .. })
+    ));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_authority_naming_an_unknown_server_is_refused() {
+    let (notes, _) = spec("notes", demo::notes());
+    let err = Hub::builder(HubConfig::default())
+        .server(notes)
+        .unwrap()
+        .authority(Authority::default().with_server("nots", ServerAuthority::default()))
+        .start()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, HubError::AuthorityUnknownServer { name } if name == "nots"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn permissions_follow_the_current_principal() {
+    let authority = Authority::default()
+        .with_server("notes", ServerAuthority::default().permission("personal"))
+        .with_server(
+            "github",
+            ServerAuthority::default()
+                .permission("github")
+                .tool_permission("open_pr", "github.write"),
+        );
+    let reader = Principal::default_deny("reader").grant("github");
+    let (hub, _) = classic_with(authority, reader).await;
+    // Default deny: untagged `files` exposes nothing, `notes` lacks the grant.
+    assert_eq!(exposed(&hub), ["list_issues", "search"]);
+    let err = hub
+        .facade()
+        .call_tool(
+            "github",
+            "open_pr",
+            args(json!({"title": "t", "branch": "b"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            HubError::Denied {
+                reason: DenyReason::MissingPermission,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(matches!(
+        hub.facade().inspect("files").await,
+        Err(HubError::Denied {
+            kind: TargetKind::Server,
+            ..
+        })
+    ));
+    let writer = Principal::default_deny("writer")
+        .grant("github")
+        .grant("github.write")
+        .grant("personal");
+    let ns = hub.set_principal(writer).unwrap();
+    assert!(ns.resolve("open_pr").is_ok());
+    assert!(ns.resolve("notes/search").is_ok());
+    assert!(ns.resolve("read").is_err());
+    hub.call("open_pr", args(json!({"title": "t", "branch": "b"})))
+        .await
+        .unwrap();
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_result_over_the_content_limit_is_refused_whole() {
+    let script = Script::legacy()
+        .tool("blob", Behavior::Blob { kb: 1536 })
+        .tool("small", Behavior::Blob { kb: 1 });
+    let (default_limit, _) = spec("big", script.clone());
+    let (raised, _) = spec("raised", script);
+    let hub = Hub::builder(HubConfig::default())
+        .server(default_limit.negotiation(Negotiation::Legacy))
+        .unwrap()
+        .server(
+            raised
+                .negotiation(Negotiation::Legacy)
+                .max_content_bytes(ContentLimit::new(4 << 20).unwrap()),
+        )
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    match hub.call("big/blob", Default::default()).await {
+        Err(HubError::ContentTooLarge {
+            server,
+            size,
+            limit,
+        }) => {
+            assert_eq!(server.as_str(), "big");
+            assert_eq!(limit, 1 << 20);
+            assert!(size > 1536 * 1024, "{size}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let r = hub.call("raised/blob", Default::default()).await.unwrap();
+    assert!(first_text(&r).len() >= 1536 * 1024);
+    hub.call("big/small", Default::default()).await.unwrap();
+    // The limit's own bounds.
+    assert!(ContentLimit::new(1023).is_err());
+    assert!(ContentLimit::new(16 * 1024 * 1024 + 1).is_err());
+    assert_eq!(ContentLimit::default().bytes(), 1 << 20);
+    hub.shutdown().await;
+}
+
+/// Denies tools the server marks destructive (the host's choice: the hub
+/// only hands the raw hints over) and records what it saw.
+#[derive(Debug, Default)]
+struct CautiousHost {
+    seen: Mutex<Vec<(String, Option<bool>, Option<String>)>>,
+}
+
+impl ApprovalHook for CautiousHost {
+    fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
+        let destructive = request.annotations.and_then(|a| a.destructive_hint);
+        self.seen.lock().unwrap().push((
+            request.tool.to_owned(),
+            destructive,
+            request.exposed_name.map(str::to_owned),
+        ));
+        Box::pin(async move {
+            if destructive == Some(true) {
+                Approval::Deny
+            } else {
+                Approval::Approve
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_approval_hook_sees_raw_annotations_and_can_deny() {
+    let script = Script::legacy()
+        .tool_json(
+            json!({"name": "wipe", "inputSchema": {"type": "object"},
+                   "annotations": {"destructiveHint": true, "readOnlyHint": false}}),
+            Behavior::Text {
+                text: "wiped".into(),
+            },
+        )
+        .tool_json(
+            json!({"name": "look", "inputSchema": {"type": "object"},
+                   "annotations": {"readOnlyHint": true}}),
+            Behavior::Text {
+                text: "looked".into(),
+            },
+        );
+    let (s, recorder) = spec("disk", script);
+    let host = Arc::new(CautiousHost::default());
+    let hub = Hub::builder(HubConfig::default())
+        .server(s.negotiation(Negotiation::Legacy))
+        .unwrap()
+        .approval(host.clone())
+        .start()
+        .await
+        .unwrap();
+    let err = hub.call("wipe", Default::default()).await.unwrap_err();
+    assert!(matches!(err, HubError::NotApproved { .. }), "{err:?}");
+    assert_eq!(calls_of(&recorder, "wipe"), 0, "nothing was sent");
+    assert_eq!(
+        first_text(&hub.call("look", Default::default()).await.unwrap()),
+        "looked"
+    );
+    // The hook also governs host code's calls.
+    assert!(
+        hub.facade()
+            .call_tool("disk", "wipe", Default::default())
+            .await
+            .is_err()
+    );
+    let seen = host.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            ("wipe".to_owned(), Some(true), Some("wipe".to_owned())),
+            ("look".to_owned(), None, Some("look".to_owned())),
+            ("wipe".to_owned(), Some(true), None),
+        ]
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_burst_beyond_the_concurrency_limit_queues_then_is_refused() {
+    let script = Script::legacy().tool(
+        "slow",
+        Behavior::Sleep {
+            ms: 300,
+            progress_steps: 0,
+        },
+    );
+    let (s, _) = spec("s", script);
+    let hub = Arc::new(
+        Hub::builder(HubConfig::default())
+            .server(s.negotiation(Negotiation::Legacy).call_limits(CallLimits {
+                max_concurrent: 1,
+                max_queued: 1,
+                queue_timeout: Duration::from_secs(5),
+            }))
+            .unwrap()
+            .start()
+            .await
+            .unwrap(),
+    );
+    let mut tasks = Vec::new();
+    for _ in 0..3 {
+        let h = Arc::clone(&hub);
+        tasks.push(tokio::spawn(async move {
+            h.call("slow", Default::default()).await
+        }));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let mut ok = 0;
+    let mut full = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(HubError::QueueFull { limit: 1, .. }) => full += 1,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!((ok, full), (2, 1));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn tool_calls_are_retried_only_when_the_host_opted_in() {
+    let script = Script::legacy()
+        .tool(
+            "flaky",
+            Behavior::Error {
+                code: -32603,
+                message: "database on fire".into(),
+                data: None,
+            },
+        )
+        .tool_json(
+            json!({"name": "idem", "inputSchema": {"type": "object"},
+                   "annotations": {"idempotentHint": true}}),
+            Behavior::Error {
+                code: -32603,
+                message: "database on fire".into(),
+                data: None,
+            },
+        );
+    let (s, recorder) = spec("s", script);
+    let retry = RetryPolicy {
+        max_attempts: 3,
+        initial: Duration::from_millis(10),
+        max: Duration::from_millis(50),
+        retry_tools: ["flaky".to_owned()].into(),
+    };
+    let hub = Hub::builder(HubConfig::default())
+        .server(s.negotiation(Negotiation::Legacy).retry(retry))
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let err = hub.call("flaky", Default::default()).await.unwrap_err();
+    assert_eq!(err.server_message(), Some("database on fire"));
+    assert!(
+        !err.to_string().contains("on fire"),
+        "server prose kept out"
+    );
+    assert_eq!(calls_of(&recorder, "flaky"), 3, "opted in: retried");
+    hub.call("idem", Default::default()).await.unwrap_err();
+    assert_eq!(
+        calls_of(&recorder, "idem"),
+        1,
+        "an idempotentHint is not consent"
+    );
+    hub.shutdown().await;
+}
+
+#[derive(Debug, Default)]
+struct Trail(Mutex<Vec<AuditRecord>>);
+
+impl AuditSink for Trail {
+    fn record(&self, record: &AuditRecord) {
+        self.0.lock().unwrap().push(record.clone());
+    }
+}
+
+#[tokio::test]
+async fn every_governed_operation_is_audited_without_secrets() {
+    let trail = Arc::new(Trail::default());
+    let (notes, _) = spec("notes", demo::notes());
+    let hub = Hub::builder(HubConfig::default())
+        .server(notes)
+        .unwrap()
+        .authority(
+            Authority::default().with_server("notes", ServerAuthority::default().tools(["search"])),
+        )
+        .principal(Principal::new("alice"))
+        .audit_sink(trail.clone())
+        .start()
+        .await
+        .unwrap();
+    let mut events = hub.take_events().unwrap();
+    drain(&mut events);
+    hub.call("search", args(json!({"query": "hunter2-secret"})))
+        .await
+        .unwrap();
+    let _ = hub
+        .facade()
+        .call_tool(
+            "notes",
+            "create",
+            args(json!({"title": "hunter2-secret", "text": "x"})),
+        )
+        .await;
+    hub.facade().inspect("notes").await.unwrap();
+    let page = hub.facade().list_tools("notes", None).await.unwrap();
+    assert_eq!(page.items.len(), 1, "filtered by the allow-list");
+    // No resources capability: an empty page, not an error.
+    assert!(
+        hub.facade()
+            .list_resources("notes", None)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(matches!(
+        hub.facade().read_resource("notes", "notes://n1").await,
+        Err(HubError::Unsupported { .. })
+    ));
+    let records = trail.0.lock().unwrap().clone();
+    let summary: Vec<_> = records
+        .iter()
+        .map(|r| (r.operation, r.target.clone(), r.from_model, r.outcome))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                Operation::CallTool,
+                Some("search".into()),
+                true,
+                AuditOutcome::Succeeded
+            ),
+            (
+                Operation::CallTool,
+                Some("create".into()),
+                false,
+                AuditOutcome::Refused("denied")
+            ),
+            (Operation::Inspect, None, false, AuditOutcome::Succeeded),
+            (Operation::ListTools, None, false, AuditOutcome::Succeeded),
+            (
+                Operation::ListResources,
+                None,
+                false,
+                AuditOutcome::Succeeded
+            ),
+            (
+                Operation::ReadResource,
+                Some("notes://n1".into()),
+                false,
+                AuditOutcome::Failed("unsupported")
+            ),
+        ]
+    );
+    assert!(records.iter().all(|r| r.principal == "alice"));
+    // The same records reach the event queue; nothing carries arguments.
+    let audited: Vec<_> = drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e {
+            HubEvent::Audit(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(audited, records);
+    assert!(!format!("{audited:?}").contains("hunter2"));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_namespace_exports_to_llm_formats_and_maps_calls_back() {
+    let (notes, _) = spec("notes", demo::notes());
+    let (files, _) = spec("files", demo::files());
+    let config = HubConfig {
+        policy: CollisionPolicy::Prefix,
+        provider_safe_names: true,
+        ..HubConfig::default()
+    };
+    let hub = Hub::builder(config)
+        .server(notes)
+        .unwrap()
+        .server(files)
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let ns = hub.namespace();
+    let anthropic = mcp_hub::anthropic_tools(&ns).unwrap();
+    let names: Vec<&str> = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["notes_search", "create", "read", "files_search"]);
+    assert_eq!(
+        anthropic[1]["input_schema"]["required"],
+        json!(["title", "text"])
+    );
+    assert!(
+        anthropic[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("notes")
+    );
+    let openai = mcp_hub::openai_tools(&ns).unwrap();
+    assert_eq!(openai[0]["type"], "function");
+    assert_eq!(openai[0]["function"]["name"], "notes_search");
+    assert_eq!(openai[0]["function"]["parameters"]["type"], "object");
+
+    let call = ToolCall::from_openai(&json!({
+        "id": "call_1", "type": "function",
+        "function": {"name": "files_search", "arguments": "{\"query\": \"main\"}"}
+    }))
+    .unwrap();
+    let route = call.route(&ns).unwrap();
+    assert_eq!(route.server.as_str(), "files");
+    let r = hub.call(&call.name, call.arguments).await.unwrap();
+    assert!(first_text(&r).contains("main.rs"));
+    let call = ToolCall::from_anthropic(&json!({
+        "type": "tool_use", "id": "toolu_1", "name": "notes_search", "input": {"query": "groceries"}
+    }))
+    .unwrap();
+    assert_eq!(call.id.as_deref(), Some("toolu_1"));
+    let r = hub.call(&call.name, call.arguments).await.unwrap();
+    assert!(first_text(&r).contains("Groceries"));
+    assert!(matches!(
+        ToolCall::from_openai(&json!({"function": {"name": "x", "arguments": "[1]"}})),
+        Err(HubError::MalformedToolCall { .. })
+    ));
+    hub.shutdown().await;
+
+    // Without provider-safe names, `notes/search` cannot be exported.
+    let (notes, _) = spec("notes", demo::notes());
+    let (files, _) = spec("files", demo::files());
+    let hub = Hub::builder(HubConfig::default())
+        .server(notes)
+        .unwrap()
+        .server(files)
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    assert!(matches!(
+        mcp_hub::anthropic_tools(&hub.namespace()),
+        Err(HubError::NotProviderSafe { name }) if name == "notes/search"
+    ));
+    hub.shutdown().await;
+}
