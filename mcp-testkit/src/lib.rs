@@ -118,6 +118,7 @@ mod binary_path;
 mod client;
 pub mod demo;
 mod error;
+pub mod http;
 mod input;
 mod lines;
 mod listen;
@@ -142,6 +143,7 @@ pub use client::{
     CLIENT_MAX_LINE_BYTES, DEFAULT_RECV_TIMEOUT, Line, LineClient, modern_meta, with_modern_meta,
 };
 pub use error::{ScriptProblem, TestkitError};
+pub use http::{HttpFakeServer, HttpServerOptions, RunningHttpServer};
 pub use recorder::{
     MAX_RECORDED_BYTES, MAX_RECORDED_FRAMES, MAX_REJECTED_LINES, REJECTED_PREFIX_BYTES, Recorder,
     RejectedLine,
