@@ -745,6 +745,78 @@ mod tests {
     }
 
     #[test]
+    fn new_behaviours_and_content_parse_from_json() {
+        let script = Script::from_json(
+            r#"{"tools": [
+                  {"name": "l", "behavior": {"kind": "log", "level": "warning", "message": {"a": 1}}},
+                  {"name": "t", "behavior": {"kind": "touch_resource", "uri": "file:///a"}},
+                  {"name": "c", "behavior": {"kind": "change_list", "list": "prompts"}},
+                  {"name": "e", "behavior": {"kind": "end_listen", "how": "graceful"}},
+                  {"name": "k", "behavior": {"kind": "ask", "rounds": 2, "requests":
+                      {"r": {"method": "roots/list"}}}, "task_support": "optional",
+                   "appear_at_change": 1}
+                ],
+                "prompts": [{"name": "p", "arguments": [{"name": "x", "required": true}],
+                             "completions": [{"argument": "x", "values": ["a"]}]}],
+                "task_poll_interval_ms": 5, "task_ttl_ms": null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            script.tools[3].behavior,
+            Behavior::EndListen {
+                how: crate::specs::ListenEnd::Graceful,
+                code: 1
+            }
+        );
+        let Behavior::Ask(input) = &script.tools[4].behavior else {
+            panic!("not ask: {:?}", script.tools[4].behavior);
+        };
+        assert_eq!(input.rounds, 2);
+        assert_eq!(script.tools[4].task_support, Some(TaskSupport::Optional));
+        assert_eq!(script.tools[4].appear_at_change, 1);
+        assert!(!script.tools[4].tool.contains_key("task_support"));
+        assert_eq!(script.task_ttl_ms, None);
+        assert!(script.has_completions() && script.has_prompts() && script.has_task_tools());
+        let round_trip: Script =
+            serde_json::from_value(serde_json::to_value(&script).unwrap()).unwrap();
+        assert_eq!(round_trip, script);
+    }
+
+    #[test]
+    fn bad_content_is_refused() {
+        let level = Script::from_json(
+            r#"{"tools": [{"name": "l", "behavior": {"kind": "log", "level": "loud", "message": 1}}]}"#,
+        );
+        assert!(matches!(
+            level,
+            Err(TestkitError::ScriptInvalid(ScriptProblem::UnknownLogLevel(l))) if l == "loud"
+        ));
+        let rounds = Script::from_json(
+            r#"{"tools": [{"name": "k", "behavior": {"kind": "ask", "rounds": 0, "requests": {"r": {"method": "roots/list"}}}}]}"#,
+        );
+        assert!(matches!(
+            rounds,
+            Err(TestkitError::ScriptInvalid(ScriptProblem::ZeroLimit(
+                "input.rounds"
+            )))
+        ));
+        let prompts = Script::dual()
+            .prompt(PromptSpec::new("p"))
+            .prompt(PromptSpec::new("p"));
+        assert_eq!(
+            prompts.validate(),
+            Err(ScriptProblem::DuplicatePrompt("p".into()))
+        );
+        let unnamed = Script::from_json(r#"{"resources": [{"name": "no uri"}]}"#);
+        assert!(matches!(
+            unnamed,
+            Err(TestkitError::ScriptInvalid(
+                ScriptProblem::ResourceWithoutUri(0)
+            ))
+        ));
+    }
+
+    #[test]
     fn latest_legacy_is_the_newest_date() {
         let script = Script::dual().versions(["2025-03-26", "2024-11-05", "2026-07-28"]);
         assert_eq!(script.latest_legacy(), Some("2025-03-26"));
