@@ -15,8 +15,9 @@
 //!   `notifications/initialized`. Other requests before `initialize` are
 //!   handled per [`PreInit`] (default: error `-32600` "Server not
 //!   initialized"; real servers differ: the Python SDK refuses, the TypeScript
-//!   stdio server serves, some never answer). Answers `ping` and
-//!   `logging/setLevel`.
+//!   stdio server serves, some never answer). Answers `ping`,
+//!   `logging/setLevel`, `resources/subscribe` / `unsubscribe` and (at
+//!   2025-11-25, with a task tool) `tasks/get|result|list|cancel`.
 //! - **Modern** (2026-07-28): no handshake. Every request must carry
 //!   `_meta["io.modelcontextprotocol/protocolVersion"]` and
 //!   `_meta["io.modelcontextprotocol/clientCapabilities"]`: a missing field is
@@ -25,8 +26,11 @@
 //!   `data: {"supported": [...], "requested": "..."}`. `server/discover` returns a
 //!   `DiscoverResult` (`supportedVersions` = every version of the script).
 //!   Results carry `resultType` and `_meta["io.modelcontextprotocol/serverInfo"]`;
-//!   `server/discover` and `tools/list` carry `ttlMs` and `cacheScope`.
-//!   `ping` does not exist in this era (`-32601`).
+//!   `server/discover`, every list and `resources/read` carry `ttlMs` and
+//!   `cacheScope`. An unknown `_meta["io.modelcontextprotocol/logLevel"]` is
+//!   `-32602`. `ping`, `logging/setLevel`, `resources/subscribe`,
+//!   `tasks/result` and `tasks/list` do not exist in this era (`-32601`);
+//!   `subscriptions/listen` and (tasks extension) `tasks/update` do.
 //! - **Dual-era** scripts serve a request in the modern era when it carries
 //!   the version in `_meta` (or is `server/discover`), else in the legacy era.
 //!   A **legacy-only** script answers `server/discover` per [`OnProbe`].
@@ -60,12 +64,21 @@
 //! ```
 //!
 //! Fields: `versions`, `server_info`, `instructions`, `capabilities` (added to
-//! `tools` + `logging`), `tools` (each the tool's JSON plus a `behavior`),
-//! `page_size`, `cyclic_cursor`, `endless_pages`, `ttl_ms`, `cache_scope`,
-//! `on_probe`, `pre_init`, `strict_lifecycle`, and the startup misbehaviours
-//! `stderr_flood_bytes`, `spawn_grandchild`, `exit_after_initialize`,
-//! `garbage_on_start`; bounds `max_line_bytes` (64 MiB), `max_in_flight`
-//! (1024), `eof_grace_ms`, `ask_timeout_ms`. See [`Script`] for each.
+//! the built-in ones: `tools` + `logging`, plus `resources`, `prompts`,
+//! `completions` and tasks when the script has them), `tools` (each the
+//! tool's JSON plus a `behavior`, optional `task_support`,
+//! `appear_at_change`, `vanish_at_change`), `resources`,
+//! `resource_templates`, `prompts` ([`ResourceSpec`],
+//! [`ResourceTemplateSpec`], [`PromptSpec`], [`CompletionSpec`],
+//! [`InputSpec`]), `page_size` (every list), `cyclic_cursor`,
+//! `endless_pages` (`tools/list` only), `ttl_ms`, `cache_scope`, the task
+//! settings `task_poll_interval_ms`, `task_ttl_ms`,
+//! `task_status_notifications`, `on_probe`, `pre_init`,
+//! `strict_lifecycle`, and the startup misbehaviours `stderr_flood_bytes`,
+//! `spawn_grandchild`, `exit_after_initialize`, `garbage_on_start`; bounds
+//! `max_line_bytes` (64 MiB), `max_in_flight` (1024), `max_tasks` (1024),
+//! `max_subscriptions` (64), `eof_grace_ms`, `ask_timeout_ms`. See
+//! [`Script`] for each.
 //!
 //! # Tool behaviours
 //!
@@ -73,16 +86,79 @@
 //! progress_steps}`, `hang`, `crash {code}`, `garbage`, `oversized {bytes}`,
 //! `error {code, message, data?}`, `tool_error {text}`, `structured {value}`,
 //! `notify`, `ask_client {method, params}` (a server→client request in the
-//! legacy era, an `input_required` round in 2026-07-28), `wrong_id`,
-//! `blob {kb}`, and for demos `text {text}`, `search {items}`,
-//! `lookup {key, entries}`. Calls run concurrently, one task each; a
-//! `notifications/cancelled` stops a running call or forgets a hanging one.
+//! legacy era, an `input_required` round in 2026-07-28), `ask {requests,
+//! rounds, elicitation_complete}` (any number of keyed requests over
+//! rounds, see [`InputSpec`]), `elicitation_complete {elicitation_id}`,
+//! `log {level, message, logger?}`, `touch_resource {uri}`, `change_list
+//! {list: tools|prompts|resources}`, `end_listen {how:
+//! graceful|drop|exit, code}`, `wrong_id`, `blob {kb}`, and for demos
+//! `text {text}`, `search {items}`, `lookup {key, entries}`. Calls run
+//! concurrently, one task each; a `notifications/cancelled` stops a running
+//! call or forgets a hanging one.
+//!
+//! # Resources, prompts, completion
+//!
+//! `resources/list`, `resources/templates/list`, `prompts/list` page like
+//! `tools/list`. `resources/read` returns a resource's `text` or `blob`, or
+//! the `text` of the first template the URI matches (`{var}` and `{+var}`
+//! substituted); an unknown URI is `-32002` (legacy) / `-32602`
+//! (2026-07-28), `data: {uri}`. `prompts/get` renders `{argument}` in every
+//! string of the prompt's messages; a missing required argument or an
+//! unknown prompt is `-32602`. `completion/complete` filters scripted
+//! values by prefix and context, at most 100 with `total` and `hasMore`.
+//! A feature the script lacks answers `-32601`. Items with
+//! `appear_at_change` / `vanish_at_change` come and go with `change_list`.
+//!
+//! # Change notifications and `subscriptions/listen`
+//!
+//! Legacy: `change_list` sends `notifications/<list>/list_changed`
+//! unsolicited; `touch_resource` sends `notifications/resources/updated`
+//! if the URI was `resources/subscribe`d. 2026-07-28: `subscriptions/listen`
+//! is acknowledged with `notifications/subscriptions/acknowledged` (the part
+//! of the filter honoured), then gets only the notifications its filter
+//! asked for, each with `_meta["io.modelcontextprotocol/subscriptionId"]`
+//! = the listen request's id. `end_listen` ends every stream (graceful: a
+//! `complete` result with the subscription id; drop: silence; exit: the
+//! server ends); `notifications/cancelled` for the listen id ends it
+//! without an answer.
+//!
+//! # Logging
+//!
+//! `log` and `notify` send `notifications/message`. Legacy: everything
+//! until `logging/setLevel`, then only at or above it. 2026-07-28: only when
+//! the request's `_meta["io.modelcontextprotocol/logLevel"]` is set, at or
+//! above it.
+//!
+//! # Client input
+//!
+//! `ask`, `ask_client`, and prompts / resources with an `input` ask the
+//! client: legacy with server→client requests (answers, error answers and
+//! timeouts are reported in the result), 2026-07-28 with `input_required`
+//! results (`inputRequests` + a tamper-evident `requestState`; the retry
+//! with every `inputResponses` key moves to the next round; a missing or
+//! foreign `requestState` is `-32602`; an undeclared capability `-32021`).
+//! Prompts and resources report what they got under
+//! `_meta["mcp-testkit/inputResponses"]`.
+//!
+//! # Tasks
+//!
+//! A tool with [`TaskSupport`] `optional` / `required` runs as a task.
+//! 2025-11-25: when `tools/call` has a `task` param (`{task: {...}}`
+//! `CreateTaskResult`, `tasks/get`, blocking `tasks/result`, `tasks/list`,
+//! `tasks/cancel`, `notifications/tasks/status`; `isError` results fail the
+//! task). 2026-07-28 tasks extension (SEP-2663): when the request declares
+//! `extensions["io.modelcontextprotocol/tasks"]` (flat `resultType: "task"`,
+//! `tasks/get` with `result` / `error` / `inputRequests`, `tasks/update`,
+//! `tasks/cancel` acknowledgements, `notifications/tasks` on listen streams
+//! with `taskIds`). Guesses where the specs are silent are marked in
+//! `tasks.rs` (e.g. `tasks/result` of a cancelled task is `-32602`).
 //!
 //! # Recording
 //!
 //! Every frame received is kept, parsed, in a [`Recorder`]
 //! ([`FakeServer::recorder`]): `received()`, `with_method()`,
-//! `cancelled_ids()`, `wait_for(method, timeout)`, `wait_until(...)`.
+//! `responses()`, `response_to(id)`, `cancelled_ids()`,
+//! `wait_for(method, timeout)`, `wait_until(...)`.
 //! The binary's `--record PATH` appends each frame to a file as a JSON line.
 //!
 //! # In-process use
