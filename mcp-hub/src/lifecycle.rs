@@ -82,21 +82,24 @@ pub(crate) async fn supervise(
                 snapshot,
             }) => {
                 let info = cell.install(Arc::clone(&session));
-                hub.events.emit(HubEvent::Ready {
-                    server: name.clone(),
-                    era: info.era,
-                    version: info.version,
-                    tools: snapshot.as_ref().map(|s| s.tools().len()),
-                });
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Ok(()));
-                }
+                let tools = snapshot.as_ref().map(|s| s.tools().len());
+                // The snapshot is in place before anyone hears of the ready
+                // server, so the hub's first namespace holds it.
                 if let Some(snapshot) = snapshot {
                     offer_snapshot(&hub, &cell, snapshot, false);
                 }
                 // A restart may bring new tools or capabilities (helpers).
                 if hub.is_started() {
                     let _ = hub.rebuild_namespace();
+                }
+                hub.events.emit(HubEvent::Ready {
+                    server: name.clone(),
+                    era: info.era,
+                    version: info.version,
+                    tools,
+                });
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(()));
                 }
                 let up = Instant::now();
                 let end = watch_session(&hub, &cell, &session, events, &mut shutdown).await;

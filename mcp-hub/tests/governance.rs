@@ -222,9 +222,12 @@ async fn a_result_over_the_content_limit_is_refused_whole() {
 
 /// Denies tools the server marks destructive (the host's choice: the hub
 /// only hands the raw hints over) and records what it saw.
+/// (tool, destructiveHint, exposed name) of each request.
+type Seen = (String, Option<bool>, Option<String>);
+
 #[derive(Debug, Default)]
 struct CautiousHost {
-    seen: Mutex<Vec<(String, Option<bool>, Option<String>)>>,
+    seen: Mutex<Vec<Seen>>,
 }
 
 impl ApprovalHook for CautiousHost {
