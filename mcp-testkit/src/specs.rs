@@ -299,7 +299,9 @@ impl CompletionSpec {
 ///
 /// - Legacy era: each round sends every request (in key order, one after
 ///   the other) as a server→client JSON-RPC request and waits for its
-///   response (bounded by the script's `ask_timeout_ms`).
+///   response (bounded by the script's `ask_timeout_ms`). Client
+///   capabilities are not checked, so a test can see how a client answers
+///   a request it never declared support for.
 /// - 2026-07-28: each round is an `input_required` result with
 ///   `inputRequests` (these keys) and a `requestState`; the client's retry
 ///   with `inputResponses` for every key and that `requestState` moves to the
