@@ -12,7 +12,9 @@
 //!   on every later request; a 404 to a request that carried it is
 //!   [`RequestFailure::SessionExpired`](crate::RequestFailure::SessionExpired)
 //!   and the id is forgotten (so the session's next `initialize` goes out
-//!   without one). The standalone GET stream is opened after the first
+//!   without one); a 404 to a notification forgets it too, and later
+//!   requests of that session then fail as expired without being sent,
+//!   until a new session id arrives. The standalone GET stream is opened after the first
 //!   successful POST carrying a legacy version (405 tolerated). A reply
 //!   stream that ends before its answer is resumed with GET +
 //!   `Last-Event-ID` after the server's `retry` time (else
@@ -24,6 +26,10 @@
 //!   when the session sends `notifications/cancelled` for a request in this
 //!   era, the transport drops that request's POST (closing its connection)
 //!   and does not send the notification.
+//! - Order: a notification or response is POSTed, and its answer's head
+//!   awaited, before any later frame goes out, so messages reach the server
+//!   in the order the session sent them; requests then run concurrently
+//!   (at most [`HttpConfig::max_in_flight`]).
 //! - A request that will get no answer through HTTP is reported as
 //!   [`Inbound::RequestFailed`](crate::Inbound::RequestFailed): a non-2xx
 //!   status (with the body's JSON-RPC error object and, for 401/403,

@@ -271,6 +271,13 @@ async fn an_expired_session_is_reported_and_forgotten() {
     .await;
     let mut conn = connect(&server.url()).await;
     handshake(&mut conn).await;
+    assert!(
+        server
+            .recorder
+            .wait_for("notifications/initialized", WAIT)
+            .await
+            .is_some()
+    );
     server.expire_sessions();
     conn.outbound.send(echo_call(2, "x")).await.unwrap();
     assert_eq!(
@@ -516,7 +523,7 @@ fn a_static_credential_is_sent_and_never_shown() {
             .unwrap();
         return runtime.block_on(credential_checks());
     }
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "a_static_credential_is_sent_and_never_shown",
@@ -525,11 +532,14 @@ fn a_static_credential_is_sent_and_never_shown() {
         ])
         .env(TOKEN_VAR, TOKEN)
         .env(BAD_TOKEN_VAR, format!("{TOKEN}\nx"))
-        .status()
+        .output()
         .unwrap();
+    // The child's own test summary is kept out of this run's output.
     assert!(
-        status.success(),
-        "the credential checks failed in the child: {status}"
+        child.status.success(),
+        "the credential checks failed in the child:\n{}\n{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
     );
 }
 
@@ -599,4 +609,40 @@ async fn credential_checks() {
     for text in shown {
         assert!(!text.contains(TOKEN), "the token leaked: {text}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_that_meets_an_expired_session_fails_the_next_request_as_expired() {
+    let server = serve(Script::legacy(), HttpServerOptions::default()).await;
+    let mut conn = connect(&server.url()).await;
+    handshake(&mut conn).await;
+    assert!(
+        server
+            .recorder
+            .wait_for("notifications/initialized", WAIT)
+            .await
+            .is_some()
+    );
+    server.expire_sessions();
+    let progress = json!({"progressToken": "t", "progress": 1});
+    conn.outbound
+        .send(notification(
+            "notifications/progress",
+            progress,
+            Some(LEGACY),
+        ))
+        .await
+        .unwrap();
+    conn.outbound
+        .send(request(2, "tools/list", json!({}), Some(LEGACY)))
+        .await
+        .unwrap();
+    assert_eq!(
+        failure_of(&mut conn, 2).await,
+        RequestFailure::SessionExpired
+    );
+    assert!(
+        server.requests.posts_of("tools/list").is_empty(),
+        "the request was not sent without its session"
+    );
 }

@@ -30,6 +30,7 @@ use crate::http::config::HttpConfig;
 use crate::http::control::{DriverSignals, HttpControl, stopped};
 use crate::http::envelope;
 use crate::http::post::message_headers;
+use crate::http::streamable::wait_gate;
 use crate::{DEFAULT_QUEUE_FRAMES, TransportError};
 
 /// Opens legacy HTTP+SSE connections (the 2024-11-05 transport).
@@ -168,6 +169,7 @@ async fn drive(
     let stream = tokio::spawn(read_stream(Arc::clone(&shared), reader, response, ended_tx));
     let max_in_flight = shared.http.config.max_in_flight.max(1);
     let mut tasks = JoinSet::new();
+    let mut gate: Option<oneshot::Receiver<()>> = None;
     let reason = loop {
         tokio::select! {
             biased;
@@ -176,9 +178,14 @@ async fn drive(
             _ = stopped(&mut stop) => break CloseReason::Shutdown,
             reason = &mut ended_rx => break reason.unwrap_or(CloseReason::EndOfStream),
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            frame = outbound.recv(), if tasks.len() < max_in_flight => {
+            _ = wait_gate(&mut gate), if gate.is_some() => gate = None,
+            frame = outbound.recv(), if gate.is_none() && tasks.len() < max_in_flight => {
                 let Some(frame) = frame else { break CloseReason::Shutdown };
-                tasks.spawn(post(Arc::clone(&shared), frame));
+                // Every POST here is answered at once (202): keep them in
+                // order, as the single stream of answers expects.
+                let (tx, rx) = oneshot::channel();
+                gate = Some(rx);
+                tasks.spawn(post(Arc::clone(&shared), frame, tx));
             }
         }
     };
@@ -217,7 +224,7 @@ async fn read_stream(
 }
 
 /// POSTs one frame to the endpoint; the answer comes on the event stream.
-async fn post(shared: Arc<LegacyShared>, frame: OutboundFrame) {
+async fn post(shared: Arc<LegacyShared>, frame: OutboundFrame, sent: oneshot::Sender<()>) {
     let request = match frame.kind {
         FrameKind::Request { id } => Some(id),
         _ => None,
@@ -233,7 +240,10 @@ async fn post(shared: Arc<LegacyShared>, frame: OutboundFrame) {
     };
     let headers = match message_headers(&frame, None) {
         Ok(headers) => headers,
-        Err(e) => return fail(e.failure()).await,
+        Err(e) => {
+            drop(sent);
+            return fail(e.failure()).await;
+        }
     };
     let exchange = Exchange {
         method: Method::POST,
@@ -242,7 +252,9 @@ async fn post(shared: Arc<LegacyShared>, frame: OutboundFrame) {
         body: Some(frame.bytes.clone()),
         headers,
     };
-    let mut response = match shared.http.send(&exchange).await {
+    let result = shared.http.send(&exchange).await;
+    let _ = sent.send(());
+    let mut response = match result {
         Ok(response) => response,
         Err(e) => return fail(e.failure()).await,
     };

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use mcp_codec::CodecError;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, Response, StatusCode};
+use tokio::sync::oneshot;
 
 use crate::TransportError;
 use crate::connection::{FrameKind, Inbound, OutboundFrame, RequestFailure};
@@ -19,8 +20,14 @@ use crate::http::client::{
 use crate::http::envelope::{self, Shape};
 use crate::http::streamable::{Streamable, is_modern};
 
-/// Sends one frame and delivers its outcome.
-pub(crate) async fn run(shared: Arc<Streamable>, frame: OutboundFrame) {
+/// Sends one frame and delivers its outcome. `sent` is fired (or dropped)
+/// once the server has answered the POST's head: the driver holds later
+/// frames back until then, so a notification is never overtaken.
+pub(crate) async fn run(
+    shared: Arc<Streamable>,
+    frame: OutboundFrame,
+    sent: Option<oneshot::Sender<()>>,
+) {
     let modern = is_modern(&frame);
     let sent_session = if modern { None } else { shared.session_id() };
     let post = Post {
@@ -32,6 +39,7 @@ pub(crate) async fn run(shared: Arc<Streamable>, frame: OutboundFrame) {
         modern,
         sent_session,
         frame: &frame,
+        sent: std::sync::Mutex::new(sent),
     };
     post.run().await;
 }
@@ -44,10 +52,23 @@ struct Post<'a> {
     /// The session id this POST carried.
     sent_session: Option<HeaderValue>,
     frame: &'a OutboundFrame,
+    /// The ordering gate of the driver, for notifications and responses.
+    sent: std::sync::Mutex<Option<oneshot::Sender<()>>>,
 }
 
 impl Post<'_> {
     async fn run(&self) {
+        // A request of the established legacy session after the server ended
+        // that session: it would only be refused for lacking the id. Only
+        // the session's new `initialize` (sent with no version) goes out.
+        if self.request.is_some()
+            && !self.modern
+            && self.frame.protocol_version.is_some()
+            && self.shared.session_expired()
+        {
+            self.open_gate();
+            return self.fail(RequestFailure::SessionExpired).await;
+        }
         let headers = match message_headers(self.frame, self.sent_session.as_ref()) {
             Ok(headers) => headers,
             Err(e) => return self.send_failed(e).await,
@@ -59,7 +80,9 @@ impl Post<'_> {
             body: Some(self.frame.bytes.clone()),
             headers,
         };
-        let mut response = match self.shared.http.send(&exchange).await {
+        let sent = self.shared.http.send(&exchange).await;
+        self.open_gate();
+        let mut response = match sent {
             Ok(response) => response,
             Err(e) => return self.send_failed(e).await,
         };
@@ -298,6 +321,13 @@ impl Post<'_> {
                     return None;
                 }
             }
+        }
+    }
+
+    fn open_gate(&self) {
+        let gate = self.sent.lock().ok().and_then(|mut g| g.take());
+        if let Some(gate) = gate {
+            let _ = gate.send(());
         }
     }
 

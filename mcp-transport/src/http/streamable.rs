@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use reqwest::header::HeaderValue;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use crate::connection::{
@@ -120,6 +120,9 @@ struct SessionState {
     get_stream: Option<JoinHandle<()>>,
     /// The latest legacy protocol version seen on a successful POST.
     legacy_version: Option<&'static str>,
+    /// The server said our session is gone (a 404 to a message that carried
+    /// its id) and no new one has been given yet.
+    expired: bool,
 }
 
 impl Streamable {
@@ -138,6 +141,11 @@ impl Streamable {
         self.state().session_id.clone()
     }
 
+    /// Whether the server ended our session and none replaced it yet.
+    pub(crate) fn session_expired(&self) -> bool {
+        self.state().expired
+    }
+
     pub(crate) fn legacy_version(&self) -> Option<&'static str> {
         self.state().legacy_version
     }
@@ -150,6 +158,7 @@ impl Streamable {
             id.set_sensitive(true);
             state.session_id = Some(id);
         }
+        state.expired = false;
     }
 
     /// The server says the session `id` is gone: forget it (if it is still
@@ -159,6 +168,7 @@ impl Streamable {
         let mut state = self.state();
         if state.session_id.as_ref() == Some(id) {
             state.session_id = None;
+            state.expired = true;
             if let Some(task) = state.get_stream.take() {
                 task.abort();
             }
@@ -195,10 +205,15 @@ async fn drive(
     let mut tasks = JoinSet::new();
     let mut by_task: HashMap<tokio::task::Id, i64> = HashMap::new();
     let mut by_request: HashMap<i64, AbortHandle> = HashMap::new();
+    // Set while a notification or response is being POSTed: later frames
+    // wait, so messages reach the server in the order the session sent them
+    // (`notifications/initialized` before the next request).
+    let mut gate: Option<oneshot::Receiver<()>> = None;
     let how = loop {
         tokio::select! {
             biased;
             how = stopped(&mut stop) => break how,
+            _ = wait_gate(&mut gate), if gate.is_some() => gate = None,
             Some(joined) = tasks.join_next_with_id(), if !tasks.is_empty() => {
                 let id = match joined {
                     Ok((id, ())) => id,
@@ -208,7 +223,7 @@ async fn drive(
                     by_request.remove(&request);
                 }
             }
-            frame = outbound.recv(), if tasks.len() < max_in_flight => {
+            frame = outbound.recv(), if gate.is_none() && tasks.len() < max_in_flight => {
                 let Some(frame) = frame else {
                     // Every sender is gone: the session has left. End politely.
                     break Stop::Shutdown;
@@ -227,7 +242,15 @@ async fn drive(
                     FrameKind::Request { id } => Some(id),
                     _ => None,
                 };
-                let handle = tasks.spawn(post::run(Arc::clone(&shared), frame));
+                let sent = match request {
+                    Some(_) => None,
+                    None => {
+                        let (tx, rx) = oneshot::channel();
+                        gate = Some(rx);
+                        Some(tx)
+                    }
+                };
+                let handle = tasks.spawn(post::run(Arc::clone(&shared), frame, sent));
                 if let Some(request) = request {
                     by_task.insert(handle.id(), request);
                     by_request.insert(request, handle);
@@ -278,5 +301,16 @@ async fn delete_session(shared: &Streamable) {
             }
         }
         Ok(Err(_)) | Err(_) => tracing::debug!("ending the server's session failed"),
+    }
+}
+
+/// Resolves when the POST holding the gate has its answer's head (or ended).
+pub(crate) async fn wait_gate(gate: &mut Option<oneshot::Receiver<()>>) {
+    match gate.as_mut() {
+        // A dropped sender (the POST ended early) opens the gate too.
+        Some(rx) => {
+            let _ = rx.await;
+        }
+        None => std::future::pending().await,
     }
 }
