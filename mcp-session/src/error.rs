@@ -195,6 +195,16 @@ pub enum SessionError {
         /// The bound.
         limit: usize,
     },
+    /// The server's session expired while a tool call was in flight. The
+    /// session was established again, but a tool call is never replayed: it
+    /// may already have run.
+    #[error(
+        "the server's session expired during `{method}`; it was re-established, but the call was not repeated"
+    )]
+    NotReplayed {
+        /// The method (`tools/call`).
+        method: String,
+    },
     /// The request's params could not be serialised.
     #[error("request params could not be serialised")]
     Params(#[source] serde_json::Error),

@@ -40,6 +40,7 @@ mod config;
 mod driver;
 mod error;
 mod events;
+mod expiry;
 mod handler;
 mod negotiate;
 mod paginate;

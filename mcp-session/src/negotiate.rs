@@ -1,23 +1,32 @@
-//! Era negotiation over stdio, by the spec's rules.
+//! Era negotiation, by the spec's rules for stdio and for HTTP.
 //!
 //! `Auto` probes with `server/discover` at 2026-07-28:
 //!
-//! | probe outcome | verdict |
-//! |---|---|
-//! | a `DiscoverResult` listing 2026-07-28 | modern |
-//! | `-32022` listing a modern version we speak | retry the probe once with it |
-//! | `-32022` listing only legacy versions | legacy |
-//! | `-32020` / `-32021` (recognised modern errors) | error, never a downgrade |
-//! | any other JSON-RPC error | legacy |
-//! | no answer within the probe timeout | legacy |
-//! | the server exited | respawn it, then legacy |
+//! | probe outcome | stdio | HTTP |
+//! |---|---|---|
+//! | a `DiscoverResult` listing 2026-07-28 | modern | modern |
+//! | `-32022` listing a modern version we speak | retry once | retry once |
+//! | `-32022` listing only legacy versions | legacy | legacy |
+//! | `-32020` / `-32021` (recognised modern errors) | error | error |
+//! | any other JSON-RPC error (HTTP: in a 200, or a 4xx body, `id` null or not) | legacy | legacy |
+//! | a plain or empty 4xx, an empty 2xx | — | legacy |
+//! | 401 / 403 | — | authentication error (the credential provider had its retry) |
+//! | 5xx, network error | — | error, never a downgrade |
+//! | no answer within the probe timeout | legacy | error |
+//! | the server exited | respawn it, then legacy | — |
 //!
-//! Legacy means `initialize` offering 2025-11-25 on the same connection (or the
-//! respawned one). The era is fixed for the life of the connection.
+//! Legacy means `initialize` offering 2025-11-25 with no session id and no
+//! 2026 version header; over HTTP, if that `initialize` fails with 400, 404 or
+//! 405 and no modern error body, the connector's fallback (legacy HTTP+SSE)
+//! is tried. The verdict is remembered per endpoint for the process (HTTP
+//! only: a local process may be a different program next time). The era is
+//! fixed for the life of the connection.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use mcp_types::{DiscoverResult, Era, ProtocolVersion, error_codes};
+use mcp_transport::RequestFailure;
+use mcp_types::{DiscoverResult, Era, ErrorObject, ProtocolVersion, error_codes};
 
 use crate::SessionError;
 use crate::config::Negotiation;
@@ -31,29 +40,77 @@ enum Verdict {
     Respawn,
 }
 
+/// Eras already learnt, per endpoint ([`mcp_transport::Connector::cache_key`]).
+static VERDICTS: Mutex<Option<HashMap<String, Era>>> = Mutex::new(None);
+
+fn remembered(session: &Session<Spawned>) -> Option<Era> {
+    let key = session.link.connector.cache_key()?;
+    let guard = VERDICTS.lock().unwrap_or_else(|p| p.into_inner());
+    guard.as_ref()?.get(&key).copied()
+}
+
+fn remember(session: &Session<Ready>) {
+    let Some(key) = session.link.connector.cache_key() else {
+        return;
+    };
+    let mut guard = VERDICTS.lock().unwrap_or_else(|p| p.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    // Bounded: a process talks to a bounded set of endpoints in practice,
+    // but never let the cache grow without limit.
+    if map.len() >= 1024 {
+        map.clear();
+    }
+    map.insert(key, session.era());
+}
+
 pub(crate) async fn negotiate(
     session: Session<Spawned>,
     mode: Negotiation,
 ) -> Result<Session<Ready>, Failed<Spawned>> {
-    match mode {
+    let ready = match mode {
         Negotiation::Legacy => legacy(session).await,
         Negotiation::Modern => discover(session).await,
-        Negotiation::Auto => {
-            let (session, verdict) = probe(session).await?;
-            match verdict {
-                Verdict::Modern(result) => into_modern(session, *result).await,
-                Verdict::Legacy => legacy(session).await,
-                Verdict::Respawn => {
-                    let session = respawn(session).await?;
-                    legacy(session).await
+        Negotiation::Auto => match remembered(&session) {
+            Some(Era::Legacy) => legacy(session).await,
+            Some(_) => discover(session).await,
+            None => {
+                let (session, verdict) = probe(session).await?;
+                match verdict {
+                    Verdict::Modern(result) => into_modern(session, *result).await,
+                    Verdict::Legacy => legacy(session).await,
+                    Verdict::Respawn => {
+                        let session = respawn(session).await?;
+                        legacy(session).await
+                    }
                 }
             }
-        }
-    }
+        },
+    }?;
+    remember(&ready);
+    Ok(ready)
 }
 
 async fn legacy(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spawned>> {
-    let initialized = session.initialize().await?;
+    let initialized = match session.initialize().await {
+        Ok(initialized) => initialized,
+        Err(Failed::Recoverable(e, session)) if wants_fallback(&e) => {
+            let Some(fallback) = session.link.connector.fallback() else {
+                return Err(Failed::Recoverable(e, session));
+            };
+            let config = Arc::clone(&session.link.config);
+            let dead = session.close().await;
+            let link = match Link::open(fallback, config).await {
+                Ok(link) => link,
+                Err(e) => return Err(Failed::Dead(e, dead)),
+            };
+            let session = Session {
+                link,
+                state: spawned(),
+            };
+            session.initialize().await?
+        }
+        Err(failed) => return Err(failed),
+    };
     initialized.ready().await.map_err(|failed| match failed {
         Failed::Dead(e, dead) => Failed::Dead(e, dead),
         // `ready` only fails by losing the connection; a recoverable failure
@@ -61,6 +118,30 @@ async fn legacy(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spaw
         // `initialized`, which no caller can resume from `Spawned`.
         Failed::Recoverable(e, s) => Failed::Recoverable(e, s.into_phase(spawned())),
     })
+}
+
+/// Whether a failed `initialize` over Streamable HTTP says "this is an older
+/// transport": 400, 404 or 405 without a modern JSON-RPC error in the body.
+fn wants_fallback(e: &SessionError) -> bool {
+    match e {
+        SessionError::Http {
+            failure: RequestFailure::Status { status, error, .. },
+            ..
+        } => matches!(status, 400 | 404 | 405) && modern_error_code(error.as_deref()).is_none(),
+        _ => false,
+    }
+}
+
+/// The code of a recognised modern JSON-RPC error in an HTTP error body.
+fn modern_error_code(body: Option<&[u8]>) -> Option<i64> {
+    let error: ErrorObject = serde_json::from_slice(body?).ok()?;
+    matches!(
+        error.code,
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION
+            | error_codes::HEADER_MISMATCH
+            | error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+    )
+    .then_some(error.code)
 }
 
 pub(crate) async fn discover(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spawned>> {
@@ -95,6 +176,7 @@ async fn probe(session: Session<Spawned>) -> Result<(Session<Spawned>, Verdict),
             .link
             .request::<mcp_types::requests::Discover>(&Default::default(), Some(&meta), timing)
             .await;
+        let stdio = session.link.connector.is_stdio();
         let verdict = match result {
             Ok(result) => {
                 if offers_modern(&result.supported_versions) {
@@ -103,37 +185,95 @@ async fn probe(session: Session<Spawned>) -> Result<(Session<Spawned>, Verdict),
                     Verdict::Legacy
                 }
             }
-            Err(SessionError::Server { code, error, .. }) => match code {
-                error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
-                    let supported = error
-                        .data_as::<mcp_types::UnsupportedProtocolVersionData>()
-                        .ok()
-                        .flatten()
-                        .map(|d| d.supported)
-                        .unwrap_or_default();
-                    if offers_modern(&supported) {
-                        // We only speak one modern version; the server says it
-                        // speaks it too, so asking again is the spec's retry.
-                        continue;
-                    }
-                    Verdict::Legacy
-                }
-                error_codes::HEADER_MISMATCH | error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+            Err(SessionError::Server { code, error, .. }) => match judge_error(*error) {
+                ErrorVerdict::Retry => continue,
+                ErrorVerdict::Legacy => Verdict::Legacy,
+                ErrorVerdict::Refused(error) => {
                     return Err(Failed::Recoverable(
                         SessionError::NegotiationRefused { code, error },
                         session,
                     ));
                 }
-                _ => Verdict::Legacy,
             },
-            Err(SessionError::Timeout { .. }) => Verdict::Legacy,
+            Err(SessionError::Http { failure, method }) => match failure {
+                RequestFailure::Status {
+                    status: 401 | 403, ..
+                } => {
+                    return Err(Failed::Recoverable(
+                        SessionError::Http { failure, method },
+                        session,
+                    ));
+                }
+                RequestFailure::Status { status, error, .. }
+                    if (400..500).contains(&status) || (200..300).contains(&status) =>
+                {
+                    let parsed = error
+                        .as_deref()
+                        .and_then(|b| serde_json::from_slice::<ErrorObject>(b).ok());
+                    match parsed.map(judge_error) {
+                        Some(ErrorVerdict::Retry) => continue,
+                        Some(ErrorVerdict::Refused(error)) => {
+                            let code = error.code;
+                            return Err(Failed::Recoverable(
+                                SessionError::NegotiationRefused { code, error },
+                                session,
+                            ));
+                        }
+                        // A JSON-RPC error that is not a modern one, a plain
+                        // or empty 4xx, an empty 2xx: a legacy server.
+                        Some(ErrorVerdict::Legacy) | None => Verdict::Legacy,
+                    }
+                }
+                // 5xx, network errors, broken streams: no downgrade.
+                failure => {
+                    return Err(Failed::Recoverable(
+                        SessionError::Http { failure, method },
+                        session,
+                    ));
+                }
+            },
+            Err(SessionError::Timeout { .. }) if stdio => Verdict::Legacy,
             Err(SessionError::BadResult { .. }) => Verdict::Legacy,
-            Err(e) if e.is_dead() => Verdict::Respawn,
+            Err(e) if e.is_dead() && stdio => Verdict::Respawn,
             Err(e) => return Err(Failed::Recoverable(e, session)),
         };
         return Ok((session, verdict));
     }
     Ok((session, Verdict::Legacy))
+}
+
+/// What a JSON-RPC error answer to the probe means.
+enum ErrorVerdict {
+    /// `-32022` naming a modern version we speak: ask again.
+    Retry,
+    /// Not a modern answer (or `-32022` naming only legacy versions).
+    Legacy,
+    /// A recognised modern refusal: never a downgrade.
+    Refused(Box<ErrorObject>),
+}
+
+fn judge_error(error: ErrorObject) -> ErrorVerdict {
+    match error.code {
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+            let supported = error
+                .data_as::<mcp_types::UnsupportedProtocolVersionData>()
+                .ok()
+                .flatten()
+                .map(|d| d.supported)
+                .unwrap_or_default();
+            // We only speak one modern version; a server that lists it asked
+            // for a retry, which is the spec's answer to -32022.
+            if offers_modern(&supported) {
+                ErrorVerdict::Retry
+            } else {
+                ErrorVerdict::Legacy
+            }
+        }
+        error_codes::HEADER_MISMATCH | error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+            ErrorVerdict::Refused(Box::new(error))
+        }
+        _ => ErrorVerdict::Legacy,
+    }
 }
 
 fn offers_modern(versions: &[String]) -> bool {
@@ -185,6 +325,7 @@ async fn into_modern(
         instructions: result.instructions.clone(),
         request_meta: Some(std::sync::RwLock::new(Arc::new(meta))),
         catalog: Mutex::new(None),
+        expiry: Default::default(),
     };
     Ok(session.into_phase(ready))
 }

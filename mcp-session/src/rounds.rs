@@ -26,7 +26,7 @@ use crate::protocol::RequestTiming;
 use crate::session::{Ready, Session};
 
 /// Per-call settings of [`Session::call_outcome`].
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct OutcomeOptions {
     pub(crate) timing: RequestTiming,
     pub(crate) progress: Option<mpsc::Sender<Bytes>>,
@@ -37,6 +37,18 @@ impl Session<Ready> {
     /// Sends `method` with `params` and follows `input_required` rounds until
     /// the result is complete or a task.
     pub(crate) async fn call_outcome<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: OutcomeOptions,
+    ) -> Result<RequestOutcome<T>, SessionError> {
+        self.with_expiry(method, || {
+            self.call_rounds(method, params.clone(), options.clone())
+        })
+        .await
+    }
+
+    async fn call_rounds<T: DeserializeOwned>(
         &self,
         method: &'static str,
         params: Map<String, Value>,

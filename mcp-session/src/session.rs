@@ -54,6 +54,15 @@ pub struct Ready {
     /// The `_meta` keys every 2026 request carries; `None` in the legacy era.
     pub(crate) request_meta: Option<RwLock<Arc<Map<String, Value>>>>,
     pub(crate) catalog: Mutex<Option<Arc<ToolCatalog>>>,
+    /// Re-establishing an expired HTTP session (legacy era).
+    pub(crate) expiry: Expiry,
+}
+
+/// Serialises re-initialisation after a server session expired.
+#[derive(Debug, Default)]
+pub(crate) struct Expiry {
+    pub(crate) lock: tokio::sync::Mutex<()>,
+    pub(crate) generation: std::sync::atomic::AtomicU64,
 }
 
 /// Phase: the connection is over.
@@ -156,8 +165,20 @@ impl Link {
                 CallOptions {
                     timing,
                     progress: None,
-                    protocol_version: self.version_header(meta.is_some()),
-                    headers: Vec::new(),
+                    // `initialize` never carries a version header: it is how
+                    // the version is chosen (and how an expired session is
+                    // re-established).
+                    protocol_version: if R::METHOD == "initialize" {
+                        None
+                    } else {
+                        self.version_header(meta.is_some())
+                    },
+                    // 2026: every request names its method in a header.
+                    headers: if meta.is_some() {
+                        vec![("Mcp-Method".to_owned(), R::METHOD.to_owned())]
+                    } else {
+                        Vec::new()
+                    },
                     id_slot: None,
                 },
             )
@@ -375,6 +396,7 @@ impl Session<Initialized> {
             instructions: result.instructions.clone(),
             request_meta: None,
             catalog: Mutex::new(None),
+            expiry: Expiry::default(),
         };
         Ok(self.into_phase(ready))
     }
@@ -441,9 +463,11 @@ impl Session<Ready> {
         params: &R::Params,
         timing: RequestTiming,
     ) -> Result<R::Result, SessionError> {
-        self.link
-            .request::<R>(params, self.request_meta().as_deref(), timing)
-            .await
+        let meta = self.request_meta();
+        self.with_expiry(R::METHOD, || {
+            self.link.request::<R>(params, meta.as_deref(), timing)
+        })
+        .await
     }
 
     /// `ping` (legacy era; in the 2026 era `server/discover` serves as the

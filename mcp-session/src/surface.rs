@@ -277,10 +277,14 @@ impl Session<Ready> {
         if !self.is_modern() {
             return Vec::new();
         }
-        vec![
-            ("Mcp-Method".to_owned(), method.to_owned()),
-            ("Mcp-Name".to_owned(), name.to_owned()),
-        ]
+        let mut headers = vec![("Mcp-Method".to_owned(), method.to_owned())];
+        if !name.is_empty() {
+            headers.push((
+                "Mcp-Name".to_owned(),
+                mcp_transport::http::param_headers::encode_header_value(name),
+            ));
+        }
+        headers
     }
 
     async fn list_all<T>(

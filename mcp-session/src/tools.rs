@@ -19,6 +19,8 @@ use tokio::sync::mpsc;
 use crate::SessionError;
 use crate::driver::CallOptions;
 use crate::paginate::Paginator;
+use mcp_transport::http::param_headers::{self, ParamHeader};
+
 use crate::params::Params;
 use crate::rounds::{OutcomeOptions, decode_outcome};
 use crate::session::{Ready, Session};
@@ -34,10 +36,42 @@ pub struct ToolCatalog {
     index: HashMap<String, usize>,
     input: Vec<OnceLock<Option<jsonschema::Validator>>>,
     output: Vec<OnceLock<Option<jsonschema::Validator>>>,
+    /// 2026 over HTTP: the `x-mcp-header` parameters of each tool.
+    params: Vec<Vec<ParamHeader>>,
+    /// Tools left out of the listing, with why.
+    rejected: Vec<(String, String)>,
 }
 
 impl ToolCatalog {
-    fn build(tools: Vec<Tool>) -> Self {
+    fn build(mut tools: Vec<Tool>, http_headers: bool) -> Self {
+        let mut params = Vec::new();
+        let mut rejected = Vec::new();
+        if http_headers {
+            // 2026 over HTTP: a tool whose `x-mcp-header` annotations break the
+            // rules is left out of the listing (the spec's MUST), with a
+            // warning naming the tool and the reason.
+            tools.retain(|tool| {
+                let schema = tool.input_schema.to_value().unwrap_or(Value::Null);
+                match param_headers::param_headers(&schema) {
+                    Ok(headers) => {
+                        params.push(headers);
+                        true
+                    }
+                    Err(problems) => {
+                        let why = problems
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ");
+                        tracing::warn!(tool = %tool.name, reason = %why, "tool left out: invalid x-mcp-header");
+                        rejected.push((tool.name.clone(), why));
+                        false
+                    }
+                }
+            });
+        } else {
+            params = tools.iter().map(|_| Vec::new()).collect();
+        }
         let mut index = HashMap::with_capacity(tools.len());
         for (i, tool) in tools.iter().enumerate() {
             index.entry(tool.name.clone()).or_insert(i);
@@ -49,7 +83,23 @@ impl ToolCatalog {
             index,
             input,
             output,
+            params,
+            rejected,
         }
+    }
+
+    /// Tools the server listed that were left out, with the reason (2026
+    /// over HTTP: invalid `x-mcp-header` annotations).
+    pub fn rejected(&self) -> &[(String, String)] {
+        &self.rejected
+    }
+
+    /// The `Mcp-Param-*` headers for a call of `name` with `arguments`.
+    fn param_header_values(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
+        self.index
+            .get(name)
+            .map(|&i| param_headers::param_header_values(&self.params[i], arguments))
+            .unwrap_or_default()
     }
 
     /// The tools, in the server's order.
@@ -151,7 +201,8 @@ impl Session<Ready> {
                 None => break,
             }
         }
-        let catalog = Arc::new(ToolCatalog::build(tools));
+        let http_headers = self.is_modern() && !self.link.connector.is_stdio();
+        let catalog = Arc::new(ToolCatalog::build(tools, http_headers));
         if let Ok(mut slot) = self.state.catalog.lock() {
             *slot = Some(Arc::clone(&catalog));
         }
@@ -214,21 +265,32 @@ impl Session<Ready> {
             let encoded = Params::encode(&params, options.progress.is_some())?;
             check_size(encoded_size(&encoded), config.max_argument_bytes)?;
             let method: Arc<str> = Arc::from("tools/call");
+            let encoded = std::sync::Mutex::new(Some(encoded));
             let raw = self
-                .link
-                .shared
-                .call(
-                    &method,
-                    encoded,
-                    None,
-                    CallOptions {
-                        timing,
-                        progress: options.progress,
-                        protocol_version: self.link.version_header(false),
-                        headers: Vec::new(),
-                        id_slot: None,
-                    },
-                )
+                .with_expiry("tools/call", || async {
+                    // A tool call is attempted at most once (never replayed),
+                    // so the encoded params are taken, not cloned.
+                    let params = encoded
+                        .lock()
+                        .ok()
+                        .and_then(|mut slot| slot.take())
+                        .unwrap_or(Params::None);
+                    self.link
+                        .shared
+                        .call(
+                            &method,
+                            params,
+                            None,
+                            CallOptions {
+                                timing,
+                                progress: options.progress.clone(),
+                                protocol_version: self.link.version_header(false),
+                                headers: Vec::new(),
+                                id_slot: None,
+                            },
+                        )
+                        .await
+                })
                 .await?;
             decode_outcome::<CallToolResult>("tools/call", &raw)?
         } else {
@@ -238,20 +300,40 @@ impl Session<Ready> {
                 )));
             };
             check_size(json_len(&body), config.max_argument_bytes)?;
-            let headers = vec![
-                ("Mcp-Method".to_owned(), "tools/call".to_owned()),
-                ("Mcp-Name".to_owned(), name.to_owned()),
-            ];
-            self.call_outcome::<CallToolResult>(
-                "tools/call",
-                body,
-                OutcomeOptions {
-                    timing,
-                    progress: options.progress,
-                    headers,
-                },
-            )
-            .await?
+            let arguments = body.get("arguments").cloned().unwrap_or(Value::Null);
+            let mut retried = false;
+            let mut catalog = catalog.clone();
+            loop {
+                let mut headers = self.modern_headers("tools/call", name);
+                if let Some(c) = &catalog {
+                    headers.extend(c.param_header_values(name, &arguments));
+                }
+                let outcome = self
+                    .call_outcome::<CallToolResult>(
+                        "tools/call",
+                        body.clone(),
+                        OutcomeOptions {
+                            timing,
+                            progress: options.progress.clone(),
+                            headers,
+                        },
+                    )
+                    .await;
+                match outcome {
+                    // The server says our `Mcp-Param-*` headers do not match
+                    // the tool's schema: it may have changed. List the tools
+                    // again and retry once (the spec's advice).
+                    Err(SessionError::Server { code, .. })
+                        if code == mcp_types::error_codes::HEADER_MISMATCH
+                            && !retried
+                            && !self.link.connector.is_stdio() =>
+                    {
+                        retried = true;
+                        catalog = Some(self.list_tools().await?);
+                    }
+                    other => break other?,
+                }
+            }
         };
         let result = match outcome {
             RequestOutcome::Complete(result) => result,

@@ -313,4 +313,12 @@ pub trait Connector: Send + Sync + fmt::Debug {
     fn fallback(&self) -> Option<std::sync::Arc<dyn Connector>> {
         None
     }
+
+    /// A key naming the server endpoint (for HTTP: the URL without
+    /// credentials or query), under which a process may remember what it
+    /// learnt about the server, such as its protocol era. `None` for local
+    /// processes, whose every start may differ.
+    fn cache_key(&self) -> Option<String> {
+        None
+    }
 }

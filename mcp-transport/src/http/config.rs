@@ -116,6 +116,15 @@ pub(crate) fn redacted_url(url: &str) -> String {
     }
 }
 
+/// Scheme, host, port and path (no credentials, query or fragment): names
+/// an endpoint for per-process caches.
+pub(crate) fn endpoint_key(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(u) => format!("{}{}", u.origin().ascii_serialization(), u.path()),
+        Err(_) => "<invalid url>".to_owned(),
+    }
+}
+
 /// Parses and checks a server URL: `https`, or `http` to a loopback host;
 /// no credentials in it.
 pub(crate) fn check_url(raw: &str) -> Result<Url, TransportError> {

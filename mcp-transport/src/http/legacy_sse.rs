@@ -26,7 +26,7 @@ use crate::connection::{
 };
 use crate::http::body::{BodyKind, SseReader, SseStep, body_kind, read_bounded};
 use crate::http::client::{ACCEPT_BOTH, ACCEPT_SSE, Exchange, HttpClient, www_authenticate};
-use crate::http::config::HttpConfig;
+use crate::http::config::{HttpConfig, endpoint_key};
 use crate::http::control::{DriverSignals, HttpControl, stopped};
 use crate::http::envelope;
 use crate::http::post::message_headers;
@@ -112,6 +112,10 @@ impl Connector for SseConnector {
 
     fn is_stdio(&self) -> bool {
         false
+    }
+
+    fn cache_key(&self) -> Option<String> {
+        Some(format!("http+sse {}", endpoint_key(&self.config.url)))
     }
 }
 

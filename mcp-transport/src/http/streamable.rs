@@ -36,7 +36,7 @@ use crate::http::client::{
     ACCEPT_SSE, Exchange, HttpClient, MODERN_VERSION, SESSION_HEADER, VERSION_HEADER, push_header,
     push_known,
 };
-use crate::http::config::HttpConfig;
+use crate::http::config::{HttpConfig, endpoint_key};
 use crate::http::control::{DriverSignals, HttpControl, Stop, stopped};
 use crate::http::envelope;
 use crate::http::legacy_sse::SseConnector;
@@ -95,6 +95,13 @@ impl Connector for HttpConnector {
 
     fn is_stdio(&self) -> bool {
         false
+    }
+
+    fn cache_key(&self) -> Option<String> {
+        Some(format!(
+            "streamable-http {}",
+            endpoint_key(&self.config.url)
+        ))
     }
 
     fn fallback(&self) -> Option<Arc<dyn Connector>> {

@@ -1,0 +1,250 @@
+//! The same session API over HTTP: the era probe decision table, session
+//! expiry, the 2026 headers, and the HTTP+SSE fallback.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use mcp_session::{Negotiation, Session, SessionError};
+use mcp_testkit::http::HttpProbe;
+use mcp_testkit::{
+    Behavior, HttpFakeServer, HttpServerOptions, OnProbe, RunningHttpServer, Script,
+};
+use mcp_transport::{Connector, HttpConfig, HttpConnector, RequestFailure};
+use mcp_types::Era;
+use serde_json::json;
+
+async fn server(script: Script, options: HttpServerOptions) -> RunningHttpServer {
+    HttpFakeServer::start(script, options)
+        .await
+        .expect("http server")
+}
+
+fn connector(url: &str) -> Arc<dyn Connector> {
+    Arc::new(HttpConnector::new(HttpConfig::new(url)))
+}
+
+#[tokio::test]
+async fn every_legacy_answer_to_the_probe_means_legacy() {
+    let probes = [
+        HttpProbe::SessionRequired,
+        HttpProbe::VersionHeaderRejected,
+        HttpProbe::UnsupportedVersionText,
+        HttpProbe::InvalidSessionText,
+        HttpProbe::InvalidRequestNullId,
+        HttpProbe::MethodNotFound,
+        HttpProbe::EmptyOk,
+    ];
+    for probe in probes {
+        let http = server(
+            Script::legacy().tool("echo", Behavior::Echo),
+            HttpServerOptions::default().probe(probe.clone()),
+        )
+        .await;
+        let session = Session::connect(connector(&http.url()), quick_config())
+            .await
+            .unwrap();
+        let session = match session.negotiate(Negotiation::Auto).await {
+            Ok(s) => s,
+            Err(e) => panic!("{probe:?}: {:?}", e.error()),
+        };
+        assert_eq!(session.era(), Era::Legacy, "{probe:?}");
+        let result = session
+            .call_tool("echo", args(json!({"text": "over http"})))
+            .await
+            .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("over http"), "{probe:?}");
+        let init = http.requests.posts_of("initialize");
+        assert_eq!(init.len(), 1, "{probe:?}");
+        assert!(
+            init[0].header("mcp-session-id").is_none(),
+            "{probe:?}: no session id on initialize"
+        );
+        assert!(
+            init[0].header("mcp-protocol-version").is_none(),
+            "{probe:?}: no 2026 header"
+        );
+        let call = http.requests.posts_of("tools/call");
+        assert!(call[0].header("mcp-session-id").is_some(), "{probe:?}");
+        assert_eq!(
+            call[0].header("mcp-protocol-version"),
+            Some("2025-11-25"),
+            "{probe:?}"
+        );
+        session.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_401_on_the_probe_is_authentication_not_an_era() {
+    let http = server(
+        Script::legacy(),
+        HttpServerOptions::default().probe(HttpProbe::Unauthorized {
+            www_authenticate: "Bearer resource_metadata=\"http://x/.well-known\"".into(),
+        }),
+    )
+    .await;
+    let session = Session::connect(connector(&http.url()), quick_config())
+        .await
+        .unwrap();
+    let err = session.negotiate(Negotiation::Auto).await.unwrap_err();
+    assert!(
+        matches!(
+            err.error(),
+            SessionError::Http {
+                failure: RequestFailure::Status { status: 401, .. },
+                ..
+            }
+        ),
+        "{:?}",
+        err.error()
+    );
+    assert!(
+        http.requests.posts_of("initialize").is_empty(),
+        "no downgrade"
+    );
+}
+
+#[tokio::test]
+async fn a_5xx_on_the_probe_is_an_error_not_a_downgrade() {
+    let http = server(
+        Script::legacy(),
+        HttpServerOptions::default().fail_with(503, &["server/discover"]),
+    )
+    .await;
+    let session = Session::connect(connector(&http.url()), quick_config())
+        .await
+        .unwrap();
+    let err = session.negotiate(Negotiation::Auto).await.unwrap_err();
+    assert!(
+        matches!(
+            err.error(),
+            SessionError::Http {
+                failure: RequestFailure::Status { status: 503, .. },
+                ..
+            }
+        ),
+        "{:?}",
+        err.error()
+    );
+    assert!(http.requests.posts_of("initialize").is_empty());
+}
+
+#[tokio::test]
+async fn a_modern_server_over_http_gets_the_2026_headers() {
+    let script = Script::modern().tool_json(
+        json!({"name": "sql", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "query": {"type": "string"}}}}),
+        Behavior::Echo,
+    );
+    let http = server(script, HttpServerOptions::default()).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Auto).await;
+    assert_eq!(session.era(), Era::Modern);
+    session.list_tools().await.unwrap();
+    session
+        .call_tool(
+            "sql",
+            args(json!({"region": "Zürich", "query": "select 1", "text": "t"})),
+        )
+        .await
+        .unwrap();
+    let call = &http.requests.posts_of("tools/call")[0];
+    assert_eq!(call.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(call.header("mcp-method"), Some("tools/call"));
+    assert_eq!(call.header("mcp-name"), Some("sql"));
+    assert_eq!(
+        call.header("mcp-param-region"),
+        Some("=?base64?WsO8cmljaA==?=")
+    );
+    let list = &http.requests.posts_of("tools/list")[0];
+    assert_eq!(list.header("mcp-method"), Some("tools/list"));
+    assert!(
+        call.header("mcp-session-id").is_none(),
+        "no sessions in 2026"
+    );
+}
+
+#[tokio::test]
+async fn tools_with_invalid_header_annotations_are_left_out_over_http() {
+    let script = Script::modern().tool("echo", Behavior::Echo).tool_json(
+        json!({"name": "bad", "inputSchema": {"type": "object", "properties": {
+                "n": {"type": "number", "x-mcp-header": "N"}}}}),
+        Behavior::Echo,
+    );
+    let http = server(script, HttpServerOptions::default()).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Modern).await;
+    let catalog = session.list_tools().await.unwrap();
+    let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo"]);
+    assert_eq!(catalog.rejected()[0].0, "bad");
+}
+
+#[tokio::test]
+async fn an_expired_session_is_reinitialized_and_reads_are_retried() {
+    let script = Script::legacy()
+        .tool("echo", Behavior::Echo)
+        .resource(mcp_testkit::ResourceSpec::text("note://a", "a", "alpha"));
+    let http = server(script, HttpServerOptions::default()).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Legacy).await;
+    session.list_tools().await.unwrap();
+    http.expire_sessions();
+    // A read is retried after the session is established again.
+    let read = session.read_resource("note://a").await.unwrap();
+    assert_eq!(read.contents.len(), 1);
+    assert_eq!(http.requests.posts_of("initialize").len(), 2);
+    // A tool call is never replayed.
+    http.expire_sessions();
+    let err = session
+        .call_tool("echo", args(json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SessionError::NotReplayed { .. }), "{err:?}");
+    assert_eq!(http.requests.posts_of("initialize").len(), 3);
+    // The re-established session works.
+    session
+        .call_tool("echo", args(json!({"text": "y"})))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_server_without_streamable_http_falls_back_to_http_sse() {
+    let script = Script::legacy()
+        .tool("echo", Behavior::Echo)
+        .on_probe(OnProbe::MethodNotFound);
+    let http = server(script, HttpServerOptions::default()).await;
+    // The SSE endpoint answers POSTs with 405/404, as an old server does.
+    let session = ready(
+        connector(&http.sse_url()),
+        quick_config(),
+        Negotiation::Auto,
+    )
+    .await;
+    assert_eq!(session.era(), Era::Legacy);
+    let result = session
+        .call_tool("echo", args(json!({"text": "via sse"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("via sse"));
+    assert!(
+        http.requests.requests().iter().any(|r| r.method == "GET"),
+        "the legacy transport opened its event stream"
+    );
+}
+
+#[tokio::test]
+async fn the_era_verdict_is_remembered_per_endpoint() {
+    let http = server(Script::legacy(), HttpServerOptions::default()).await;
+    let first = ready(connector(&http.url()), quick_config(), Negotiation::Auto).await;
+    first.close().await;
+    let second = ready(connector(&http.url()), quick_config(), Negotiation::Auto).await;
+    assert_eq!(second.era(), Era::Legacy);
+    assert_eq!(
+        http.requests.posts_of("server/discover").len(),
+        1,
+        "the second connection did not probe again"
+    );
+}
