@@ -396,6 +396,10 @@ pub struct HubConfig {
     /// Expose provider-safe names (`[A-Za-z0-9_-]`, at most 64 characters,
     /// with a stable hash suffix where sanitising would collide).
     pub provider_safe_names: bool,
+    /// How long [`crate::HubBuilder::start`] waits for optional servers;
+    /// `None` waits for each one's own start deadline. Required servers are
+    /// always waited for.
+    pub start_wait: Option<Duration>,
     /// Bound of a whole shutdown; servers still running after it are killed.
     pub shutdown_timeout: Duration,
     /// Capacity of the host's event queue (overflow is dropped and counted).
@@ -418,6 +422,7 @@ impl Default for HubConfig {
             policy: CollisionPolicy::Prefix,
             separator: Separator::default(),
             provider_safe_names: false,
+            start_wait: None,
             shutdown_timeout: Duration::from_secs(15),
             event_queue: 4096,
             raise_descriptor_limit: true,

@@ -14,7 +14,7 @@ use std::future::Future;
 
 use std::sync::Arc;
 
-use mcp_session::{CallToolOptions, Ready, Session, SessionError};
+use mcp_session::{Ready, Session, SessionError};
 use mcp_types::requests::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
 use mcp_types::{
     CallToolResult, GetPromptResult, PaginatedParams, Prompt, ReadResourceResult, Request,
@@ -25,9 +25,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::HubError;
-use crate::approval::{Approval, ApprovalRequest};
 use crate::authority::{Gate, Principal};
-use crate::context::Helper;
 use crate::error::TargetKind;
 use crate::events::{AuditOutcome, AuditRecord, Operation, redact_uri};
 use crate::hub::{CallOptions, HubShared};
@@ -66,7 +64,7 @@ pub(crate) enum Caller<'a> {
 }
 
 impl Caller<'_> {
-    fn is_model(self) -> bool {
+    pub(crate) fn is_model(self) -> bool {
         matches!(self, Caller::Model { .. })
     }
 }
@@ -194,12 +192,12 @@ impl<'a> Facade<'a> {
         options: CallOptions,
     ) -> Result<CallToolResult, HubError> {
         let cell = self.hub.cell(server)?;
-        call_tool(self.hub, cell, tool, None, arguments, options, Caller::Host).await
+        crate::calls::call_tool(self.hub, cell, tool, None, arguments, options, Caller::Host).await
     }
 }
 
 /// Runs `op` and records its audit entry.
-async fn audited<T>(
+pub(crate) async fn audited<T>(
     hub: &HubShared,
     cell: &ServerCell,
     operation: Operation,
@@ -228,7 +226,7 @@ async fn audited<T>(
     result
 }
 
-fn denied(
+pub(crate) fn denied(
     server: &ServerName,
     kind: TargetKind,
     name: &str,
@@ -258,7 +256,7 @@ fn capabilities(cell: &ServerCell) -> Option<mcp_types::ServerCapabilities> {
 }
 
 /// A dead session during shutdown is the shutdown, not a crash.
-fn session_error(
+pub(crate) fn session_error(
     hub: &HubShared,
     server: &ServerName,
     method: &'static str,
@@ -495,146 +493,4 @@ pub(crate) async fn get_prompt(
         },
     )
     .await
-}
-
-/// Asks the host's approval hook, if there is one.
-pub(crate) async fn approve(hub: &HubShared, request: ApprovalRequest<'_>) -> Result<(), HubError> {
-    let Some(hook) = &hub.approval else {
-        return Ok(());
-    };
-    match hook.approve(request).await {
-        Approval::Approve => Ok(()),
-        Approval::Deny => Err(HubError::NotApproved {
-            server: request.server.clone(),
-            tool: request.tool.to_owned(),
-        }),
-    }
-}
-
-/// A governed tool call (the model's and host code's path alike).
-pub(crate) async fn call_tool(
-    hub: &HubShared,
-    cell: &ServerCell,
-    local: &str,
-    tool: Option<&Tool>,
-    arguments: Map<String, Value>,
-    options: CallOptions,
-    caller: Caller<'_>,
-) -> Result<CallToolResult, HubError> {
-    let server = &cell.spec.name;
-    let target = Some(local.to_owned());
-    audited(
-        hub,
-        cell,
-        Operation::CallTool,
-        target,
-        caller.is_model(),
-        async {
-            let principal = hub.principal();
-            Gate::new(&hub.authority, &principal, server.as_str())
-                .tool(local)
-                .map_err(denied(server, TargetKind::Tool, local))?;
-            // The published surface is the snapshot ∩ the authority: host code
-            // may call only tools the server listed.
-            let listed;
-            let tool = match tool {
-                Some(tool) => tool,
-                None => {
-                    hub.discover_cell(cell).await?;
-                    let snapshot = cell.state().active.clone();
-                    listed = snapshot
-                        .and_then(|s| s.get(local).cloned())
-                        .ok_or_else(|| HubError::UnknownTool {
-                            name: local.to_owned(),
-                        })?;
-                    &listed
-                }
-            };
-            approve(
-                hub,
-                ApprovalRequest {
-                    principal: principal.name(),
-                    server,
-                    tool: local,
-                    exposed_name: match caller {
-                        Caller::Model { exposed_name } => Some(exposed_name),
-                        Caller::Host => None,
-                    },
-                    helper: None,
-                    arguments: &arguments,
-                    annotations: tool.annotations.as_ref(),
-                },
-            )
-            .await?;
-            // Fail fast when the server is down; wait for a slot otherwise.
-            cell.session()?;
-            let _slot = cell.limiter.acquire(server).await?;
-            let session = cell.session()?;
-            let repeatable = if cell.spec.retry.retry_tools.contains(local) {
-                Repeatable::OptedIn
-            } else {
-                Repeatable::Once
-            };
-            let mut arguments = Some(arguments);
-            let result = with_retry(&cell.spec.retry, repeatable, &hub.jitter, || {
-                let args = match repeatable {
-                    Repeatable::Once => arguments.take().unwrap_or_default(),
-                    _ => arguments.clone().unwrap_or_default(),
-                };
-                let options = CallToolOptions {
-                    progress: options.progress.clone(),
-                    timeout: options.timeout,
-                };
-                let session = &session;
-                async move { session.call_tool_with(local, args, options).await }
-            })
-            .await
-            .map_err(|e| session_error(hub, server, "tools/call", e))?;
-            check_content(server, &result, cell.spec.max_content_bytes.bytes())?;
-            Ok(result)
-        },
-    )
-    .await
-}
-
-/// A context helper called by the model.
-pub(crate) async fn call_helper(
-    hub: &HubShared,
-    cell: &ServerCell,
-    helper: Helper,
-    exposed_name: &str,
-    arguments: Map<String, Value>,
-) -> Result<CallToolResult, HubError> {
-    let principal = hub.principal();
-    let approval = approve(
-        hub,
-        ApprovalRequest {
-            principal: principal.name(),
-            server: &cell.spec.name,
-            tool: helper.local_name(),
-            exposed_name: Some(exposed_name),
-            helper: Some(helper),
-            arguments: &arguments,
-            annotations: None,
-        },
-    )
-    .await;
-    if let Err(refusal) = approval {
-        // Audited like the operation it stopped.
-        let operation = crate::context::operation(helper);
-        return audited(hub, cell, operation, None, true, async { Err(refusal) }).await;
-    }
-    // The authority is checked by each operation (and audited there).
-    let value = crate::context::run(hub, cell, helper, exposed_name, &arguments).await?;
-    let result = CallToolResult {
-        content: vec![mcp_types::ContentBlock::text(value.to_string())],
-        structured_content: Some(value),
-        ..Default::default()
-    };
-    check_content(
-        &cell.spec.name,
-        &result,
-        cell.spec.max_content_bytes.bytes(),
-    )?;
-    Ok(result)
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_types::CallToolResult;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -17,12 +17,12 @@ use crate::HubError;
 use crate::approval::ApprovalHook;
 use crate::authority::{Authority, Gate, Principal};
 use crate::backoff::Jitter;
-use crate::config::{Discovery, HubConfig, ServerSpec};
+use crate::config::{Discovery, HubConfig};
 use crate::context::Helper;
-use crate::events::{AuditSink, EventSink, HubEvent, HubEvents};
+use crate::events::{EventSink, HubEvent, HubEvents};
 use crate::facade::{Caller, Facade};
-use crate::fdlimit::{self, DescriptorLimit};
-use crate::lifecycle::{self, FirstOutcome};
+use crate::fdlimit::DescriptorLimit;
+use crate::lifecycle;
 use crate::name::ServerName;
 use crate::namespace::{BuildSettings, Namespace, RouteTarget, ServerView};
 use crate::server::{ServerCell, ServerStatus, Teardown};
@@ -46,201 +46,23 @@ pub struct ShutdownReport {
     pub forced: Vec<ServerName>,
 }
 
-/// Registers servers and starts a [`Hub`].
-#[derive(Debug)]
-pub struct HubBuilder {
-    config: HubConfig,
-    servers: Vec<ServerSpec>,
-    authority: Authority,
-    principal: Principal,
-    approval: Option<Arc<dyn ApprovalHook>>,
-    audit: Option<Arc<dyn AuditSink>>,
-}
-
-impl HubBuilder {
-    /// A builder with `config`, no servers, an allow-all authority and a
-    /// principal that may use untagged servers.
-    pub fn new(config: HubConfig) -> Self {
-        Self {
-            config,
-            servers: Vec::new(),
-            authority: Authority::default(),
-            principal: Principal::new("host"),
-            approval: None,
-            audit: None,
-        }
-    }
-
-    /// Registers a server. Registration order decides collisions (`first`,
-    /// `reject`) and the order of the namespace.
-    pub fn server(mut self, spec: ServerSpec) -> Result<Self, HubError> {
-        spec.validate()?;
-        if self.servers.iter().any(|s| s.name == spec.name) {
-            return Err(HubError::DuplicateServer(spec.name));
-        }
-        if self.servers.len() >= self.config.max_servers {
-            return Err(HubError::InvalidSetting {
-                setting: "max_servers",
-                problem: "more servers than the hub's bound",
-            });
-        }
-        self.servers.push(spec);
-        Ok(self)
-    }
-
-    /// Sets the authority document.
-    pub fn authority(mut self, authority: Authority) -> Self {
-        self.authority = authority;
-        self
-    }
-
-    /// Sets the principal the hub acts for.
-    pub fn principal(mut self, principal: Principal) -> Self {
-        self.principal = principal;
-        self
-    }
-
-    /// Sets the approval hook.
-    pub fn approval(mut self, hook: Arc<dyn ApprovalHook>) -> Self {
-        self.approval = Some(hook);
-        self
-    }
-
-    /// Sets a sink that receives every audit record (they also go to the
-    /// event queue, which drops on overflow).
-    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
-        self.audit = Some(sink);
-        self
-    }
-
-    /// Starts every server in parallel and waits until each is ready or has
-    /// failed its first start (each within its own start deadline). Fails when
-    /// a required server failed (or, under `reject`, was refused); the other
-    /// servers are then shut down. Optional servers that failed keep being
-    /// restarted in the background per their policy.
-    pub async fn start(self) -> Result<Hub, HubError> {
-        if self.config.event_queue == 0 || self.config.max_exposed_tools == 0 {
-            return Err(HubError::InvalidSetting {
-                setting: "event_queue / max_exposed_tools",
-                problem: "it must be at least 1",
-            });
-        }
-        for name in self.authority.servers.keys() {
-            if !self.servers.iter().any(|s| s.name.as_str() == name) {
-                return Err(HubError::AuthorityUnknownServer { name: name.clone() });
-            }
-        }
-        let descriptor_limit = self.config.raise_descriptor_limit.then(fdlimit::raise);
-        let (events, receiver) = EventSink::new(self.config.event_queue, self.audit);
-        let (shutdown, _) = watch::channel(false);
-        let cells: Vec<Arc<ServerCell>> = self
-            .servers
-            .into_iter()
-            .map(|spec| Arc::new(ServerCell::new(spec)))
-            .collect();
-        let index = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.spec.name.clone(), i))
-            .collect();
-        let shared = Arc::new(HubShared {
-            jitter: Jitter::new(self.config.jitter_seed),
-            config: self.config,
-            cells,
-            index,
-            events,
-            authority: self.authority,
-            principal: RwLock::new(self.principal),
-            namespace: RwLock::new(Arc::new(Namespace::default())),
-            rebuild: Mutex::new(0),
-            shutdown,
-            started: AtomicBool::new(false),
-            approval: self.approval,
-            descriptor_limit,
-        });
-        let mut supervisors = Vec::with_capacity(shared.cells.len());
-        let mut firsts = Vec::with_capacity(shared.cells.len());
-        for i in 0..shared.cells.len() {
-            let (tx, rx) = oneshot::channel::<FirstOutcome>();
-            supervisors.push(tokio::spawn(lifecycle::supervise(
-                Arc::clone(&shared),
-                i,
-                tx,
-            )));
-            firsts.push(rx);
-        }
-        let hub = Hub {
-            shared,
-            supervisors: Mutex::new(supervisors),
-            events: Mutex::new(Some(receiver)),
-            closed: AtomicBool::new(false),
-        };
-        let outcomes = futures::future::join_all(firsts).await;
-        let failed_required = hub
-            .shared
-            .cells
-            .iter()
-            .zip(outcomes)
-            .find_map(|(cell, outcome)| match outcome {
-                Ok(Err(error)) if cell.spec.required => Some((cell.spec.name.clone(), error)),
-                Err(_) if cell.spec.required => {
-                    Some((cell.spec.name.clone(), Arc::new(HubError::ShuttingDown)))
-                }
-                _ => None,
-            });
-        if let Some((server, error)) = failed_required {
-            hub.shutdown().await;
-            return Err(HubError::RequiredServerFailed {
-                server,
-                source: error,
-            });
-        }
-        hub.shared.started.store(true, Ordering::Release);
-        let namespace = match hub.shared.rebuild_namespace() {
-            Ok(ns) => ns,
-            Err(e) => {
-                hub.shutdown().await;
-                return Err(e);
-            }
-        };
-        let refused = hub
-            .shared
-            .cells
-            .iter()
-            .filter(|c| c.spec.required)
-            .find_map(|c| {
-                namespace
-                    .refusal(c.spec.name.as_str())
-                    .map(|e| (c.spec.name.clone(), e))
-            });
-        if let Some((server, error)) = refused {
-            hub.shutdown().await;
-            return Err(HubError::RequiredServerFailed {
-                server,
-                source: Arc::new(error),
-            });
-        }
-        Ok(hub)
-    }
-}
-
 /// The state every part of the hub shares.
 #[derive(Debug)]
 pub(crate) struct HubShared {
     pub(crate) config: HubConfig,
     pub(crate) cells: Vec<Arc<ServerCell>>,
-    index: HashMap<ServerName, usize>,
+    pub(crate) index: HashMap<ServerName, usize>,
     pub(crate) events: EventSink,
     pub(crate) jitter: Jitter,
     pub(crate) authority: Authority,
-    principal: RwLock<Principal>,
-    namespace: RwLock<Arc<Namespace>>,
+    pub(crate) principal: RwLock<Principal>,
+    pub(crate) namespace: RwLock<Arc<Namespace>>,
     /// Serialises rebuilds; holds the last generation.
-    rebuild: Mutex<u64>,
+    pub(crate) rebuild: Mutex<u64>,
     pub(crate) shutdown: watch::Sender<bool>,
-    started: AtomicBool,
+    pub(crate) started: AtomicBool,
     pub(crate) approval: Option<Arc<dyn ApprovalHook>>,
-    descriptor_limit: Option<DescriptorLimit>,
+    pub(crate) descriptor_limit: Option<DescriptorLimit>,
 }
 
 impl HubShared {
@@ -374,16 +196,16 @@ pub(crate) fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// (synchronously, without a grace period).
 #[derive(Debug)]
 pub struct Hub {
-    shared: Arc<HubShared>,
-    supervisors: Mutex<Vec<JoinHandle<()>>>,
-    events: Mutex<Option<HubEvents>>,
-    closed: AtomicBool,
+    pub(crate) shared: Arc<HubShared>,
+    pub(crate) supervisors: Mutex<Vec<JoinHandle<()>>>,
+    pub(crate) events: Mutex<Option<HubEvents>>,
+    pub(crate) closed: AtomicBool,
 }
 
 impl Hub {
     /// A builder.
-    pub fn builder(config: HubConfig) -> HubBuilder {
-        HubBuilder::new(config)
+    pub fn builder(config: HubConfig) -> crate::HubBuilder {
+        crate::HubBuilder::new(config)
     }
 
     /// Takes the event receiver (events since start are waiting in it).
@@ -469,7 +291,7 @@ impl Hub {
         let caller = Caller::Model { exposed_name: name };
         match &entry.route().target {
             RouteTarget::Tool(local) => {
-                crate::facade::call_tool(
+                crate::calls::call_tool(
                     &self.shared,
                     &cell,
                     local,
@@ -481,7 +303,7 @@ impl Hub {
                 .await
             }
             RouteTarget::Helper(helper) => {
-                crate::facade::call_helper(&self.shared, &cell, *helper, name, arguments).await
+                crate::calls::call_helper(&self.shared, &cell, *helper, name, arguments).await
             }
         }
     }

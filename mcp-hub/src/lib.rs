@@ -69,6 +69,8 @@
 mod approval;
 mod authority;
 mod backoff;
+mod builder;
+mod calls;
 mod config;
 mod context;
 mod error;
@@ -88,6 +90,7 @@ mod snapshot;
 
 pub use approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use authority::{Authority, MAX_AUTHORITY_BYTES, Principal, ServerAuthority, Untagged};
+pub use builder::HubBuilder;
 pub use config::{
     Adoption, Backoff, CallLimits, CollisionPolicy, ContentLimit, Discovery, HubConfig,
     RestartPolicy, RetryPolicy, ServerSpec,
@@ -98,7 +101,7 @@ pub use events::{AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, Oper
 pub use export::{ToolCall, anthropic_tools, openai_tools};
 pub use facade::{Facade, Page};
 pub use fdlimit::DescriptorLimit;
-pub use hub::{CallOptions, Hub, HubBuilder, ShutdownReport};
+pub use hub::{CallOptions, Hub, ShutdownReport};
 pub use name::{Separator, ServerName};
 pub use namespace::{ExposedTool, Namespace, NamespaceNote, Route, RouteTarget};
 pub use safe_names::{MAX_SAFE_LEN, is_provider_safe};

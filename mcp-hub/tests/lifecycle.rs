@@ -408,3 +408,65 @@ async fn a_stdio_server_that_exits_reports_its_stderr_tail() {
     );
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_slow_optional_server_joins_later_at_its_registration_place() {
+    let (slow, _) = memory_delayed(
+        Script::legacy().tool("a", Behavior::Echo),
+        Duration::from_millis(1500),
+    );
+    let (fast, _) = memory(Script::legacy().tool("b", Behavior::Echo));
+    let config = HubConfig {
+        start_wait: Some(Duration::from_millis(200)),
+        ..seeded()
+    };
+    let began = std::time::Instant::now();
+    let hub = Hub::builder(config)
+        .server(spec("slow", slow, Backoff::default()))
+        .unwrap()
+        .server(spec("fast", fast, Backoff::default()))
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(hub.status("slow").unwrap().kind, ServerStatusKind::Starting);
+    let names = |hub: &Hub| -> Vec<String> {
+        hub.namespace()
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&hub), ["b"]);
+    let mut events = hub.take_events().unwrap();
+    wait_for(&mut events, Duration::from_secs(5), |e| match e {
+        HubEvent::Ready { server, .. } if server.as_str() == "slow" => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(names(&hub), ["a", "b"]);
+    hub.shutdown().await;
+
+    // A required server is waited for whatever `start_wait` says.
+    let (slow, _) = memory_delayed(
+        Script::legacy().tool("a", Behavior::Echo),
+        Duration::from_millis(700),
+    );
+    let hub = Hub::builder(HubConfig {
+        start_wait: Some(Duration::ZERO),
+        ..seeded()
+    })
+    .server(spec("slow", slow, Backoff::default()).required())
+    .unwrap()
+    .start()
+    .await
+    .unwrap();
+    assert_eq!(hub.status("slow").unwrap().kind, ServerStatusKind::Ready);
+    assert_eq!(names(&hub), ["a"]);
+    hub.shutdown().await;
+}

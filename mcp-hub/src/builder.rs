@@ -1,0 +1,218 @@
+//! Registration and the parallel start of a [`Hub`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::{oneshot, watch};
+
+use crate::HubError;
+use crate::approval::ApprovalHook;
+use crate::authority::{Authority, Principal};
+use crate::backoff::Jitter;
+use crate::config::{HubConfig, ServerSpec};
+use crate::events::{AuditSink, EventSink};
+use crate::fdlimit;
+use crate::hub::{Hub, HubShared};
+use crate::lifecycle::{self, FirstOutcome};
+use crate::namespace::Namespace;
+use crate::server::ServerCell;
+
+/// Registers servers and starts a [`Hub`].
+#[derive(Debug)]
+pub struct HubBuilder {
+    config: HubConfig,
+    servers: Vec<ServerSpec>,
+    authority: Authority,
+    principal: Principal,
+    approval: Option<Arc<dyn ApprovalHook>>,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl HubBuilder {
+    /// A builder with `config`, no servers, an allow-all authority and a
+    /// principal that may use untagged servers.
+    pub fn new(config: HubConfig) -> Self {
+        Self {
+            config,
+            servers: Vec::new(),
+            authority: Authority::default(),
+            principal: Principal::new("host"),
+            approval: None,
+            audit: None,
+        }
+    }
+
+    /// Registers a server. Registration order decides collisions (`first`,
+    /// `reject`) and the order of the namespace.
+    pub fn server(mut self, spec: ServerSpec) -> Result<Self, HubError> {
+        spec.validate()?;
+        if self.servers.iter().any(|s| s.name == spec.name) {
+            return Err(HubError::DuplicateServer(spec.name));
+        }
+        if self.servers.len() >= self.config.max_servers {
+            return Err(HubError::InvalidSetting {
+                setting: "max_servers",
+                problem: "more servers than the hub's bound",
+            });
+        }
+        self.servers.push(spec);
+        Ok(self)
+    }
+
+    /// Sets the authority document.
+    pub fn authority(mut self, authority: Authority) -> Self {
+        self.authority = authority;
+        self
+    }
+
+    /// Sets the principal the hub acts for.
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// Sets the approval hook.
+    pub fn approval(mut self, hook: Arc<dyn ApprovalHook>) -> Self {
+        self.approval = Some(hook);
+        self
+    }
+
+    /// Sets a sink that receives every audit record (they also go to the
+    /// event queue, which drops on overflow).
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// Starts every server in parallel and waits until each is ready or has
+    /// failed its first start (each within its own start deadline; optional
+    /// servers at most [`HubConfig::start_wait`]: those still starting then
+    /// join the namespace when ready, at their registration place). Fails when
+    /// a required server failed (or, under `reject`, was refused); the other
+    /// servers are then shut down. Optional servers that failed keep being
+    /// restarted in the background per their policy.
+    pub async fn start(self) -> Result<Hub, HubError> {
+        if self.config.event_queue == 0 || self.config.max_exposed_tools == 0 {
+            return Err(HubError::InvalidSetting {
+                setting: "event_queue / max_exposed_tools",
+                problem: "it must be at least 1",
+            });
+        }
+        for name in self.authority.servers.keys() {
+            if !self.servers.iter().any(|s| s.name.as_str() == name) {
+                return Err(HubError::AuthorityUnknownServer { name: name.clone() });
+            }
+        }
+        let descriptor_limit = self.config.raise_descriptor_limit.then(fdlimit::raise);
+        let (events, receiver) = EventSink::new(self.config.event_queue, self.audit);
+        let (shutdown, _) = watch::channel(false);
+        let cells: Vec<Arc<ServerCell>> = self
+            .servers
+            .into_iter()
+            .map(|spec| Arc::new(ServerCell::new(spec)))
+            .collect();
+        let index = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.spec.name.clone(), i))
+            .collect();
+        let shared = Arc::new(HubShared {
+            jitter: Jitter::new(self.config.jitter_seed),
+            config: self.config,
+            cells,
+            index,
+            events,
+            authority: self.authority,
+            principal: RwLock::new(self.principal),
+            namespace: RwLock::new(Arc::new(Namespace::default())),
+            rebuild: Mutex::new(0),
+            shutdown,
+            started: AtomicBool::new(false),
+            approval: self.approval,
+            descriptor_limit,
+        });
+        let mut supervisors = Vec::with_capacity(shared.cells.len());
+        let mut firsts = Vec::with_capacity(shared.cells.len());
+        for i in 0..shared.cells.len() {
+            let (tx, rx) = oneshot::channel::<FirstOutcome>();
+            supervisors.push(tokio::spawn(lifecycle::supervise(
+                Arc::clone(&shared),
+                i,
+                tx,
+            )));
+            firsts.push(rx);
+        }
+        let hub = Hub {
+            shared,
+            supervisors: Mutex::new(supervisors),
+            events: Mutex::new(Some(receiver)),
+            closed: AtomicBool::new(false),
+        };
+        // Required servers are always waited for; optional ones at most
+        // `start_wait` (each is bounded by its own start deadline anyway).
+        let mut required = Vec::new();
+        let mut optional = Vec::new();
+        for (cell, first) in hub.shared.cells.iter().zip(firsts) {
+            if cell.spec.required {
+                required.push((cell.spec.name.clone(), first));
+            } else {
+                optional.push(first);
+            }
+        }
+        let (names, waits): (Vec<_>, Vec<_>) = required.into_iter().unzip();
+        let outcomes = futures::future::join_all(waits).await;
+        let failed_required =
+            names
+                .into_iter()
+                .zip(outcomes)
+                .find_map(|(name, outcome)| match outcome {
+                    Ok(Ok(())) => None,
+                    Ok(Err(error)) => Some((name, error)),
+                    Err(_) => Some((name, Arc::new(HubError::ShuttingDown))),
+                });
+        if failed_required.is_none() {
+            let optional = futures::future::join_all(optional);
+            match hub.shared.config.start_wait {
+                Some(bound) => {
+                    let _ = tokio::time::timeout(bound, optional).await;
+                }
+                None => {
+                    optional.await;
+                }
+            }
+        }
+        if let Some((server, error)) = failed_required {
+            hub.shutdown().await;
+            return Err(HubError::RequiredServerFailed {
+                server,
+                source: error,
+            });
+        }
+        hub.shared.started.store(true, Ordering::Release);
+        let namespace = match hub.shared.rebuild_namespace() {
+            Ok(ns) => ns,
+            Err(e) => {
+                hub.shutdown().await;
+                return Err(e);
+            }
+        };
+        let refused = hub
+            .shared
+            .cells
+            .iter()
+            .filter(|c| c.spec.required)
+            .find_map(|c| {
+                namespace
+                    .refusal(c.spec.name.as_str())
+                    .map(|e| (c.spec.name.clone(), e))
+            });
+        if let Some((server, error)) = refused {
+            hub.shutdown().await;
+            return Err(HubError::RequiredServerFailed {
+                server,
+                source: Arc::new(error),
+            });
+        }
+        Ok(hub)
+    }
+}
