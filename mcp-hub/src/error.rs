@@ -151,7 +151,7 @@ pub enum HubError {
         hard: LimitValue,
     },
     /// A session operation failed.
-    #[error("server `{server}`: {source}")]
+    #[error("a request to server `{server}` failed")]
     Session {
         /// The server.
         server: ServerName,
