@@ -97,6 +97,27 @@ pub enum Elicitation {
     },
 }
 
+impl Elicitation {
+    /// For a form: the `default` of every field that has one (SEP-1034), to
+    /// pre-fill the form or to complete what the user left empty.
+    pub fn form_defaults(&self) -> std::collections::BTreeMap<String, mcp_types::ElicitValue> {
+        let Elicitation::Form(form) = self else {
+            return Default::default();
+        };
+        let schema = serde_json::to_value(&form.requested_schema).unwrap_or(Value::Null);
+        let mut out = std::collections::BTreeMap::new();
+        if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+            for (name, field) in properties {
+                let default = field.get("default").cloned();
+                if let Some(value) = default.and_then(|d| serde_json::from_value(d).ok()) {
+                    out.insert(name.clone(), value);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Answers `elicitation/create`.
 pub trait ElicitationHandler: Send + Sync + 'static {
     /// Shows the request to the user and returns their answer.

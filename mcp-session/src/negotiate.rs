@@ -147,15 +147,36 @@ fn modern_error_code(body: Option<&[u8]>) -> Option<i64> {
 pub(crate) async fn discover(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spawned>> {
     let meta = modern_request_meta(&session.link.config);
     let timing = session.link.timing(session.link.config.request_timeout);
-    let result = session
-        .link
-        .request::<mcp_types::requests::Discover>(&Default::default(), Some(&meta), timing)
-        .await;
-    match result {
-        Ok(result) => into_modern(session, result).await,
-        Err(e) if e.is_dead() => Err(session.fail(e).await),
-        Err(e) => Err(Failed::Recoverable(e, session)),
+    let mut retried = false;
+    loop {
+        let result = session
+            .link
+            .request::<mcp_types::requests::Discover>(&Default::default(), Some(&meta), timing)
+            .await;
+        match result {
+            Ok(result) => return into_modern(session, result).await,
+            Err(e) if e.is_dead() => return Err(session.fail(e).await),
+            // `-32022` naming a version we speak: the spec's retry, once.
+            Err(e) if !retried && asks_for_retry(&e) => retried = true,
+            Err(e) => return Err(Failed::Recoverable(e, session)),
+        }
     }
+}
+
+/// Whether an error is `-32022` listing a modern version we speak (as a
+/// JSON-RPC answer or in an HTTP error body).
+fn asks_for_retry(e: &SessionError) -> bool {
+    let error = match e {
+        SessionError::Server { error, .. } => Some((**error).clone()),
+        SessionError::Http {
+            failure: RequestFailure::Status {
+                error: Some(body), ..
+            },
+            ..
+        } => serde_json::from_slice::<ErrorObject>(body).ok(),
+        _ => None,
+    };
+    error.is_some_and(|error| matches!(judge_error(error), ErrorVerdict::Retry))
 }
 
 /// Sends the probe and reads the verdict. At most one retry (on `-32022`

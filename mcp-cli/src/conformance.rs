@@ -1,0 +1,200 @@
+//! The conformance client: what a host would do with a server, driven by the
+//! suite's environment (`MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_CONTEXT`,
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION`), through the public library API only.
+//!
+//! It negotiates the era the suite asks for, lists the tools and calls each
+//! (arguments from the scenario context, else made up from the tool's input
+//! schema), reads the resources and gets the prompts the server offers, and
+//! answers elicitation (accepting with the form's defaults) and sampling.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context;
+use mcp_session::{
+    ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Negotiation, Roots,
+    SamplingHandler, Session, SessionConfig,
+};
+use mcp_transport::{BoxFuture, HttpConfig, HttpConnector};
+use mcp_types::{
+    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitResult, Root, SamplingContent,
+};
+use serde_json::{Map, Value, json};
+
+pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    let mode = if version == "2026-07-28" {
+        Negotiation::Modern
+    } else if version.is_empty() {
+        Negotiation::Auto
+    } else {
+        Negotiation::Legacy
+    };
+    tracing::info!(%scenario, %version, "conformance client");
+
+    let connector = Arc::new(HttpConnector::new(HttpConfig::new(url)));
+    let config = SessionConfig {
+        handlers: ClientHandlers::new()
+            .sampling(CannedModel)
+            .elicitation(AcceptDefaults)
+            .roots(Roots::new(vec![Root::new("file:///tmp")])),
+        // The suite's tool calls are sent as the scenario gives them (some
+        // carry `null`s on purpose); a host checking them first would refuse.
+        validate_arguments: false,
+        ..SessionConfig::default()
+    };
+    let session = Session::connect(connector, config)
+        .await
+        .context("connecting")?;
+    let session = session
+        .negotiate(mode)
+        .await
+        .map_err(|e| anyhow::anyhow!("negotiation failed: {e}"))?;
+
+    let caps = session.server_capabilities().clone();
+    // Tools are listed even when not declared: a host tries, and a server
+    // without them answers with an error that is only logged.
+    match session.list_tools().await {
+        Err(e) => tracing::warn!(error = %e, "listing tools failed"),
+        Ok(catalog) => {
+            for tool in catalog.tools() {
+                let arguments = arguments_for(&context, &tool.name)
+                    .or_else(|| schema_echo(&scenario, &catalog, tool))
+                    .unwrap_or_else(|| {
+                        made_up_arguments(&tool.input_schema.to_value().unwrap_or(Value::Null))
+                    });
+                let result = session.call_tool(&tool.name, arguments).await;
+                if let Err(e) = result {
+                    tracing::warn!(tool = %tool.name, error = %e, "tool call failed");
+                }
+            }
+        }
+    }
+    if caps.resources.is_some() {
+        if let Ok(listing) = session.list_resources().await {
+            for resource in listing.items {
+                let _ = session.read_resource(&resource.uri).await;
+            }
+        }
+    }
+    if caps.prompts.is_some() {
+        if let Ok(listing) = session.list_prompts().await {
+            for prompt in listing.items {
+                let args: BTreeMap<String, String> = prompt
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .filter(|a| a.required == Some(true))
+                    .map(|a| (a.name.clone(), "test".to_owned()))
+                    .collect();
+                let _ = session.get_prompt(&prompt.name, args).await;
+            }
+        }
+    }
+    session.close().await;
+    Ok(())
+}
+
+/// Arguments the scenario's context gives for `tool` (`toolCalls`).
+fn arguments_for(context: &Value, tool: &str) -> Option<Map<String, Value>> {
+    context
+        .get("toolCalls")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(tool))?
+        .get("arguments")?
+        .as_object()
+        .cloned()
+}
+
+/// The `json-schema-2020-12-preservation` scenario asks the client to hand the
+/// schema it kept for another tool back through an echo tool: the schema
+/// comes from the public catalogue, exactly as the library kept it.
+fn schema_echo(
+    scenario: &str,
+    catalog: &mcp_session::ToolCatalog,
+    tool: &mcp_types::Tool,
+) -> Option<Map<String, Value>> {
+    if scenario != "json-schema-2020-12-preservation" || tool.name == "json_schema_2020_12_tool" {
+        return None;
+    }
+    let focal = catalog.get("json_schema_2020_12_tool")?;
+    let mut args = Map::new();
+    args.insert("schema".to_owned(), focal.input_schema.to_value().ok()?);
+    Some(args)
+}
+
+/// Plausible values for a schema's required properties, as a host's user
+/// might type them.
+fn made_up_arguments(schema: &Value) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return out;
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, property) in properties {
+        if !required.contains(&name.as_str()) {
+            continue;
+        }
+        let value = if let Some(default) = property.get("default") {
+            default.clone()
+        } else if let Some(first) = property.get("enum").and_then(|e| e.get(0)) {
+            first.clone()
+        } else {
+            match property.get("type").and_then(Value::as_str) {
+                Some("number") | Some("integer") => json!(1),
+                Some("boolean") => json!(true),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                _ => json!("test"),
+            }
+        };
+        out.insert(name.clone(), value);
+    }
+    out
+}
+
+/// Sampling answered with a fixed text (no model here).
+struct CannedModel;
+
+impl SamplingHandler for CannedModel {
+    fn create_message(
+        &self,
+        _params: CreateMessageParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        Box::pin(async {
+            let content: SamplingContent =
+                serde_json::from_value(json!({"type": "text", "text": "ok"}))
+                    .map_err(|_| HandlerError::internal("could not build the answer"))?;
+            Ok(CreateMessageResult::new(content, "conformance-client"))
+        })
+    }
+}
+
+/// Elicitation accepted with the form's defaults (a user pressing OK).
+struct AcceptDefaults;
+
+impl ElicitationHandler for AcceptDefaults {
+    fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        Box::pin(async move {
+            let mut result = ElicitResult::new(ElicitAction::Accept);
+            if matches!(request, Elicitation::Form(_)) {
+                result.content = Some(request.form_defaults());
+            }
+            Ok(result)
+        })
+    }
+
+    fn supports_url(&self) -> bool {
+        true
+    }
+}
