@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("mcp-types", &[]),
     ("mcp-codec", &[]),
-    ("mcp-auth", &["mcp-types"]),
-    ("mcp-transport", &["mcp-codec", "mcp-auth"]),
+    // mcp-auth implements the transport's credential seam (a small trait
+    // there), so it sits above the transport, not below it.
+    ("mcp-auth", &["mcp-types", "mcp-transport"]),
+    ("mcp-transport", &["mcp-codec"]),
     ("mcp-session", &["mcp-types", "mcp-transport", "mcp-codec"]),
     (
         "mcp-hub",
