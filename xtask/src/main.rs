@@ -1,6 +1,7 @@
 //! Project automation, run as `cargo xtask <task>`.
 //!
 //! - `test`: what CI runs: fmt, clippy, every test; ends with `N passed, N failed`.
+//! - `conformance`: the official suite against our client, with a ratchet.
 //! - `tidy`: repository rules that no compiler checks (dependency direction,
 //!   sans-IO modules free of tokio, crate docs, no `todo!`); also runs as a
 //!   `#[test]` so `cargo test` enforces it.
@@ -8,6 +9,8 @@
 //!   into `MCP_SPEC_DIR` (default `../shared/mcp-spec`) and checks their SHA-256.
 #![forbid(unsafe_code)]
 
+mod conformance;
+mod node;
 mod spec;
 mod test_all;
 mod tidy;
@@ -30,13 +33,25 @@ fn main() -> anyhow::Result<()> {
         }
         "spec" => spec::run(&workspace_root(), &rest),
         "test" => test_all::run(&workspace_root(), &rest),
+        "conformance" => {
+            let (_, failed) = conformance::run(&workspace_root(), &rest)?;
+            if failed > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | conformance [--scenario S] | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }
     }
+}
+
+/// The cargo that runs us (or `cargo`).
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
 }
 
 /// The workspace root: the parent of this crate's folder.

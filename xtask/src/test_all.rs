@@ -1,8 +1,9 @@
 //! `cargo xtask test`: everything CI checks, with one closing count.
 //!
 //! Runs, in order: `cargo fmt --check`, `cargo clippy --all-targets -D warnings`,
-//! and `cargo test --workspace`; each `cargo test` case counts as one check, and
-//! fmt and clippy count as one check each. The last line is
+//! `cargo test --workspace` and `cargo xtask conformance`; each `cargo test`
+//! case and each conformance scenario counts as one check, and fmt and clippy
+//! count as one check each (`--no-lint`, `--no-conformance` skip parts). The last line is
 //! `N passed, N failed`.
 
 use std::io::{BufRead, BufReader};
@@ -38,6 +39,19 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         )?;
     }
     cargo_test(root, &mut tally)?;
+    if !args.iter().any(|a| a == "--no-conformance") {
+        eprintln!("== cargo xtask conformance");
+        match crate::conformance::run(root, &[]) {
+            Ok((passed, failed)) => {
+                tally.passed += passed;
+                tally.failed += failed;
+            }
+            Err(e) => {
+                eprintln!("== conformance could not run: {e:#}");
+                tally.failed += 1;
+            }
+        }
+    }
     // The summary is the very last line printed; the exit code carries failure.
     println!("{} passed, {} failed", tally.passed, tally.failed);
     if tally.failed > 0 {
