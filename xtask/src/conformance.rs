@@ -245,8 +245,8 @@ fn report(
     let mut failed = 0u64;
     let mut expected_seen = 0u64;
     println!(
-        "{:<48} {:>6} {:>6}  {}",
-        "scenario", "pass", "fail", "verdict / first failure"
+        "{:<48} {:>6} {:>6}  verdict / first failure",
+        "scenario", "pass", "fail"
     );
     for (scenario, o) in outcomes {
         let listed = expected.get(scenario);
