@@ -2,6 +2,7 @@
 //!
 //! - `test`: what CI runs: fmt, clippy, every test; ends with `N passed, N failed`.
 //! - `conformance`: the official suite against our client, with a ratchet.
+//! - `interop`: our client against real reference servers (npm, PyPI).
 //! - `tidy`: repository rules that no compiler checks (dependency direction,
 //!   sans-IO modules free of tokio, crate docs, no `todo!`); also runs as a
 //!   `#[test]` so `cargo test` enforces it.
@@ -10,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod conformance;
+mod interop;
 mod node;
 mod spec;
 mod test_all;
@@ -33,6 +35,13 @@ fn main() -> anyhow::Result<()> {
         }
         "spec" => spec::run(&workspace_root(), &rest),
         "test" => test_all::run(&workspace_root(), &rest),
+        "interop" => {
+            let (_, failed) = interop::run(&workspace_root())?;
+            if failed > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         "conformance" => {
             let (_, failed) = conformance::run(&workspace_root(), &rest)?;
             if failed > 0 {
@@ -42,7 +51,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | conformance [--scenario S] | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | conformance [--scenario S] | interop | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }

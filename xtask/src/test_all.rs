@@ -1,9 +1,9 @@
 //! `cargo xtask test`: everything CI checks, with one closing count.
 //!
 //! Runs, in order: `cargo fmt --check`, `cargo clippy --all-targets -D warnings`,
-//! `cargo test --workspace` and `cargo xtask conformance`; each `cargo test`
-//! case and each conformance scenario counts as one check, and fmt and clippy
-//! count as one check each (`--no-lint`, `--no-conformance` skip parts). The last line is
+//! `cargo test --workspace`, `cargo xtask conformance` and `cargo xtask
+//! interop`; each `cargo test` case, conformance scenario and interop check counts as one check, and fmt and clippy
+//! count as one check each (`--no-lint`, `--no-conformance`, `--no-interop` skip parts). The last line is
 //! `N passed, N failed`.
 
 use std::io::{BufRead, BufReader};
@@ -48,6 +48,19 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             }
             Err(e) => {
                 eprintln!("== conformance could not run: {e:#}");
+                tally.failed += 1;
+            }
+        }
+    }
+    if !args.iter().any(|a| a == "--no-interop") {
+        eprintln!("== cargo xtask interop");
+        match crate::interop::run(root) {
+            Ok((passed, failed)) => {
+                tally.passed += passed;
+                tally.failed += failed;
+            }
+            Err(e) => {
+                eprintln!("== interop could not run: {e:#}");
                 tally.failed += 1;
             }
         }
