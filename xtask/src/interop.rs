@@ -25,8 +25,15 @@ struct Case {
     era: &'static str,
     /// How the client reaches the server.
     target: Target,
-    /// An HTTP server to start first (program, args, env).
-    start: Option<(PathBuf, Vec<String>, Vec<(String, String)>)>,
+    /// An HTTP server to start first.
+    start: Option<Launch>,
+}
+
+/// How to start a server process: program, arguments, extra environment.
+struct Launch {
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 enum Target {
@@ -212,7 +219,11 @@ fn http(
             url: format!("http://127.0.0.1:{port}{path}"),
             sse,
         },
-        start: Some((program.to_path_buf(), args, env)),
+        start: Some(Launch {
+            program: program.to_path_buf(),
+            args,
+            env,
+        }),
     }
 }
 
@@ -229,10 +240,10 @@ fn run_case(
     memory_file: &Path,
 ) -> anyhow::Result<Vec<(String, String, String)>> {
     let _server = match &case.start {
-        Some((program, args, env)) => {
-            let child = Command::new(program)
-                .args(args)
-                .envs(env.iter().cloned())
+        Some(launch) => {
+            let child = Command::new(&launch.program)
+                .args(&launch.args)
+                .envs(launch.env.iter().cloned())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
