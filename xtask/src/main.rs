@@ -2,6 +2,7 @@
 //!
 //! - `test`: what CI runs: fmt, clippy, every test; ends with `N passed, N failed`.
 //! - `conformance`: the official suite against our client, with a ratchet.
+//! - `bench`: our client in the peer benchmark, beside the official SDKs.
 //! - `interop`: our client against real reference servers (npm, PyPI).
 //! - `tidy`: repository rules that no compiler checks (dependency direction,
 //!   sans-IO modules free of tokio, crate docs, no `todo!`); also runs as a
@@ -10,6 +11,7 @@
 //!   into `MCP_SPEC_DIR` (default `../shared/mcp-spec`) and checks their SHA-256.
 #![forbid(unsafe_code)]
 
+mod bench;
 mod conformance;
 mod interop;
 mod node;
@@ -35,6 +37,7 @@ fn main() -> anyhow::Result<()> {
         }
         "spec" => spec::run(&workspace_root(), &rest),
         "test" => test_all::run(&workspace_root(), &rest),
+        "bench" => bench::run(&workspace_root(), &rest),
         "interop" => {
             let (_, failed) = interop::run(&workspace_root())?;
             if failed > 0 {
@@ -51,7 +54,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | conformance [--scenario S] | interop | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | conformance [--scenario S] | interop | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }

@@ -4,12 +4,15 @@
 //! spawns the server over stdio with the public API and default settings (the
 //! era pinned to 2025-11-25 as the harness requires), runs the workload after
 //! the harness's warm-up, checks every result, shuts the server down, and
-//! prints one JSON line. `cargo xtask bench` builds it and runs the harness.
+//! prints one JSON line. One server goes through `mcp-session` directly;
+//! `fleet` (N servers) goes through `mcp-hub`, as a host would. `cargo xtask
+//! bench` builds it and runs the harness.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::try_join_all;
+use mcp_hub::{Hub, HubConfig, ServerSpec};
 use mcp_session::{Negotiation, Ready, Session, SessionConfig};
 use mcp_transport::{StdioConfig, StdioConnector};
 use serde_json::{Map, Value, json};
@@ -124,18 +127,36 @@ async fn run(workload: &str, n: usize, server: &str) -> Res<Value> {
 }
 
 async fn fleet(n: usize, server: &str, t0: Instant, cpu0: f64) -> Res<Value> {
-    let sessions = try_join_all((0..n).map(|_| async {
-        let s = connect(server).await?;
-        list(&s).await?;
-        Ok::<_, Box<dyn std::error::Error>>(s)
-    }))
-    .await?;
+    let mut builder = Hub::builder(HubConfig::default());
+    for i in 0..n {
+        let connector = Arc::new(StdioConnector::new(StdioConfig::new(server)));
+        let mut spec = ServerSpec::new(&format!("s{i}"), connector)?.required();
+        spec.negotiation = Negotiation::Legacy;
+        builder = builder.server(spec)?;
+    }
+    // Starting the hub spawns, negotiates and lists every server in parallel.
+    let hub = builder.start().await?;
+    let namespace = hub.namespace();
+    let listed: usize = (0..n)
+        .filter(|i| namespace.resolve(&format!("s{i}/echo")).is_ok())
+        .count();
+    check(listed == n, "every server listed")?;
     let ready_ms = t0.elapsed().as_secs_f64() * 1e3;
     let t1 = Instant::now();
-    try_join_all(sessions.iter().map(echo)).await?;
+    try_join_all((0..n).map(|i| {
+        let hub = &hub;
+        async move {
+            let mut args = Map::new();
+            args.insert("text".into(), ECHO_TEXT.into());
+            let result = hub.call(&format!("s{i}/echo"), args).await?;
+            let text = result.content.first().and_then(|b| b.as_text());
+            check(text == Some(ECHO_TEXT), "echo text")
+        }
+    }))
+    .await?;
     let calls_ms = t1.elapsed().as_secs_f64() * 1e3;
     let t2 = Instant::now();
-    futures::future::join_all(sessions.into_iter().map(Session::close)).await;
+    hub.shutdown().await;
     Ok(json!({
         "workload": "fleet", "n": n, "ready_ms": ready_ms, "calls_ms": calls_ms,
         "close_ms": t2.elapsed().as_secs_f64() * 1e3,
