@@ -1,7 +1,84 @@
-//! OAuth 2.1 for MCP servers and static header credentials.
+//! Credentials for MCP servers over HTTP: static header credentials and
+//! OAuth 2.1 as the MCP authorization specification describes it
+//! (revisions 2025-06-18, 2025-11-25 and 2026-07-28, with the 2025-03-26
+//! fallbacks).
 //!
-//! **Not implemented yet.** This crate will hold protected-resource and
-//! authorization-server discovery, client registration, the authorization-code
-//! flow with PKCE, refresh, and the token store. It exports nothing today, so
-//! nothing here can be mistaken for working code.
+//! Both plug into the transport through its
+//! [`CredentialProvider`](mcp_transport::CredentialProvider) seam:
+//!
+//! - **Static credentials**: [`StaticHeader`] (the transport's own type,
+//!   re-exported here) sends a header whose value is read from a named
+//!   environment variable at connect time; a missing variable is an error
+//!   naming it, never an empty header.
+//! - **OAuth**: [`OAuthProvider`] answers the server's 401 with discovery
+//!   (RFC 9728, then RFC 8414 / OIDC in the spec's path-aware order),
+//!   registration (pre-registered client, Client ID Metadata Document, or
+//!   RFC 7591 with `application_type`), authorization code + PKCE S256 with
+//!   `state`, RFC 8707 `resource` on the authorization, token and refresh
+//!   requests, RFC 9207 `iss` checks, and step-up on 403
+//!   `insufficient_scope` with a retry limit. Tokens are refreshed before
+//!   expiry and after a 401; concurrent refreshes are serialised.
+//!
+//! Hosts choose:
+//! - how the authorization code is obtained ([`AuthorizationHandler`]):
+//!   [`LoopbackBrowserFlow`] for a terminal, [`HeadlessRedirectFlow`] for
+//!   tests and the conformance client, or their own;
+//! - where credentials live ([`TokenStore`]): [`MemoryTokenStore`],
+//!   [`FileTokenStore`] (the CLI's, `0600` files under the XDG data
+//!   directory), or their own secret store. There is no OS keychain store:
+//!   on headless machines there is no secret service, and a host that has
+//!   one plugs it in as a `TokenStore`;
+//! - the HTTP client of the OAuth requests ([`AuthHttpClient`]; any
+//!   `reqwest::Client` is one) for their own egress rules, gateway or mTLS.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_auth::AuthError> {
+//! use std::sync::Arc;
+//! use mcp_auth::{OAuthConfig, OAuthProvider};
+//! use mcp_transport::{HttpConfig, HttpConnector};
+//!
+//! let url = "https://mcp.example.com/mcp";
+//! let oauth = OAuthProvider::interactive(OAuthConfig::new(url).client_name("my-host"))?;
+//! let connector = HttpConnector::new(HttpConfig::new(url).credentials(Arc::new(oauth)));
+//! # let _ = connector; Ok(()) }
+//! ```
+//!
+//! Architecture Invariant: no error, log line or `Debug` output of this crate
+//! contains a token, an authorization code, a PKCE verifier, a client secret
+//! or an `Authorization` header value; such values live in [`Secret`].
 #![forbid(unsafe_code)]
+
+mod authorize;
+mod challenge;
+mod config;
+mod discovery;
+mod error;
+mod file_store;
+mod headless;
+mod http;
+mod loopback;
+mod pkce;
+mod provider;
+mod registration;
+mod secret;
+mod store;
+mod token;
+mod urls;
+
+pub use authorize::{AuthorizationHandler, AuthorizationRequest, AuthorizationResponse};
+pub use config::{
+    AUTHORIZATION_WINDOW, DEFAULT_MAX_AUTHORIZATIONS, DEFAULT_REQUEST_TIMEOUT, OAuthConfig,
+};
+pub use error::{AuthError, ServerErrorCode, Step, UrlRole};
+pub use file_store::FileTokenStore;
+pub use headless::HeadlessRedirectFlow;
+pub use http::{
+    AuthHttpClient, AuthHttpRequest, AuthHttpResponse, HttpMethod, MAX_RESPONSE_BODY,
+    default_http_client,
+};
+pub use loopback::{DEFAULT_LOOPBACK_PORT, LoopbackBrowserFlow};
+pub use mcp_transport::StaticHeader;
+pub use provider::OAuthProvider;
+pub use registration::{PreRegisteredClient, RegistrationKind, TokenAuthMethod};
+pub use secret::Secret;
+pub use store::{MemoryTokenStore, StoredCredentials, TokenStore};

@@ -1,37 +1,48 @@
 //! The `mcp` command: inspect, call and debug MCP servers.
 //!
 //! The CLI holds no protocol logic of its own: everything goes through the
-//! library crates (`mcp-session`, `mcp-hub`, `mcp-transport`).
+//! library crates (`mcp-hub` for servers and the namespace, `mcp-session`
+//! and `mcp-transport` below it). This crate maps configuration to their
+//! settings, and results to tables, JSON and exit codes (see `error.rs` and
+//! the README).
 #![forbid(unsafe_code)]
 
+mod args;
+mod coerce;
+mod commands;
+mod config;
 mod conformance;
+mod connect;
+mod error;
+mod output;
+mod progress;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use clap::error::ErrorKind;
 
-/// Inspect, call and debug MCP servers.
-#[derive(Debug, Parser)]
-#[command(name = "mcp", version, about)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Drives the official conformance suite's scenarios (used by `cargo xtask
-    /// conformance`; reads MCP_CONFORMANCE_* variables).
-    #[command(hide = true)]
-    ConformanceClient {
-        /// The scenario server's URL (the suite appends it).
-        url: String,
-    },
-}
+use crate::args::{Cli, Command};
+use crate::commands::Context;
+use crate::error::{CliError, Exit};
+use crate::output::Ui;
 
 fn main() -> ExitCode {
-    init_logging();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Help and version are not errors; every usage error is 1.
+            return match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => ExitCode::SUCCESS,
+                _ => ExitCode::from(Exit::Usage.code()),
+            };
+        }
+    };
+    let ui = Ui::detect(cli.verbose);
+    init_logging(cli.verbose, ui.err_color);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -39,28 +50,86 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
+            return ExitCode::from(Exit::Usage.code());
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::ConformanceClient { url } => conformance::run(&url).await,
-        }
-    });
+    let ctx = Context {
+        config: cli.config.clone(),
+        ui,
+    };
+    let json = wants_json(&cli.command);
+    let result = runtime.block_on(run(&ctx, cli.command));
+    // Servers are shut down by now; anything left (a stuck blocking read of
+    // stdin in `__serve-demo`) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(exit) => ExitCode::from(exit.code()),
         Err(e) => {
-            eprintln!("mcp: {e:#}");
-            ExitCode::from(4)
+            if json {
+                let _ = output::print_json(&e.to_json());
+            }
+            eprint!("{}", e.report(ui.err(), ui.verbose > 0));
+            ExitCode::from(e.exit().code())
         }
     }
 }
 
-fn init_logging() {
+/// Whether the command prints JSON (so that errors do too).
+fn wants_json(command: &Command) -> bool {
+    match command {
+        Command::Inspect(a) => a.json,
+        Command::Call(a) => a.json,
+        Command::Read(a) => a.json,
+        Command::Prompt(a) => a.json,
+        Command::Tools(a) => a.format != args::Format::Table,
+        _ => false,
+    }
+}
+
+async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
+    let ok = |()| Exit::Ok;
+    match command {
+        Command::Inspect(args) => commands::inspect::run(ctx, args).await.map(ok),
+        Command::Call(args) => commands::call::run(ctx, args).await,
+        Command::Read(args) => commands::read::run(ctx, args).await.map(ok),
+        Command::Prompt(args) => commands::prompt::run(ctx, args).await.map(ok),
+        Command::Tools(args) => commands::tools::run(ctx, args).await,
+        Command::Add(args) => commands::add::run(ctx, &args).map(ok),
+        Command::Login(args) => commands::auth::run(ctx, &args, "login").map(ok),
+        Command::Logout(args) => commands::auth::run(ctx, &args, "logout").map(ok),
+        Command::Demo(_) => commands::interruptible(commands::demo::run(ctx))
+            .await
+            .map(ok),
+        Command::ConformanceClient { url } => conformance::run(&url)
+            .await
+            .map(ok)
+            .map_err(CliError::Conformance),
+        Command::ServeDemo { name } => {
+            let code = commands::demo::serve(&name).await?;
+            Ok(if code == 0 {
+                Exit::Ok
+            } else {
+                Exit::Unreachable
+            })
+        }
+    }
+}
+
+/// Logs go to stderr: `warn` by default, `-v` info, `-vv` debug, `-vvv`
+/// trace; `RUST_LOG` wins. With `-v` the servers' stderr lines are logged
+/// too (target `mcp_transport::stderr`).
+fn init_logging(verbose: u8, color: bool) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(color)
         .try_init();
 }
