@@ -1,0 +1,231 @@
+//! The command line, as clap parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Inspect, call and debug MCP servers.
+///
+/// Servers come from `--config FILE`, else `./.mcp.json`, else
+/// `$XDG_CONFIG_HOME/mcp/config.json` (the `mcpServers` shape). Exit codes:
+/// 0 ok, 1 usage or configuration error, 2 server could not be started or
+/// reached, 3 authentication required or failed, 4 protocol error or
+/// time-out, 5 the tool reported an error, 130 interrupted.
+#[derive(Debug, Parser)]
+#[command(name = "mcp", version, about, long_about = None, max_term_width = 100)]
+pub(crate) struct Cli {
+    /// Configuration file (default: ./.mcp.json, else $XDG_CONFIG_HOME/mcp/config.json).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// More logs on stderr (-v info, -vv debug, -vvv trace) and the servers'
+    /// stderr as it comes; RUST_LOG overrides the level.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Negotiated era and version, server info, capabilities, instructions and
+    /// one page of each catalogue.
+    Inspect(InspectArgs),
+    /// Calls a tool: `mcp call SERVER TOOL key=value … [--args JSON]`.
+    Call(CallArgs),
+    /// Reads a resource by URI.
+    Read(ReadArgs),
+    /// Gets a prompt with its arguments.
+    Prompt(PromptArgs),
+    /// The merged tool namespace of every configured server.
+    Tools(ToolsArgs),
+    /// Adds a server to the configuration file.
+    Add(AddArgs),
+    /// Signs in to an HTTP server with OAuth.
+    Login(AuthArgs),
+    /// Forgets the stored OAuth credentials of a server.
+    Logout(AuthArgs),
+    /// A built-in walk-through with three local servers (no configuration,
+    /// no network).
+    Demo(DemoArgs),
+    /// Drives the official conformance suite's scenarios (used by `cargo xtask
+    /// conformance`; reads MCP_CONFORMANCE_* variables).
+    #[command(hide = true)]
+    ConformanceClient {
+        /// The scenario server's URL (the suite appends it).
+        url: String,
+    },
+    /// Serves one of the built-in demo servers on stdin/stdout (`mcp demo`
+    /// starts its servers this way, so it needs no other binary).
+    #[command(hide = true, name = "__serve-demo")]
+    ServeDemo {
+        /// `notes`, `files` or `github`.
+        name: String,
+    },
+}
+
+/// A server given on the command line instead of by name.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct OneOff {
+    /// A remote server by URL instead of a configured name.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// Transport of `--url`.
+    #[arg(long, value_enum, requires = "url")]
+    pub(crate) transport: Option<RemoteTransport>,
+    /// Environment variable holding the token for `--url`.
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub(crate) token_env: Option<String>,
+    /// A local server: the command and its arguments after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}
+
+impl OneOff {
+    pub(crate) fn is_given(&self) -> bool {
+        self.url.is_some() || !self.command.is_empty()
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InspectArgs {
+    /// A configured server (omit with `--url` or `-- COMMAND`).
+    pub(crate) server: Option<String>,
+    /// Only this catalogue.
+    #[arg(long, value_enum)]
+    pub(crate) catalog: Option<Catalog>,
+    /// Cursor of the page to show (with `--catalog`).
+    #[arg(long, requires = "catalog")]
+    pub(crate) cursor: Option<String>,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) target: OneOff,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// `SERVER TOOL [key=value …]`, or `TOOL [key=value …]` with `--url` or
+    /// `-- COMMAND`. A value is read as the tool's inputSchema says (number,
+    /// boolean, array, object); `key:=JSON` takes JSON as it is.
+    #[arg(value_name = "SERVER TOOL [KEY=VALUE]", required = true)]
+    pub(crate) words: Vec<String>,
+    /// Arguments as one JSON object (merged with key=value pairs).
+    #[arg(long, value_name = "JSON")]
+    pub(crate) args: Option<String>,
+    /// Request deadline in seconds (reset by progress).
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) timeout: Option<u64>,
+    /// The whole result as one JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) target: OneOff,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    /// `SERVER URI`, or `URI` with `--url` or `-- COMMAND`.
+    #[arg(value_name = "SERVER URI", required = true, num_args = 1..=2)]
+    pub(crate) words: Vec<String>,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) target: OneOff,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PromptArgs {
+    /// `SERVER NAME`, or `NAME` with `--url` or `-- COMMAND`.
+    #[arg(value_name = "SERVER NAME", required = true, num_args = 1..=2)]
+    pub(crate) words: Vec<String>,
+    /// A prompt argument (repeatable).
+    #[arg(long = "arg", value_name = "KEY=VALUE")]
+    pub(crate) args: Vec<String>,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) target: OneOff,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// How tools of different servers sharing a name are exposed.
+    #[arg(long, value_enum, default_value_t = Policy::Prefix)]
+    pub(crate) policy: Policy,
+    /// Output format; `anthropic` and `openai` use provider-safe names.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AddArgs {
+    /// The new server's name (`[A-Za-z0-9_-]`, at most 64 characters).
+    pub(crate) name: String,
+    /// A remote server's URL.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub(crate) url: Option<String>,
+    /// Transport of `--url`.
+    #[arg(long, value_enum, requires = "url")]
+    pub(crate) transport: Option<RemoteTransport>,
+    /// Name of the environment variable holding the token (never the token).
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub(crate) token_env: Option<String>,
+    /// Header the token goes in (default Authorization).
+    #[arg(long, value_name = "HEADER", requires = "token_env")]
+    pub(crate) token_header: Option<String>,
+    /// Text before the token (default `Bearer ` for Authorization).
+    #[arg(long, value_name = "PREFIX", requires = "token_env")]
+    pub(crate) token_prefix: Option<String>,
+    /// Environment variable a local server may inherit (repeatable).
+    #[arg(long = "env-inherit", value_name = "VAR")]
+    pub(crate) env_inherit: Vec<String>,
+    /// Replace a server of the same name.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// A local server: the command and its arguments after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AuthArgs {
+    /// A configured HTTP server.
+    pub(crate) server: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Catalog {
+    Tools,
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RemoteTransport {
+    Http,
+    Sse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Policy {
+    Prefix,
+    Reject,
+    First,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    Table,
+    Json,
+    Anthropic,
+    Openai,
+}

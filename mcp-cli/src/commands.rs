@@ -1,0 +1,156 @@
+//! The commands, and what the single-server ones share: finding the server
+//! (configured or one-off), starting it, Ctrl-C, shutting it down.
+
+pub(crate) mod add;
+pub(crate) mod auth;
+pub(crate) mod call;
+pub(crate) mod demo;
+pub(crate) mod inspect;
+pub(crate) mod prompt;
+pub(crate) mod read;
+pub(crate) mod tools;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mcp_hub::{Discovery, Hub};
+
+use crate::args::{OneOff, RemoteTransport};
+use crate::config::{self, ServerEntry};
+use crate::connect::{self, Origin, StartOptions};
+use crate::error::CliError;
+use crate::output::Ui;
+use crate::progress::Activity;
+
+/// What every command gets.
+#[derive(Clone, Debug)]
+pub(crate) struct Context {
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) ui: Ui,
+}
+
+impl Context {
+    pub(crate) fn start_options(&self) -> StartOptions {
+        StartOptions {
+            verbose: self.ui.verbose > 0,
+        }
+    }
+}
+
+/// The one server a command talks to.
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub(crate) entry: ServerEntry,
+    pub(crate) file: PathBuf,
+    pub(crate) command_line: bool,
+}
+
+impl Target {
+    pub(crate) fn origin(&self) -> Origin<'_> {
+        Origin {
+            file: &self.file,
+            command_line: self.command_line,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.entry.name
+    }
+}
+
+/// The target named `server` in the configuration, or the one-off server of
+/// the command line (never both).
+pub(crate) fn resolve(
+    ctx: &Context,
+    what: &'static str,
+    server: Option<&str>,
+    one_off: &OneOff,
+) -> Result<Target, CliError> {
+    match (server, one_off.is_given()) {
+        (Some(_), true) => Err(CliError::ServerAndOneOff { what }),
+        (None, false) => Err(CliError::NoServerGiven),
+        (Some(name), false) => {
+            let config = config::load(ctx.config.as_deref())?;
+            let entry = config.server(name)?.clone();
+            Ok(Target {
+                entry,
+                file: config.file,
+                command_line: false,
+            })
+        }
+        (None, true) => {
+            let entry = match &one_off.url {
+                Some(url) => ServerEntry::one_off_remote(
+                    url,
+                    one_off.transport.unwrap_or(RemoteTransport::Http),
+                    one_off.token_env.as_deref(),
+                ),
+                None => ServerEntry::one_off_stdio(&one_off.command),
+            };
+            Ok(Target {
+                entry,
+                file: PathBuf::from("(command line)"),
+                command_line: true,
+            })
+        }
+    }
+}
+
+/// Splits positional words into the server name (when not one-off) and the
+/// rest.
+pub(crate) fn split_server<'a>(
+    words: &'a [String],
+    one_off: &OneOff,
+) -> (Option<&'a str>, &'a [String]) {
+    if one_off.is_given() {
+        (None, words)
+    } else {
+        match words.split_first() {
+            Some((server, rest)) => (Some(server.as_str()), rest),
+            None => (None, words),
+        }
+    }
+}
+
+/// Runs `fut` unless Ctrl-C comes first (then the future is dropped, which
+/// cancels its request: the server is sent `notifications/cancelled`).
+pub(crate) async fn interruptible<T>(
+    fut: impl Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
+    tokio::select! {
+        result = fut => result,
+        _ = tokio::signal::ctrl_c() => Err(CliError::Interrupted),
+    }
+}
+
+/// Starts the target, runs `op` on it, and shuts it down whatever happened.
+pub(crate) async fn with_server<T, F, Fut>(
+    ctx: &Context,
+    target: &Target,
+    discovery: Discovery,
+    op: F,
+) -> Result<T, CliError>
+where
+    F: FnOnce(Arc<Hub>) -> Fut,
+    Fut: Future<Output = Result<T, CliError>>,
+{
+    let activity = Activity::start(&ctx.ui, &format!("starting {}…", target.name()));
+    let started = interruptible(connect::start_one(
+        target.origin(),
+        &target.entry,
+        ctx.start_options(),
+        discovery,
+    ))
+    .await;
+    activity.finish();
+    let hub = Arc::new(started?);
+    let result = interruptible(op(Arc::clone(&hub))).await;
+    if matches!(result, Err(CliError::Interrupted)) {
+        // Let the session's driver write the cancellation before the
+        // server's input is closed.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    hub.shutdown().await;
+    result
+}

@@ -1,0 +1,378 @@
+//! `mcp tools`: every configured server started in parallel (a live status
+//! line each), then the merged namespace under a collision policy.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_hub::{
+    Authority, CollisionPolicy, Discovery, Hub, HubError, HubEvent, HubEvents, Namespace,
+    NamespaceNote, ServerSpec, anthropic_tools, openai_tools,
+};
+use mcp_types::{Era, ProtocolVersion};
+use serde_json::{Value, json};
+
+use crate::args::{Format, Policy, ToolsArgs};
+use crate::commands::inspect::era_name;
+use crate::commands::{Context, interruptible};
+use crate::config::{self, ServerEntry};
+use crate::connect::{self, Origin};
+use crate::error::{CliError, Exit, hub_chain, hub_error_json, hub_exit, render_report};
+use crate::output::{self, Paint, one_line, table, to_json};
+use crate::progress::StatusLines;
+
+/// How one server's start ended.
+#[derive(Clone, Debug)]
+pub(crate) enum Outcome {
+    Ready {
+        era: Era,
+        version: ProtocolVersion,
+        tools: Option<usize>,
+    },
+    Failed(Arc<HubError>),
+}
+
+/// What `mcp tools` and `mcp demo` print from.
+pub(crate) struct Started {
+    pub(crate) hub: Hub,
+    pub(crate) outcomes: Vec<(String, Outcome)>,
+    /// The hub's events after the start.
+    pub(crate) events: Option<HubEvents>,
+}
+
+pub(crate) fn policy_of(policy: Policy) -> CollisionPolicy {
+    match policy {
+        Policy::Prefix => CollisionPolicy::Prefix,
+        Policy::Reject => CollisionPolicy::Reject,
+        Policy::First => CollisionPolicy::First,
+    }
+}
+
+fn policy_name(policy: Policy) -> &'static str {
+    match policy {
+        Policy::Prefix => "prefix",
+        Policy::Reject => "reject",
+        Policy::First => "first",
+    }
+}
+
+/// Starts `entries` in parallel, showing a live line per server, and waits
+/// until each is ready or has failed.
+pub(crate) async fn start_all(
+    ctx: &Context,
+    specs: Vec<ServerSpec>,
+    authority: Authority,
+    policy: CollisionPolicy,
+    provider_safe: bool,
+) -> Result<Started, CliError> {
+    let mut config = connect::hub_config(policy, provider_safe);
+    // The builder returns at once; readiness is followed through events so
+    // that each server's line is live.
+    config.start_wait = Some(Duration::ZERO);
+    let names: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
+    let mut builder = Hub::builder(config);
+    for spec in specs {
+        builder = builder.server(spec)?;
+    }
+    builder = builder.authority(authority);
+    let lines = StatusLines::new(&ctx.ui, &names);
+    let hub = interruptible(async { Ok(builder.start().await?) }).await?;
+    let mut outcomes: BTreeMap<String, Outcome> = BTreeMap::new();
+    let mut events = hub.take_events();
+    if let Some(events) = &mut events {
+        let waited = interruptible(async {
+            while outcomes.len() < names.len() {
+                let Some(event) = events.next().await else {
+                    break;
+                };
+                match event {
+                    HubEvent::Ready {
+                        server,
+                        era,
+                        version,
+                        tools,
+                    } => {
+                        lines.set(
+                            server.as_str(),
+                            format!(
+                                "ready  {version} ({} era), {} tools",
+                                era_name(era),
+                                tools.unwrap_or(0)
+                            ),
+                            true,
+                        );
+                        outcomes.insert(
+                            server.to_string(),
+                            Outcome::Ready {
+                                era,
+                                version,
+                                tools,
+                            },
+                        );
+                    }
+                    HubEvent::Failed { server, error } => {
+                        lines.set(server.as_str(), "failed".to_owned(), true);
+                        outcomes
+                            .entry(server.to_string())
+                            .or_insert(Outcome::Failed(error));
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        })
+        .await;
+        if let Err(e) = waited {
+            lines.clear();
+            hub.shutdown().await;
+            return Err(e);
+        }
+    }
+    lines.clear();
+    let outcomes = names
+        .into_iter()
+        .filter_map(|n| outcomes.remove(&n).map(|o| (n, o)))
+        .collect();
+    Ok(Started {
+        hub,
+        outcomes,
+        events,
+    })
+}
+
+pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError> {
+    let config = config::load(ctx.config.as_deref())?;
+    let entries: Vec<&ServerEntry> = config.servers.iter().filter(|e| !e.disabled).collect();
+    let origin = Origin {
+        file: &config.file,
+        command_line: false,
+    };
+    let provider_safe = matches!(args.format, Format::Anthropic | Format::Openai);
+    let specs = entries
+        .iter()
+        .map(|e| connect::spec(origin, e, ctx.start_options(), Discovery::Eager))
+        .collect::<Result<Vec<_>, _>>()?;
+    let authority = connect::authority(entries.iter().copied());
+    let started = start_all(ctx, specs, authority, policy_of(args.policy), provider_safe).await?;
+    let namespace = started.hub.namespace();
+    let printed = print(ctx, &args, &started, &namespace);
+    started.hub.shutdown().await;
+    printed?;
+    let first_failure = started.outcomes.iter().find_map(|(_, o)| match o {
+        Outcome::Failed(e) => Some(hub_exit(e)),
+        Outcome::Ready { .. } => None,
+    });
+    Ok(first_failure.unwrap_or(Exit::Ok))
+}
+
+fn print(
+    ctx: &Context,
+    args: &ToolsArgs,
+    started: &Started,
+    namespace: &Namespace,
+) -> Result<(), CliError> {
+    // Failures go to stderr in every format, labelled by server.
+    for (name, outcome) in &started.outcomes {
+        if let Outcome::Failed(error) = outcome {
+            let paint = ctx.ui.err();
+            eprint!(
+                "{}{}",
+                paint.yellow(&format!("server `{name}` did not start:\n")),
+                render_report(
+                    &hub_chain(error),
+                    error.server_message(),
+                    error.stderr_tail(),
+                    paint,
+                    ctx.ui.verbose > 0,
+                )
+            );
+        }
+    }
+    match args.format {
+        Format::Table => output::print(&human(started, namespace, ctx.ui.out())),
+        Format::Json => output::print_json(&as_json(policy_name(args.policy), started, namespace)),
+        Format::Anthropic => {
+            output::print_json(&anthropic_tools(namespace).map_err(CliError::Export)?)
+        }
+        Format::Openai => output::print_json(&openai_tools(namespace).map_err(CliError::Export)?),
+    }
+}
+
+/// Bare names several servers share (refused as ambiguous under `prefix`),
+/// with the names to use instead.
+pub(crate) fn shared_names(namespace: &Namespace) -> Vec<(String, Vec<String>)> {
+    let mut by_local: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for tool in namespace.tools().iter().filter(|t| !t.is_helper()) {
+        by_local
+            .entry(tool.tool().name.as_str())
+            .or_default()
+            .push(tool.name());
+    }
+    by_local
+        .into_iter()
+        .filter(|(local, exposed)| exposed.len() > 1 && namespace.resolve(local).is_err())
+        .map(|(local, exposed)| {
+            (
+                local.to_owned(),
+                exposed.into_iter().map(str::to_owned).collect(),
+            )
+        })
+        .collect()
+}
+
+pub(crate) fn servers_table(outcomes: &[(String, Outcome)]) -> String {
+    let rows = outcomes
+        .iter()
+        .map(|(name, outcome)| match outcome {
+            Outcome::Ready {
+                era,
+                version,
+                tools,
+            } => vec![
+                name.clone(),
+                "ready".to_owned(),
+                format!("{version} ({})", era_name(*era)),
+                tools.map(|t| t.to_string()).unwrap_or_default(),
+            ],
+            Outcome::Failed(error) => vec![
+                name.clone(),
+                "failed".to_owned(),
+                "-".to_owned(),
+                one_line(&error.to_string(), 60),
+            ],
+        })
+        .collect();
+    table(&["server", "status", "protocol", "tools"], rows)
+}
+
+pub(crate) fn namespace_table(namespace: &Namespace) -> String {
+    let with_aliases = namespace.tools().iter().any(|t| !t.aliases().is_empty());
+    let rows = namespace
+        .tools()
+        .iter()
+        .map(|t| {
+            let mut row = vec![t.name().to_owned()];
+            if with_aliases {
+                row.push(t.aliases().join(", "));
+            }
+            row.push(t.server().to_string());
+            row.push(one_line(t.tool().description.as_deref().unwrap_or(""), 60));
+            row
+        })
+        .collect();
+    let headers: &[&str] = if with_aliases {
+        &["name", "also", "server", "description"]
+    } else {
+        &["name", "server", "description"]
+    };
+    table(headers, rows)
+}
+
+pub(crate) fn note_text(note: &NamespaceNote) -> String {
+    match note {
+        NamespaceNote::Shadowed {
+            server,
+            tool,
+            kept_by,
+        } => format!(
+            "`{tool}` of {server} is reachable only qualified: {kept_by} keeps the bare name"
+        ),
+        NamespaceNote::Refused {
+            server,
+            tool,
+            existing,
+        } => format!("server {server} is refused: its tool `{tool}` collides with {existing}"),
+        NamespaceNote::NameConflict { name, servers } => {
+            let servers: Vec<String> = servers.iter().map(ToString::to_string).collect();
+            format!(
+                "`{name}` is claimed by {}; neither is exposed under it",
+                servers.join(" and ")
+            )
+        }
+        NamespaceNote::HelperSkipped { server, helper } => format!(
+            "helper `{}` of {server} is left out: a real tool has its name",
+            helper.local_name()
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+fn human(started: &Started, namespace: &Namespace, paint: Paint) -> String {
+    let mut out = servers_table(&started.outcomes);
+    out.push('\n');
+    if namespace.tools().is_empty() {
+        out.push_str(&paint.dim("(no tools)\n"));
+    } else {
+        out.push_str(&namespace_table(namespace));
+    }
+    let shared = shared_names(namespace);
+    let notes = namespace.notes();
+    if !shared.is_empty() || !notes.is_empty() {
+        out.push('\n');
+    }
+    for (name, candidates) in shared {
+        out.push_str(&format!(
+            "{} `{name}` is offered by several servers; call it as {}\n",
+            paint.yellow("note:"),
+            candidates.join(", ")
+        ));
+    }
+    for note in notes {
+        out.push_str(&format!("{} {}\n", paint.yellow("note:"), note_text(note)));
+    }
+    out
+}
+
+fn as_json(policy: &str, started: &Started, namespace: &Namespace) -> Value {
+    let servers: Vec<Value> = started
+        .outcomes
+        .iter()
+        .map(|(name, outcome)| match outcome {
+            Outcome::Ready {
+                era,
+                version,
+                tools,
+            } => json!({
+                "name": name, "status": "ready", "era": era_name(*era),
+                "protocolVersion": version.as_str(), "tools": tools,
+            }),
+            Outcome::Failed(error) => json!({
+                "name": name, "status": "failed", "error": hub_error_json(error),
+            }),
+        })
+        .collect();
+    let tools: Vec<Value> = namespace
+        .tools()
+        .iter()
+        .map(|t| {
+            let def = t.tool();
+            json!({
+                "name": t.name(),
+                "aliases": t.aliases(),
+                "server": t.server().as_str(),
+                "tool": def.name,
+                "helper": t.is_helper(),
+                "title": def.title,
+                "description": def.description,
+                "inputSchema": def.input_schema.to_value().unwrap_or(Value::Null),
+                "annotations": def.annotations.as_ref().map(to_json),
+            })
+        })
+        .collect();
+    let ambiguous: Vec<Value> = shared_names(namespace)
+        .into_iter()
+        .map(|(name, candidates)| json!({"name": name, "candidates": candidates}))
+        .collect();
+    let notes: Vec<Value> = namespace
+        .notes()
+        .iter()
+        .map(|n| json!({"message": note_text(n)}))
+        .collect();
+    json!({
+        "policy": policy,
+        "servers": servers,
+        "tools": tools,
+        "ambiguous": ambiguous,
+        "notes": notes,
+    })
+}

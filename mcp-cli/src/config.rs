@@ -1,0 +1,252 @@
+//! The configuration: where it is, what it says, and what is wrong with it.
+//!
+//! ```json
+//! {
+//!   "mcpServers": {
+//!     "notes":  { "command": "notes-server", "args": ["--db", "${HOME}/notes.db"],
+//!                 "env": {"LOG": "info"}, "env_inherit": ["NOTES_TOKEN"], "cwd": "/tmp" },
+//!     "github": { "type": "http", "url": "https://api.example.com/mcp",
+//!                 "token_env": "GITHUB_TOKEN", "negotiation": "auto",
+//!                 "allow": {"tools": ["search"]}, "max_content_bytes": 65536 }
+//!   }
+//! }
+//! ```
+//!
+//! The file is `--config FILE`, else `./.mcp.json`, else
+//! `$XDG_CONFIG_HOME/mcp/config.json` (`~/.config/mcp/config.json`).
+
+mod document;
+mod entry;
+mod expand;
+mod url_check;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub(crate) use document::{Document, SERVERS_KEY};
+pub(crate) use entry::{EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, child};
+pub(crate) use expand::{expand, is_variable_name};
+pub(crate) use url_check::{UrlProblem, check_url};
+
+use crate::error::{CliError, ConfigProblem};
+
+/// Largest configuration file read.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The project file looked at when `--config` is not given.
+pub(crate) const PROJECT_FILE: &str = ".mcp.json";
+
+/// A loaded, checked configuration.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) file: PathBuf,
+    pub(crate) servers: Vec<ServerEntry>,
+}
+
+impl Config {
+    /// The server called `name`.
+    pub(crate) fn server(&self, name: &str) -> Result<&ServerEntry, CliError> {
+        self.servers
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| CliError::UnknownServer {
+                name: name.to_owned(),
+                file: self.file.clone(),
+                known: self.servers.iter().map(|s| s.name.clone()).collect(),
+            })
+    }
+}
+
+/// The user-level file: `$XDG_CONFIG_HOME/mcp/config.json`, else
+/// `$HOME/.config/mcp/config.json`.
+pub(crate) fn user_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("mcp").join("config.json"))
+}
+
+/// The file to read: `explicit`, else the project file, else the user file.
+pub(crate) fn locate(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
+    if let Some(path) = explicit {
+        return Ok(path.to_path_buf());
+    }
+    let project = PathBuf::from(PROJECT_FILE);
+    if project.is_file() {
+        return Ok(project);
+    }
+    let mut looked = vec![project];
+    if let Some(user) = user_file() {
+        if user.is_file() {
+            return Ok(user);
+        }
+        looked.push(user);
+    }
+    Err(CliError::NoConfig { looked })
+}
+
+/// The file `mcp add` writes: `explicit`, else an existing project file,
+/// else the user file (created).
+pub(crate) fn write_target(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
+    match locate(explicit) {
+        Ok(path) => Ok(path),
+        Err(CliError::NoConfig { looked }) => user_file().ok_or(CliError::NoConfig { looked }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads a file of at most [`MAX_CONFIG_BYTES`].
+pub(crate) fn read_text(file: &Path) -> Result<String, CliError> {
+    let read_error = |source| CliError::ConfigRead {
+        file: file.to_path_buf(),
+        source,
+    };
+    let handle = std::fs::File::open(file).map_err(read_error)?;
+    let mut text = String::new();
+    handle
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(read_error)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(CliError::ConfigTooLarge {
+            file: file.to_path_buf(),
+            limit: MAX_CONFIG_BYTES,
+        });
+    }
+    Ok(text)
+}
+
+/// Loads and checks the configuration `explicit` or the default one.
+pub(crate) fn load(explicit: Option<&Path>) -> Result<Config, CliError> {
+    let file = locate(explicit)?;
+    let text = read_text(&file)?;
+    parse(&file, &text)
+}
+
+/// Checks a whole document.
+pub(crate) fn parse(file: &Path, text: &str) -> Result<Config, CliError> {
+    let doc = Document::parse(file, text)?;
+    if let Some((key, _)) = doc.top.iter().find(|(k, _)| k != "$schema") {
+        return Err(CliError::config(
+            file,
+            &child("", key),
+            ConfigProblem::UnknownKey {
+                allowed: &["mcpServers", "$schema"],
+            },
+        ));
+    }
+    if doc.servers_at.is_none() {
+        return Err(CliError::config(
+            file,
+            "(root)",
+            ConfigProblem::MissingKey { key: SERVERS_KEY },
+        ));
+    }
+    let mut servers: Vec<ServerEntry> = Vec::with_capacity(doc.servers.len());
+    for (name, value) in &doc.servers {
+        if servers.iter().any(|s| &s.name == name) {
+            return Err(CliError::config(
+                file,
+                &child(SERVERS_KEY, name),
+                ConfigProblem::DuplicateKey,
+            ));
+        }
+        servers.push(entry::parse_entry(file, name, value)?);
+    }
+    Ok(Config {
+        file: file.to_path_buf(),
+        servers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str) -> (String, ConfigProblem) {
+        match parse(Path::new("c.json"), text).unwrap_err() {
+            CliError::Config { location, problem } => (location.path, problem),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_full_config_parses() {
+        let config = parse(
+            Path::new("c.json"),
+            r#"{"mcpServers": {
+                "b": {"command": "x", "args": ["1"], "env": {"A": "b"}, "env_inherit": ["T"], "cwd": "/"},
+                "a": {"type": "sse", "url": "https://e.com/sse", "token_env": "TOK", "token_header": "X-Key",
+                      "token_prefix": "", "headers": {"X-A": "1"}, "negotiation": "legacy",
+                      "request_timeout_ms": 5000, "allow": {"tools": ["t"]}, "max_content_bytes": 2048}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(config.servers[0].name, "b");
+        assert_eq!(config.servers[1].name, "a");
+        match &config.servers[1].kind {
+            EntryKind::Remote(r) => {
+                assert_eq!(r.transport, crate::args::RemoteTransport::Sse);
+                assert_eq!(r.token.as_ref().unwrap().header.as_deref(), Some("X-Key"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn problems_name_their_path() {
+        let cases: &[(&str, &str)] = &[
+            (
+                r#"{"mcpServers": {"a": {"command": 1}}}"#,
+                "mcpServers.a.command",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "args": ["ok", 2]}}}"#,
+                "mcpServers.a.args[1]",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "colour": 2}}}"#,
+                "mcpServers.a.colour",
+            ),
+            (
+                r#"{"mcpServers": {"a b": {"command": "x"}}}"#,
+                "mcpServers[\"a b\"]",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "https://u:p@e.com/"}}}"#,
+                "mcpServers.a.url",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "https://e.com/", "args": []}}}"#,
+                "mcpServers.a.args",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "env": {"1A": "v"}}}}"#,
+                "mcpServers.a.env.1A",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "https://e.com/", "headers": {"a b": "v"}}}}"#,
+                "mcpServers.a.headers[\"a b\"]",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "max_content_bytes": 10}}}"#,
+                "mcpServers.a.max_content_bytes",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "negotiation": "new"}}}"#,
+                "mcpServers.a.negotiation",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "allow": {"tool": []}}}}"#,
+                "mcpServers.a.allow.tool",
+            ),
+            (r#"{"mcpServers": {"a": {}}}"#, "mcpServers.a"),
+            (r#"{"servers": {}}"#, "servers"),
+            (r#"{"mcpServers": []}"#, "mcpServers"),
+        ];
+        for (text, path) in cases {
+            assert_eq!(problem(text).0, *path, "{text}");
+        }
+    }
+}

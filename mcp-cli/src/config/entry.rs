@@ -1,0 +1,495 @@
+//! One server entry of `mcpServers`, checked key by key so that every
+//! problem names its place (`mcpServers.notes.args[1]`) and what was expected.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_hub::{ContentLimit, ServerAuthority, ServerName};
+use mcp_session::Negotiation;
+use serde_json::{Map, Value};
+
+use crate::args::RemoteTransport;
+use crate::config::document::json_type;
+use crate::config::expand::is_variable_name;
+use crate::config::url_check::{UrlProblem, check_url};
+use crate::error::{CliError, ConfigProblem};
+
+/// Keys every entry may have.
+const COMMON_KEYS: &[&str] = &[
+    "type",
+    "negotiation",
+    "request_timeout_ms",
+    "start_timeout_ms",
+    "allow",
+    "max_content_bytes",
+    "disabled",
+];
+const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd", "env_inherit"];
+const REMOTE_KEYS: &[&str] = &[
+    "url",
+    "headers",
+    "token_env",
+    "token_header",
+    "token_prefix",
+];
+const ALL_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "env_inherit",
+    "url",
+    "headers",
+    "token_env",
+    "token_header",
+    "token_prefix",
+    "type",
+    "negotiation",
+    "request_timeout_ms",
+    "start_timeout_ms",
+    "allow",
+    "max_content_bytes",
+    "disabled",
+];
+const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts"];
+
+/// Longest request deadline accepted (the session's hard maximum).
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// A configured server, its strings not yet `${VAR}`-expanded.
+#[derive(Clone, Debug)]
+pub(crate) struct ServerEntry {
+    pub(crate) name: String,
+    pub(crate) kind: EntryKind,
+    pub(crate) negotiation: Negotiation,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) start_timeout: Option<Duration>,
+    pub(crate) allow: Option<ServerAuthority>,
+    pub(crate) max_content_bytes: Option<ContentLimit>,
+    pub(crate) disabled: bool,
+}
+
+/// How the server is reached.
+#[derive(Clone, Debug)]
+pub(crate) enum EntryKind {
+    Stdio(StdioEntry),
+    Remote(RemoteEntry),
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StdioEntry {
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) env_inherit: Vec<String>,
+    pub(crate) cwd: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteEntry {
+    pub(crate) transport: RemoteTransport,
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) token: Option<TokenEntry>,
+}
+
+/// A credential header filled from an environment variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TokenEntry {
+    pub(crate) env: String,
+    pub(crate) header: Option<String>,
+    pub(crate) prefix: Option<String>,
+}
+
+impl ServerEntry {
+    /// A one-off stdio server from the command line.
+    pub(crate) fn one_off_stdio(command: &[String]) -> Self {
+        Self::with_kind(
+            "server",
+            EntryKind::Stdio(StdioEntry {
+                command: command[0].clone(),
+                args: command[1..].to_vec(),
+                ..StdioEntry::default()
+            }),
+        )
+    }
+
+    /// A one-off remote server from the command line.
+    pub(crate) fn one_off_remote(
+        url: &str,
+        transport: RemoteTransport,
+        token_env: Option<&str>,
+    ) -> Self {
+        Self::with_kind(
+            "server",
+            EntryKind::Remote(RemoteEntry {
+                transport,
+                url: url.to_owned(),
+                headers: Vec::new(),
+                token: token_env.map(|env| TokenEntry {
+                    env: env.to_owned(),
+                    header: None,
+                    prefix: None,
+                }),
+            }),
+        )
+    }
+
+    fn with_kind(name: &str, kind: EntryKind) -> Self {
+        Self {
+            name: name.to_owned(),
+            kind,
+            negotiation: Negotiation::Auto,
+            request_timeout: None,
+            start_timeout: None,
+            allow: None,
+            max_content_bytes: None,
+            disabled: false,
+        }
+    }
+}
+
+/// Checks one entry at `mcpServers.<name>` of `file`.
+pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<ServerEntry, CliError> {
+    let base = child("mcpServers", name);
+    let err = |path: &str, problem| CliError::config(file, path, problem);
+    if ServerName::new(name).is_err() {
+        return Err(err(&base, ConfigProblem::InvalidServerName));
+    }
+    let object = value.as_object().ok_or_else(|| {
+        err(
+            &base,
+            ConfigProblem::WrongType {
+                expected: "an object",
+                found: json_type(value),
+            },
+        )
+    })?;
+    let at = Fields {
+        file,
+        base: &base,
+        object,
+    };
+    for key in object.keys() {
+        if !ALL_KEYS.contains(&key.as_str()) {
+            return Err(err(
+                &at.path(key),
+                ConfigProblem::UnknownKey { allowed: ALL_KEYS },
+            ));
+        }
+    }
+    let kind_name = at.string_in("type", &["stdio", "http", "sse"])?;
+    let has_command = object.contains_key("command");
+    let has_url = object.contains_key("url");
+    if has_command && has_url {
+        return Err(err(&base, ConfigProblem::CommandAndUrl));
+    }
+    let remote = match kind_name {
+        Some("stdio") => false,
+        Some(_) => true,
+        None => has_url,
+    };
+    let (own, other_kind) = if remote {
+        (REMOTE_KEYS, "stdio")
+    } else {
+        (STDIO_KEYS, "remote (url)")
+    };
+    for key in object.keys() {
+        let key = key.as_str();
+        if !own.contains(&key) && !COMMON_KEYS.contains(&key) {
+            return Err(err(
+                &at.path(key),
+                ConfigProblem::WrongKindKey { kind: other_kind },
+            ));
+        }
+    }
+    let kind = if remote {
+        EntryKind::Remote(parse_remote(&at, kind_name)?)
+    } else {
+        EntryKind::Stdio(parse_stdio(&at)?)
+    };
+    let negotiation = match at.string_in("negotiation", &["auto", "legacy", "modern"])? {
+        Some("legacy") => Negotiation::Legacy,
+        Some("modern") => Negotiation::Modern,
+        _ => Negotiation::Auto,
+    };
+    let max_content_bytes = match at.integer("max_content_bytes", 1024, 16 * 1024 * 1024)? {
+        // In range by the check above.
+        Some(n) => ContentLimit::new(n as usize).ok(),
+        None => None,
+    };
+    Ok(ServerEntry {
+        name: name.to_owned(),
+        kind,
+        negotiation,
+        request_timeout: at
+            .integer("request_timeout_ms", 1, MAX_TIMEOUT_MS)?
+            .map(Duration::from_millis),
+        start_timeout: at
+            .integer("start_timeout_ms", 1, MAX_TIMEOUT_MS)?
+            .map(Duration::from_millis),
+        allow: parse_allow(&at)?,
+        max_content_bytes,
+        disabled: at.boolean("disabled")?.unwrap_or(false),
+    })
+}
+
+fn parse_stdio(at: &Fields<'_>) -> Result<StdioEntry, CliError> {
+    let command = at
+        .string("command")?
+        .ok_or_else(|| at.error(at.base, ConfigProblem::MissingKey { key: "command" }))?;
+    if command.is_empty() {
+        return Err(at.error(&at.path("command"), ConfigProblem::Empty));
+    }
+    let env = at.string_map("env")?;
+    for (key, _) in &env {
+        if !is_variable_name(key) {
+            return Err(at.error(
+                &child(&at.path("env"), key),
+                ConfigProblem::InvalidVariableName,
+            ));
+        }
+    }
+    let env_inherit = at.string_list("env_inherit")?;
+    for (i, name) in env_inherit.iter().enumerate() {
+        if !is_variable_name(name) {
+            return Err(at.error(
+                &format!("{}[{i}]", at.path("env_inherit")),
+                ConfigProblem::InvalidVariableName,
+            ));
+        }
+    }
+    Ok(StdioEntry {
+        command: command.to_owned(),
+        args: at.string_list("args")?,
+        env,
+        env_inherit,
+        cwd: at.string("cwd")?.map(str::to_owned),
+    })
+}
+
+fn parse_remote(at: &Fields<'_>, kind: Option<&str>) -> Result<RemoteEntry, CliError> {
+    let url = at
+        .string("url")?
+        .ok_or_else(|| at.error(at.base, ConfigProblem::MissingKey { key: "url" }))?;
+    // A URL with `${VAR}` in it is checked again once expanded.
+    if let Err(problem) = check_url(url) {
+        let literal_problem = match problem {
+            UrlProblem::Credentials => Some(ConfigProblem::CredentialsInUrl),
+            UrlProblem::Invalid if !url.contains("${") => Some(ConfigProblem::InvalidUrl),
+            UrlProblem::Invalid => None,
+        };
+        if let Some(problem) = literal_problem {
+            return Err(at.error(&at.path("url"), problem));
+        }
+    }
+    let headers = at.string_map("headers")?;
+    for (name, _) in &headers {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(at.error(
+                &child(&at.path("headers"), name),
+                ConfigProblem::InvalidHeaderName,
+            ));
+        }
+    }
+    let token = match at.string("token_env")? {
+        Some(env) => {
+            if !is_variable_name(env) {
+                return Err(at.error(&at.path("token_env"), ConfigProblem::InvalidVariableName));
+            }
+            let header = at.string("token_header")?;
+            if let Some(h) = header
+                && http::HeaderName::from_bytes(h.as_bytes()).is_err()
+            {
+                return Err(at.error(&at.path("token_header"), ConfigProblem::InvalidHeaderName));
+            }
+            Some(TokenEntry {
+                env: env.to_owned(),
+                header: header.map(str::to_owned),
+                prefix: at.string("token_prefix")?.map(str::to_owned),
+            })
+        }
+        None => {
+            for key in ["token_header", "token_prefix"] {
+                if at.object.contains_key(key) {
+                    return Err(at.error(at.base, ConfigProblem::MissingKey { key: "token_env" }));
+                }
+            }
+            None
+        }
+    };
+    Ok(RemoteEntry {
+        transport: if kind == Some("sse") {
+            RemoteTransport::Sse
+        } else {
+            RemoteTransport::Http
+        },
+        url: url.to_owned(),
+        headers,
+        token,
+    })
+}
+
+fn parse_allow(at: &Fields<'_>) -> Result<Option<ServerAuthority>, CliError> {
+    let Some(value) = at.object.get("allow") else {
+        return Ok(None);
+    };
+    let path = at.path("allow");
+    let object = value.as_object().ok_or_else(|| {
+        at.error(
+            &path,
+            ConfigProblem::WrongType {
+                expected: "an object with `tools`, `resources` and/or `prompts` lists",
+                found: json_type(value),
+            },
+        )
+    })?;
+    let inner = Fields {
+        file: at.file,
+        base: &path,
+        object,
+    };
+    for key in object.keys() {
+        if !ALLOW_KEYS.contains(&key.as_str()) {
+            return Err(inner.error(
+                &inner.path(key),
+                ConfigProblem::UnknownKey {
+                    allowed: ALLOW_KEYS,
+                },
+            ));
+        }
+    }
+    let mut rules = ServerAuthority::default();
+    if object.contains_key("tools") {
+        rules = rules.tools(inner.string_list("tools")?);
+    }
+    if object.contains_key("resources") {
+        rules = rules.resources(inner.string_list("resources")?);
+    }
+    if object.contains_key("prompts") {
+        rules = rules.prompts(inner.string_list("prompts")?);
+    }
+    Ok(Some(rules))
+}
+
+/// The path of member `key` of the object at `base`: `base.key` when the
+/// key is simple, else `base["a b"]`; a key at the root has no dot.
+pub(crate) fn child(base: &str, key: &str) -> String {
+    let simple = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'$');
+    match (simple, base.is_empty()) {
+        (true, true) => key.to_owned(),
+        (true, false) => format!("{base}.{key}"),
+        (false, _) => format!("{base}[{}]", Value::String(key.to_owned())),
+    }
+}
+
+/// Typed access to an object's members, with paths for errors.
+struct Fields<'a> {
+    file: &'a Path,
+    base: &'a str,
+    object: &'a Map<String, Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn path(&self, key: &str) -> String {
+        child(self.base, key)
+    }
+
+    fn error(&self, path: &str, problem: ConfigProblem) -> CliError {
+        CliError::config(self.file, path, problem)
+    }
+
+    fn wrong(&self, key: &str, expected: &'static str, found: &Value) -> CliError {
+        self.error(
+            &self.path(key),
+            ConfigProblem::WrongType {
+                expected,
+                found: json_type(found),
+            },
+        )
+    }
+
+    fn string(&self, key: &str) -> Result<Option<&'a str>, CliError> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.wrong(key, "a string", other)),
+        }
+    }
+
+    fn string_in(
+        &self,
+        key: &str,
+        allowed: &'static [&'static str],
+    ) -> Result<Option<&'a str>, CliError> {
+        match self.string(key)? {
+            Some(s) if !allowed.contains(&s) => {
+                Err(self.error(&self.path(key), ConfigProblem::NotOneOf { allowed }))
+            }
+            other => Ok(other),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, CliError> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.wrong(key, "true or false", other)),
+        }
+    }
+
+    fn integer(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, CliError> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if (min..=max).contains(&v) => Ok(Some(v)),
+                _ => Err(self.error(&self.path(key), ConfigProblem::OutOfRange { min, max })),
+            },
+            Some(other) => Err(self.wrong(key, "a whole number", other)),
+        }
+    }
+
+    fn string_list(&self, key: &str) -> Result<Vec<String>, CliError> {
+        match self.object.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(self.error(
+                        &format!("{}[{i}]", self.path(key)),
+                        ConfigProblem::WrongType {
+                            expected: "a string",
+                            found: json_type(other),
+                        },
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(self.wrong(key, "an array of strings", other)),
+        }
+    }
+
+    fn string_map(&self, key: &str) -> Result<Vec<(String, String)>, CliError> {
+        match self.object.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k.clone(), s.clone())),
+                    other => Err(self.error(
+                        &child(&self.path(key), k),
+                        ConfigProblem::WrongType {
+                            expected: "a string",
+                            found: json_type(other),
+                        },
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(self.wrong(key, "an object of strings", other)),
+        }
+    }
+}

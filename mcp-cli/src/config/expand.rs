@@ -1,0 +1,107 @@
+//! `${VAR}` references in configuration strings, expanded when a server is
+//! about to be started (so a file can be shared without its secrets).
+//!
+//! `${VAR}` is the variable's value; a variable that is not set is an error
+//! naming it. `${VAR:-default}` uses `default` when `VAR` is unset or empty.
+//! `$$` is a literal `$`; any other `$` is kept as it is.
+
+use crate::error::ConfigProblem;
+
+/// Expands the references in `text`, looking variables up with `lookup`.
+pub(crate) fn expand_with(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ConfigProblem> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let end = body.find('}').ok_or(ConfigProblem::BadReference)?;
+            let inner = &body[..end];
+            let (name, default) = match inner.split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (inner, None),
+            };
+            if !is_variable_name(name) {
+                return Err(ConfigProblem::BadReference);
+            }
+            match (lookup(name), default) {
+                (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
+                (Some(value), _) => out.push_str(&value),
+                (None, Some(default)) => out.push_str(default),
+                (None, None) => {
+                    return Err(ConfigProblem::MissingVariable {
+                        variable: name.to_owned(),
+                    });
+                }
+            }
+            rest = &body[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// [`expand_with`] over the process environment.
+pub(crate) fn expand(text: &str) -> Result<String, ConfigProblem> {
+    expand_with(text, &|name| std::env::var(name).ok())
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`.
+pub(crate) fn is_variable_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, expect: Result<&str, ConfigProblem>) {
+        let lookup = |name: &str| match name {
+            "HOME" => Some("/home/u".to_owned()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        assert_eq!(
+            expand_with(text, &lookup),
+            expect.map(str::to_owned),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn references_defaults_and_escapes() {
+        check("plain", Ok("plain"));
+        check("${HOME}/x", Ok("/home/u/x"));
+        check("a${HOME}b${HOME}", Ok("a/home/ub/home/u"));
+        check("${NOPE:-fallback}", Ok("fallback"));
+        check("${EMPTY:-fallback}", Ok("fallback"));
+        check("${HOME:-fallback}", Ok("/home/u"));
+        check("$$HOME costs $5", Ok("$HOME costs $5"));
+        check("$HOME", Ok("$HOME"));
+    }
+
+    #[test]
+    fn missing_variables_and_bad_references_are_errors() {
+        check(
+            "Bearer ${TOKEN}",
+            Err(ConfigProblem::MissingVariable {
+                variable: "TOKEN".into(),
+            }),
+        );
+        check("${", Err(ConfigProblem::BadReference));
+        check("${}", Err(ConfigProblem::BadReference));
+        check("${1X}", Err(ConfigProblem::BadReference));
+        check("${A-B}", Err(ConfigProblem::BadReference));
+    }
+}

@@ -1,0 +1,263 @@
+//! From configuration entries to running servers: connectors, server specs
+//! and hubs. Everything protocol-related is the library's; this only maps
+//! settings.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_hub::{
+    Authority, CollisionPolicy, Discovery, Hub, HubConfig, RestartPolicy, RetryPolicy, ServerSpec,
+};
+use mcp_session::{ClientHandlers, Roots, SessionConfig};
+use mcp_transport::{
+    BoxFuture, Connector, CredentialProvider, HttpConfig, HttpConnector, SseConnector,
+    StaticHeader, StdioConfig, StdioConnector, TransportError,
+};
+use mcp_types::Root;
+
+use crate::args::RemoteTransport;
+use crate::config::{
+    EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, UrlProblem, check_url, expand,
+    child,
+};
+use crate::error::{CliError, ConfigProblem};
+
+/// Where entries came from, for error messages.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Origin<'a> {
+    pub(crate) file: &'a Path,
+    /// Whether the entry came from the command line (paths then name flags).
+    pub(crate) command_line: bool,
+}
+
+/// How servers are started.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StartOptions {
+    /// Forward the servers' stderr to the logs as it comes.
+    pub(crate) verbose: bool,
+}
+
+/// `${VAR}`-expands `text` found at `path`.
+fn expanded(origin: Origin<'_>, path: &str, text: &str) -> Result<String, CliError> {
+    expand(text).map_err(|problem| CliError::config(origin.file, path, problem))
+}
+
+fn entry_path(origin: Origin<'_>, entry: &ServerEntry, key: &str) -> String {
+    if origin.command_line {
+        key.to_owned()
+    } else {
+        format!("{}.{key}", child("mcpServers", &entry.name))
+    }
+}
+
+/// The connector of `entry`, its strings expanded.
+pub(crate) fn connector(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    options: StartOptions,
+) -> Result<Arc<dyn Connector>, CliError> {
+    match &entry.kind {
+        EntryKind::Stdio(stdio) => stdio_connector(origin, entry, stdio, options),
+        EntryKind::Remote(remote) => remote_connector(origin, entry, remote),
+    }
+}
+
+fn stdio_connector(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    stdio: &StdioEntry,
+    options: StartOptions,
+) -> Result<Arc<dyn Connector>, CliError> {
+    let path = |key: &str| entry_path(origin, entry, key);
+    let mut config = StdioConfig::new(expanded(origin, &path("command"), &stdio.command)?);
+    for (i, arg) in stdio.args.iter().enumerate() {
+        config
+            .args
+            .push(expanded(origin, &format!("{}[{i}]", path("args")), arg)?);
+    }
+    for (key, value) in &stdio.env {
+        let at = child(&path("env"), key);
+        config
+            .env
+            .push((key.clone(), expanded(origin, &at, value)?));
+    }
+    config.inherit_env = stdio.env_inherit.clone();
+    if let Some(cwd) = &stdio.cwd {
+        config.cwd = Some(expanded(origin, &path("cwd"), cwd)?.into());
+    }
+    config.forward_stderr = options.verbose;
+    Ok(Arc::new(StdioConnector::new(config)))
+}
+
+fn remote_connector(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    remote: &RemoteEntry,
+) -> Result<Arc<dyn Connector>, CliError> {
+    let path = |key: &str| entry_path(origin, entry, key);
+    let url = expanded(origin, &path("url"), &remote.url)?;
+    if let Err(problem) = check_url(&url) {
+        let problem = match problem {
+            UrlProblem::Credentials => ConfigProblem::CredentialsInUrl,
+            UrlProblem::Invalid => ConfigProblem::InvalidUrl,
+        };
+        return Err(CliError::config(origin.file, &path("url"), problem));
+    }
+    let mut config = HttpConfig::new(url);
+    config.user_agent = concat!("mcp-cli/", env!("CARGO_PKG_VERSION")).to_owned();
+    for (name, value) in &remote.headers {
+        let at = child(&path("headers"), name);
+        let value = expanded(origin, &at, value)?;
+        if http::HeaderValue::from_str(&value).is_err() {
+            return Err(CliError::config(
+                origin.file,
+                &at,
+                ConfigProblem::InvalidHeaderValue,
+            ));
+        }
+        config.headers.push((name.clone(), value));
+    }
+    if let Some(token) = &remote.token {
+        config.credentials = Some(credential(token));
+    }
+    Ok(match remote.transport {
+        RemoteTransport::Http => Arc::new(HttpConnector::new(config)),
+        RemoteTransport::Sse => Arc::new(SseConnector::new(config)),
+    })
+}
+
+/// The credential header of `token`: `Authorization: Bearer <value>` by
+/// default; another header gets the value as it is unless a prefix is set.
+fn credential(token: &TokenEntry) -> Arc<dyn CredentialProvider> {
+    let header = token.header.as_deref().unwrap_or("Authorization");
+    let is_authorization = header.eq_ignore_ascii_case("authorization");
+    match token.prefix.as_deref() {
+        None if is_authorization => Arc::new(StaticHeader::bearer_from_env(&token.env)),
+        Some("Bearer ") if is_authorization => Arc::new(StaticHeader::bearer_from_env(&token.env)),
+        None | Some("") => Arc::new(StaticHeader::from_env(header, &token.env)),
+        Some(prefix) => Arc::new(PrefixedEnvHeader {
+            header: header.to_owned(),
+            prefix: prefix.to_owned(),
+            variable: token.env.clone(),
+        }),
+    }
+}
+
+/// `<header>: <prefix><value of variable>`, for a prefix other than
+/// `Bearer ` (the library's [`StaticHeader`] has only that one).
+struct PrefixedEnvHeader {
+    header: String,
+    prefix: String,
+    variable: String,
+}
+
+impl std::fmt::Debug for PrefixedEnvHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrefixedEnvHeader")
+            .field("header", &self.header)
+            .field("variable", &self.variable)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CredentialProvider for PrefixedEnvHeader {
+    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>> {
+        let value = match std::env::var(&self.variable) {
+            Ok(v) if !v.trim().is_empty() => {
+                Ok(Some((self.header.clone(), format!("{}{v}", self.prefix))))
+            }
+            _ => Err(TransportError::MissingCredential {
+                variable: self.variable.clone(),
+            }),
+        };
+        Box::pin(async move { value })
+    }
+
+    fn on_unauthorized<'a>(
+        &'a self,
+        _status: u16,
+        _www_authenticate: Option<&'a str>,
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(async { false })
+    }
+}
+
+/// Session settings: the entry's deadline, and the working directory
+/// offered as the client's root (servers such as server-filesystem ask).
+fn session_config(entry: &ServerEntry) -> SessionConfig {
+    let mut config = SessionConfig::default();
+    if let Some(timeout) = entry.request_timeout {
+        config.request_timeout = timeout;
+    }
+    let mut handlers = ClientHandlers::new();
+    if let Some(uri) = std::env::current_dir()
+        .ok()
+        .and_then(|d| url::Url::from_directory_path(d).ok())
+    {
+        handlers = handlers.roots(Roots::new(vec![Root::new(uri.as_str())]));
+    }
+    config.handlers = handlers;
+    config
+}
+
+/// The hub's spec of `entry`: never restarted (a CLI run is short, and a
+/// dead server should fail the command rather than come back silently),
+/// no retries.
+pub(crate) fn spec(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    options: StartOptions,
+    discovery: Discovery,
+) -> Result<ServerSpec, CliError> {
+    let connector = connector(origin, entry, options)?;
+    let mut spec = ServerSpec::new(&entry.name, connector)?
+        .negotiation(entry.negotiation)
+        .session(session_config(entry))
+        .restart(RestartPolicy::Never)
+        .retry(RetryPolicy::none())
+        .discovery(discovery);
+    if let Some(timeout) = entry.start_timeout {
+        spec = spec.start_timeout(timeout);
+    }
+    if let Some(limit) = entry.max_content_bytes {
+        spec = spec.max_content_bytes(limit);
+    }
+    Ok(spec)
+}
+
+/// The allow-lists of `entries` as the hub's authority document.
+pub(crate) fn authority<'a>(entries: impl IntoIterator<Item = &'a ServerEntry>) -> Authority {
+    entries
+        .into_iter()
+        .filter_map(|e| e.allow.clone().map(|rules| (e.name.clone(), rules)))
+        .fold(Authority::default(), |a, (name, rules)| {
+            a.with_server(&name, rules)
+        })
+}
+
+/// Hub settings of a CLI run.
+pub(crate) fn hub_config(policy: CollisionPolicy, provider_safe: bool) -> HubConfig {
+    HubConfig {
+        policy,
+        provider_safe_names: provider_safe,
+        shutdown_timeout: Duration::from_secs(5),
+        ..HubConfig::default()
+    }
+}
+
+/// Starts one server (required) and waits until it is ready.
+pub(crate) async fn start_one(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    options: StartOptions,
+    discovery: Discovery,
+) -> Result<Hub, CliError> {
+    let spec = spec(origin, entry, options, discovery)?.required();
+    let hub = Hub::builder(hub_config(CollisionPolicy::Prefix, false))
+        .server(spec)?
+        .authority(authority([entry]))
+        .start()
+        .await?;
+    Ok(hub)
+}

@@ -1,0 +1,591 @@
+//! The CLI's one error type, its exit codes, and how errors are shown.
+//!
+//! Exit codes (stable, documented in the README):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | ok |
+//! | 1 | usage or configuration error (also: arguments refused before sending) |
+//! | 2 | a server could not be started or reached, or died |
+//! | 3 | authentication required or failed |
+//! | 4 | protocol error or time-out (including a server's JSON-RPC error) |
+//! | 5 | the tool reported `isError: true` |
+//! | 130 | interrupted (Ctrl-C) |
+
+use std::fmt;
+use std::path::PathBuf;
+
+use mcp_hub::HubError;
+use mcp_session::SessionError;
+use mcp_transport::{RequestFailure, TransportError};
+use serde_json::{Value, json};
+
+use crate::output::Paint;
+
+/// How the process ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exit {
+    Ok = 0,
+    Usage = 1,
+    Unreachable = 2,
+    Auth = 3,
+    Protocol = 4,
+    ToolError = 5,
+    Interrupted = 130,
+}
+
+impl Exit {
+    pub(crate) fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Where in a configuration file something is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Location {
+    pub(crate) file: PathBuf,
+    /// A path inside the document, like `mcpServers.notes.args[1]`.
+    pub(crate) path: String,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: at `{}`", self.file.display(), self.path)
+    }
+}
+
+/// What is wrong at a place in a configuration file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ConfigProblem {
+    /// A value of the wrong JSON type.
+    WrongType {
+        expected: &'static str,
+        found: &'static str,
+    },
+    /// A key this format does not have.
+    UnknownKey { allowed: &'static [&'static str] },
+    /// A required key is missing.
+    MissingKey { key: &'static str },
+    /// A key that only another kind of server takes.
+    WrongKindKey { kind: &'static str },
+    /// `command` and `url` together.
+    CommandAndUrl,
+    /// A string from a closed set.
+    NotOneOf { allowed: &'static [&'static str] },
+    /// A server name outside `[A-Za-z0-9_-]{1,64}`.
+    InvalidServerName,
+    /// The same key twice in one object.
+    DuplicateKey,
+    /// Not an environment variable name.
+    InvalidVariableName,
+    /// Not a legal HTTP header name.
+    InvalidHeaderName,
+    /// A header value that cannot be sent.
+    InvalidHeaderValue,
+    /// A URL that does not parse or is not http(s).
+    InvalidUrl,
+    /// A URL with `user:password@` or a secret-looking query parameter.
+    CredentialsInUrl,
+    /// A number out of its range.
+    OutOfRange { min: u64, max: u64 },
+    /// `${` without its `}`, or an empty name.
+    BadReference,
+    /// A `${VAR}` whose variable is not set.
+    MissingVariable { variable: String },
+    /// An empty string where a value is needed.
+    Empty,
+}
+
+impl fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigProblem::WrongType { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
+            ConfigProblem::UnknownKey { allowed } => {
+                write!(f, "unknown key; expected one of: {}", allowed.join(", "))
+            }
+            ConfigProblem::MissingKey { key } => write!(f, "`{key}` is required"),
+            ConfigProblem::WrongKindKey { kind } => write!(f, "this key is only for {kind} servers"),
+            ConfigProblem::CommandAndUrl => {
+                f.write_str("a server has either `command` (stdio) or `url` (remote), not both")
+            }
+            ConfigProblem::NotOneOf { allowed } => {
+                write!(f, "expected one of: {}", allowed.join(", "))
+            }
+            ConfigProblem::InvalidServerName => f.write_str(
+                "a server name is 1 to 64 characters of ASCII letters, digits, `_` and `-`",
+            ),
+            ConfigProblem::DuplicateKey => f.write_str("this key appears twice"),
+            ConfigProblem::InvalidVariableName => f.write_str(
+                "expected an environment variable name (letters, digits and `_`, not starting with a digit)",
+            ),
+            ConfigProblem::InvalidHeaderName => f.write_str("expected a legal HTTP header name"),
+            ConfigProblem::InvalidHeaderValue => {
+                f.write_str("the header value is not legal header text (control characters?)")
+            }
+            ConfigProblem::InvalidUrl => {
+                f.write_str("expected an absolute https:// URL (http:// only on loopback)")
+            }
+            ConfigProblem::CredentialsInUrl => f.write_str(
+                "the URL carries credentials; name an environment variable with `token_env` instead",
+            ),
+            ConfigProblem::OutOfRange { min, max } => {
+                write!(f, "expected a whole number from {min} to {max}")
+            }
+            ConfigProblem::BadReference => {
+                f.write_str("`${` must be followed by a variable name and `}`")
+            }
+            ConfigProblem::MissingVariable { variable } => {
+                write!(f, "environment variable `{variable}` is not set")
+            }
+            ConfigProblem::Empty => f.write_str("expected a non-empty string"),
+        }
+    }
+}
+
+/// Why `mcp add` refused to write an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AddRefusal {
+    /// `--token-env` looks like a token, not a variable name.
+    TokenValue,
+    /// `--token-env` / `--env-inherit` is not a variable name.
+    NotAVariableName,
+    /// `--token-header` is not a legal header name.
+    InvalidHeaderName,
+    /// The URL embeds credentials.
+    CredentialsInUrl,
+    /// The URL is not usable.
+    InvalidUrl,
+    /// Neither `--url` nor `-- COMMAND`.
+    NoTarget,
+    /// The name is not a valid server name.
+    InvalidName,
+    /// `--env-inherit` with `--url`.
+    EnvForRemote,
+}
+
+impl fmt::Display for AddRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AddRefusal::TokenValue => {
+                "this looks like a token value; give the NAME of the environment variable that holds it (e.g. --token-env GITHUB_TOKEN)"
+            }
+            AddRefusal::NotAVariableName => {
+                "not an environment variable name (letters, digits and `_`, not starting with a digit)"
+            }
+            AddRefusal::InvalidHeaderName => "not a legal HTTP header name",
+            AddRefusal::CredentialsInUrl => {
+                "the URL carries credentials (user:password@ or a token in the query); use --token-env VAR instead"
+            }
+            AddRefusal::InvalidUrl => {
+                "expected an absolute https:// URL (http:// only on loopback)"
+            }
+            AddRefusal::NoTarget => "give either --url URL or -- COMMAND ARGS…",
+            AddRefusal::InvalidName => {
+                "a server name is 1 to 64 characters of ASCII letters, digits, `_` and `-`"
+            }
+            AddRefusal::EnvForRemote => "only local (stdio) servers inherit environment variables",
+        })
+    }
+}
+
+/// Why a tool argument given on the command line was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ArgumentProblem {
+    /// Not `key=value` or `key:=json`.
+    NotKeyValue,
+    /// The same key twice.
+    Duplicate,
+    /// The value does not read as the schema's type.
+    NotOfType { expected: Vec<&'static str> },
+    /// `key:=…` or a JSON-typed value that is not JSON.
+    NotJson,
+    /// `--args` is not a JSON object.
+    ArgsNotObject,
+    /// The schema allows no such property.
+    UnknownProperty { known: Vec<String> },
+}
+
+impl fmt::Display for ArgumentProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgumentProblem::NotKeyValue => f.write_str("expected KEY=VALUE or KEY:=JSON"),
+            ArgumentProblem::Duplicate => f.write_str("given more than once"),
+            ArgumentProblem::NotOfType { expected } => {
+                write!(
+                    f,
+                    "the tool's inputSchema expects {}",
+                    expected.join(" or ")
+                )
+            }
+            ArgumentProblem::NotJson => f.write_str("the value is not valid JSON"),
+            ArgumentProblem::ArgsNotObject => f.write_str("--args must be a JSON object"),
+            ArgumentProblem::UnknownProperty { known } if known.is_empty() => {
+                f.write_str("the tool takes no arguments")
+            }
+            ArgumentProblem::UnknownProperty { known } => {
+                write!(
+                    f,
+                    "the tool has no such argument (it takes: {})",
+                    known.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// Everything the CLI can fail with.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
+    #[error("no configuration found (looked at {}); add a server with `mcp add` or pass --config FILE", .looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NoConfig { looked: Vec<PathBuf> },
+    #[error("cannot read configuration file {}", .file.display())]
+    ConfigRead {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("configuration file {} is larger than {limit} bytes", .file.display())]
+    ConfigTooLarge { file: PathBuf, limit: u64 },
+    #[error("configuration file {} is not valid JSON (line {line}, column {column})", .file.display())]
+    ConfigSyntax {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("configuration error in {location}: {problem}")]
+    Config {
+        location: Location,
+        problem: ConfigProblem,
+    },
+    #[error("no server named `{name}` in {}{}", .file.display(), known_list(.known))]
+    UnknownServer {
+        name: String,
+        file: PathBuf,
+        known: Vec<String>,
+    },
+    #[error("a server name, or --url URL, or -- COMMAND is required")]
+    NoServerGiven,
+    #[error("{what}: give either a configured server name or --url / -- COMMAND, not both")]
+    ServerAndOneOff { what: &'static str },
+    #[error("missing {what}")]
+    MissingWord { what: &'static str },
+    #[error("argument `{name}`: {problem}")]
+    Argument {
+        name: String,
+        problem: ArgumentProblem,
+    },
+    #[error("refusing `{value}` for {flag}: {refusal}")]
+    AddRefused {
+        flag: &'static str,
+        value: String,
+        refusal: AddRefusal,
+    },
+    #[error("refusing {flag}: {refusal}")]
+    AddRefusedHidden {
+        flag: &'static str,
+        refusal: AddRefusal,
+    },
+    #[error("a server named `{name}` already exists in {}; pass --force to replace it", .file.display())]
+    NameTaken { name: String, file: PathBuf },
+    #[error("cannot write configuration file {}", .file.display())]
+    ConfigWrite {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`mcp {command}` is not available yet: OAuth support (mcp-auth) has not landed")]
+    AuthUnavailable { command: &'static str },
+    #[error("no demo server named `{name}` (there are notes, files and github)")]
+    UnknownDemo { name: String },
+    #[error("could not export the namespace")]
+    Export(#[source] HubError),
+    #[error(transparent)]
+    Hub(#[from] HubError),
+    #[error("interrupted")]
+    Interrupted,
+    #[error("could not write the output")]
+    Output(#[source] std::io::Error),
+    #[error("could not start the demo servers: the path of this program is unknown")]
+    NoSelfPath(#[source] std::io::Error),
+    /// The conformance client's own (anyhow) error.
+    #[error("{0:#}")]
+    Conformance(anyhow::Error),
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        String::new()
+    } else {
+        format!(" (configured: {})", known.join(", "))
+    }
+}
+
+impl CliError {
+    pub(crate) fn config(file: &std::path::Path, path: &str, problem: ConfigProblem) -> Self {
+        CliError::Config {
+            location: Location {
+                file: file.to_path_buf(),
+                path: path.to_owned(),
+            },
+            problem,
+        }
+    }
+
+    /// The exit code of this error.
+    pub(crate) fn exit(&self) -> Exit {
+        match self {
+            CliError::Hub(e) | CliError::Export(e) => hub_exit(e),
+            CliError::Interrupted => Exit::Interrupted,
+            CliError::AuthUnavailable { .. } => Exit::Auth,
+            CliError::Output(_) | CliError::NoSelfPath(_) => Exit::Unreachable,
+            CliError::Conformance(_) => Exit::Protocol,
+            _ => Exit::Usage,
+        }
+    }
+
+    /// A short stable name of the kind of error (for `--json`).
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            CliError::NoConfig { .. } => "no_config",
+            CliError::ConfigRead { .. } | CliError::ConfigTooLarge { .. } => "config_read",
+            CliError::ConfigSyntax { .. } => "config_syntax",
+            CliError::Config { .. } => "config",
+            CliError::UnknownServer { .. } => "unknown_server",
+            CliError::NoServerGiven
+            | CliError::ServerAndOneOff { .. }
+            | CliError::MissingWord { .. } => "usage",
+            CliError::Argument { .. } => "argument",
+            CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",
+            CliError::NameTaken { .. } => "name_taken",
+            CliError::ConfigWrite { .. } => "config_write",
+            CliError::AuthUnavailable { .. } => "auth_unavailable",
+            CliError::UnknownDemo { .. } => "unknown_demo",
+            CliError::Export(e) | CliError::Hub(e) => hub_kind(e),
+            CliError::Interrupted => "interrupted",
+            CliError::Output(_) => "output",
+            CliError::NoSelfPath(_) => "demo",
+            CliError::Conformance(_) => "conformance",
+        }
+    }
+
+    fn hub(&self) -> Option<&HubError> {
+        match self {
+            CliError::Hub(e) | CliError::Export(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The server's own words, when it sent any (shown labelled).
+    pub(crate) fn server_message(&self) -> Option<&str> {
+        self.hub().and_then(HubError::server_message)
+    }
+
+    /// The last lines a dead server wrote to stderr.
+    pub(crate) fn stderr_tail(&self) -> Option<&str> {
+        self.hub().and_then(HubError::stderr_tail)
+    }
+
+    /// Our words: this error and its causes, one per line after the first.
+    pub(crate) fn chain(&self) -> Vec<String> {
+        let mut lines = vec![self.to_string()];
+        // (`transparent` forwards `source` to the inner error's source.)
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if lines.last() != Some(&text) {
+                lines.push(text);
+            }
+            source = cause.source();
+        }
+        lines
+    }
+
+    /// The `--json` form: `{"error": {...}}`.
+    pub(crate) fn to_json(&self) -> Value {
+        let error = match self.hub() {
+            Some(hub) => hub_error_json(hub),
+            None => json!({
+                "kind": self.kind(),
+                "message": self.chain().join(": "),
+                "exitCode": self.exit().code(),
+            }),
+        };
+        json!({ "error": error })
+    }
+
+    /// The human report for stderr.
+    pub(crate) fn report(&self, paint: Paint, verbose: bool) -> String {
+        render_report(
+            &self.chain(),
+            self.server_message(),
+            self.stderr_tail(),
+            paint,
+            verbose,
+        )
+    }
+}
+
+/// A hub error's causes, in our words.
+pub(crate) fn hub_chain(e: &HubError) -> Vec<String> {
+    let mut lines = vec![e.to_string()];
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if lines.last() != Some(&text) {
+            lines.push(text);
+        }
+        source = cause.source();
+    }
+    lines
+}
+
+/// The `--json` form of a hub error (also used per server by `mcp tools`).
+pub(crate) fn hub_error_json(e: &HubError) -> Value {
+    let mut error = json!({
+        "kind": hub_kind(e),
+        "message": hub_chain(e).join(": "),
+        "exitCode": hub_exit(e).code(),
+    });
+    if let Some(server) = e.server() {
+        error["server"] = json!(server.as_str());
+    }
+    if let Some(m) = e.server_message() {
+        error["serverMessage"] = json!(m);
+    }
+    if let Some(t) = e.stderr_tail() {
+        error["stderrTail"] = json!(t);
+    }
+    if let HubError::Ambiguous { candidates, .. } = e {
+        error["candidates"] = json!(candidates);
+    }
+    error
+}
+
+/// Lines of a server's stderr shown on failure without `-v`.
+const STDERR_LINES: usize = 20;
+
+/// `mcp: <error>`, its causes, then the server's own words, labelled.
+pub(crate) fn render_report(
+    chain: &[String],
+    server_message: Option<&str>,
+    stderr_tail: Option<&str>,
+    paint: Paint,
+    verbose: bool,
+) -> String {
+    let mut out = String::new();
+    let mut lines = chain.iter();
+    if let Some(first) = lines.next() {
+        out.push_str(&format!("{} {first}\n", paint.red("mcp: error:")));
+    }
+    for cause in lines {
+        out.push_str(&format!("  {} {cause}\n", paint.dim("caused by:")));
+    }
+    if let Some(message) = server_message {
+        out.push_str(&format!(
+            "  {} {}\n",
+            paint.dim("the server said:"),
+            Value::String(message.to_owned())
+        ));
+    }
+    if let Some(tail) = stderr_tail.filter(|t| !t.trim().is_empty()) {
+        let all: Vec<&str> = tail.trim_end().lines().collect();
+        let shown = if verbose {
+            &all[..]
+        } else {
+            &all[all.len().saturating_sub(STDERR_LINES)..]
+        };
+        let label = if shown.len() < all.len() {
+            format!("the server's stderr (last {} lines):", shown.len())
+        } else {
+            "the server's stderr:".to_owned()
+        };
+        out.push_str(&format!("  {}\n", paint.dim(&label)));
+        for line in shown {
+            out.push_str(&format!("  | {line}\n"));
+        }
+    }
+    out
+}
+
+pub(crate) fn hub_kind(e: &HubError) -> &'static str {
+    match e {
+        HubError::RequiredServerFailed { source, .. } => hub_kind(source),
+        HubError::Session { source, .. } => match source {
+            SessionError::Timeout { .. } => "timeout",
+            SessionError::Server { .. } => "server_error",
+            SessionError::InvalidArguments { .. } => "invalid_arguments",
+            _ if session_exit(source) == Exit::Auth => "auth",
+            _ if session_exit(source) == Exit::Unreachable => "unreachable",
+            _ => "protocol",
+        },
+        other => other.kind(),
+    }
+}
+
+/// The exit code of a hub error.
+pub(crate) fn hub_exit(e: &HubError) -> Exit {
+    match e {
+        HubError::RequiredServerFailed { source, .. } => match &**source {
+            // A start that failed on the protocol is a protocol error; on
+            // anything else (spawn, connect, time-out, death) the server could
+            // not be started.
+            HubError::Session { source, .. } => match session_exit(source) {
+                Exit::Protocol if !matches!(source, SessionError::Timeout { .. }) => Exit::Protocol,
+                Exit::Auth => Exit::Auth,
+                Exit::Usage => Exit::Usage,
+                _ => Exit::Unreachable,
+            },
+            other => hub_exit(other),
+        },
+        HubError::Session { source, .. } => session_exit(source),
+        HubError::StartTimeout { .. }
+        | HubError::DescriptorLimit { .. }
+        | HubError::ServerDied { .. }
+        | HubError::Exited { .. }
+        | HubError::ServerUnavailable { .. } => Exit::Unreachable,
+        HubError::Unsupported { .. }
+        | HubError::ContentTooLarge { .. }
+        | HubError::QueueFull { .. }
+        | HubError::QueueTimeout { .. } => Exit::Protocol,
+        HubError::ShuttingDown => Exit::Interrupted,
+        _ => Exit::Usage,
+    }
+}
+
+fn session_exit(e: &SessionError) -> Exit {
+    match e {
+        SessionError::Transport(t) => transport_exit(t),
+        SessionError::Dead(_) => Exit::Unreachable,
+        SessionError::Http { failure, .. } => match failure {
+            RequestFailure::Status {
+                status: 401 | 403, ..
+            } => Exit::Auth,
+            RequestFailure::Network | RequestFailure::SessionExpired => Exit::Unreachable,
+            RequestFailure::Status { status, .. } if *status >= 500 => Exit::Unreachable,
+            _ => Exit::Protocol,
+        },
+        SessionError::InvalidArguments { .. }
+        | SessionError::ArgumentsTooLarge { .. }
+        | SessionError::UnknownTool { .. } => Exit::Usage,
+        _ => Exit::Protocol,
+    }
+}
+
+fn transport_exit(e: &TransportError) -> Exit {
+    match e {
+        TransportError::MissingCredential { .. } => Exit::Auth,
+        TransportError::SseStatus {
+            status: 401 | 403, ..
+        } => Exit::Auth,
+        TransportError::InvalidUrl(_)
+        | TransportError::UnsupportedScheme { .. }
+        | TransportError::InsecureUrl { .. }
+        | TransportError::CredentialsInUrl
+        | TransportError::InvalidHeader { .. } => Exit::Usage,
+        _ => Exit::Unreachable,
+    }
+}

@@ -1,0 +1,241 @@
+//! How things are shown: colour (only on a terminal, never with `NO_COLOR`),
+//! aligned tables, JSON documents, and result content.
+
+use std::io::{IsTerminal, Write};
+
+use comfy_table::{ColumnConstraint, Table, TableStyle, Width};
+use mcp_types::{ContentBlock, ResourceContents};
+use serde_json::Value;
+
+use crate::error::CliError;
+
+/// What the terminal can take.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ui {
+    /// Colour on stdout.
+    pub(crate) color: bool,
+    /// Colour on stderr.
+    pub(crate) err_color: bool,
+    /// stderr is a terminal: live status lines and spinners.
+    pub(crate) live: bool,
+    /// `-v` count.
+    pub(crate) verbose: u8,
+}
+
+impl Ui {
+    pub(crate) fn detect(verbose: u8) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let stdout_tty = std::io::stdout().is_terminal();
+        let stderr_tty = std::io::stderr().is_terminal();
+        Self {
+            color: stdout_tty && !no_color,
+            err_color: stderr_tty && !no_color,
+            live: stderr_tty,
+            verbose,
+        }
+    }
+
+    /// A painter for stdout.
+    pub(crate) fn out(&self) -> Paint {
+        Paint(self.color)
+    }
+
+    /// A painter for stderr.
+    pub(crate) fn err(&self) -> Paint {
+        Paint(self.err_color)
+    }
+}
+
+/// ANSI styling that is a no-op when colour is off.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Paint(pub(crate) bool);
+
+impl Paint {
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    pub(crate) fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    pub(crate) fn dim(self, text: &str) -> String {
+        self.wrap("2", text)
+    }
+    pub(crate) fn red(self, text: &str) -> String {
+        self.wrap("31", text)
+    }
+    pub(crate) fn green(self, text: &str) -> String {
+        self.wrap("32", text)
+    }
+    pub(crate) fn yellow(self, text: &str) -> String {
+        self.wrap("33", text)
+    }
+    pub(crate) fn cyan(self, text: &str) -> String {
+        self.wrap("36", text)
+    }
+}
+
+/// An aligned table with upper-case headers and no borders. Cells are plain
+/// text (colour would upset the alignment).
+pub(crate) fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new();
+    table.load_style(TableStyle::new());
+    table.set_header(headers.iter().map(|h| h.to_uppercase()).collect::<Vec<_>>());
+    for row in rows {
+        table.add_row(row);
+    }
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 2));
+    }
+    if let Some(last) = table.column_mut(headers.len().saturating_sub(1)) {
+        last.set_padding((0, 0));
+        last.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(200)));
+    }
+    let mut out = table.trim_fmt();
+    out.push('\n');
+    out
+}
+
+/// The first line of `text`, at most `max` characters, marked `…` when cut.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let first = text.lines().next().unwrap_or("").trim();
+    let cut = first.chars().count() > max || text.trim().lines().nth(1).is_some();
+    let mut out: String = first.chars().take(max).collect();
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// Writes `text` to stdout.
+pub(crate) fn print(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .or_else(ignore_broken_pipe)
+        .map_err(CliError::Output)
+}
+
+/// Writes one JSON document, pretty, to stdout.
+pub(crate) fn print_json(value: &Value) -> Result<(), CliError> {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    text.push('\n');
+    print(&text)
+}
+
+/// A reader that went away (`mcp tools | head`) is not an error.
+fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
+/// Serialises a wire type to JSON (our own types: cannot fail).
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Human form of content blocks: text as text, other kinds summarised.
+pub(crate) fn render_content(blocks: &[ContentBlock], paint: Paint) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => {
+                out.push_str(&t.text);
+                if !t.text.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            ContentBlock::Image(i) => out.push_str(&paint.dim(&format!(
+                "[image {}, {} of base64]\n",
+                i.mime_type,
+                size(i.data.len())
+            ))),
+            ContentBlock::Audio(a) => out.push_str(&paint.dim(&format!(
+                "[audio {}, {} of base64]\n",
+                a.mime_type,
+                size(a.data.len())
+            ))),
+            ContentBlock::ResourceLink(l) => {
+                out.push_str(&paint.dim(&format!("[resource link {} ({})]\n", l.uri, l.name)));
+            }
+            ContentBlock::Resource(r) => {
+                out.push_str(&render_resource_contents(&r.resource, paint));
+            }
+            other => {
+                let kind = match other.kind() {
+                    "" => "unknown",
+                    k => k,
+                };
+                out.push_str(&paint.dim(&format!("[{kind} content; see --json]\n")));
+            }
+        }
+    }
+    out
+}
+
+/// Human form of one resource's contents.
+pub(crate) fn render_resource_contents(contents: &ResourceContents, paint: Paint) -> String {
+    match contents {
+        ResourceContents::Text(t) => {
+            let mut s = t.text.clone();
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s
+        }
+        ResourceContents::Blob(b) => paint.dim(&format!(
+            "[blob {} {}, {} of base64]\n",
+            b.uri,
+            b.mime_type.as_deref().unwrap_or("(no type)"),
+            size(b.blob.len())
+        )),
+    }
+}
+
+fn size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_and_skip_when_empty() {
+        let t = table(
+            &["name", "server"],
+            vec![
+                vec!["a/search".into(), "a".into()],
+                vec!["x".into(), "bbb".into()],
+            ],
+        );
+        assert_eq!(t, "NAME      SERVER\na/search  a\nx         bbb\n");
+        assert_eq!(table(&["a"], vec![]), "");
+    }
+
+    #[test]
+    fn one_line_marks_what_it_cuts() {
+        assert_eq!(one_line("short", 10), "short");
+        assert_eq!(one_line("0123456789abc", 10), "0123456789…");
+        assert_eq!(one_line("first\nsecond", 10), "first…");
+    }
+
+    #[test]
+    fn paint_is_plain_without_colour() {
+        assert_eq!(Paint(false).red("x"), "x");
+        assert_eq!(Paint(true).red("x"), "\x1b[31mx\x1b[0m");
+    }
+}
