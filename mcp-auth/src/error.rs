@@ -1,0 +1,400 @@
+//! The one error type of this crate.
+//!
+//! Architecture Invariant: no `Display` or `Debug` here contains a token, an
+//! authorization code, a PKCE verifier, a client secret or an
+//! `Authorization` header. Words a server chose (an OAuth `error` code) are
+//! kept behind [`AuthError::oauth_error`], never in `Display`.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// Which step of the flow an HTTP failure happened in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Step {
+    /// Fetching protected resource metadata (RFC 9728).
+    ResourceMetadata,
+    /// Fetching authorization server metadata (RFC 8414 / OIDC discovery).
+    ServerMetadata,
+    /// Dynamic client registration (RFC 7591).
+    Registration,
+    /// The authorization request (the user's part).
+    Authorization,
+    /// Exchanging the authorization code for tokens.
+    Token,
+    /// Refreshing an access token.
+    Refresh,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Step::ResourceMetadata => "protected resource metadata",
+            Step::ServerMetadata => "authorization server metadata",
+            Step::Registration => "client registration",
+            Step::Authorization => "authorization",
+            Step::Token => "token",
+            Step::Refresh => "token refresh",
+        })
+    }
+}
+
+/// Which URL a check refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlRole {
+    /// The MCP server URL the provider was built for.
+    Server,
+    /// A protected resource metadata URL.
+    ResourceMetadata,
+    /// An authorization server (issuer) or its metadata URL.
+    AuthorizationServer,
+    /// The authorization endpoint.
+    AuthorizationEndpoint,
+    /// The token endpoint.
+    TokenEndpoint,
+    /// The registration endpoint.
+    RegistrationEndpoint,
+    /// The redirect URI, or a redirect's `Location`.
+    Redirect,
+    /// The Client ID Metadata Document URL.
+    ClientMetadataDocument,
+}
+
+impl fmt::Display for UrlRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UrlRole::Server => "MCP server",
+            UrlRole::ResourceMetadata => "protected resource metadata",
+            UrlRole::AuthorizationServer => "authorization server",
+            UrlRole::AuthorizationEndpoint => "authorization endpoint",
+            UrlRole::TokenEndpoint => "token endpoint",
+            UrlRole::RegistrationEndpoint => "registration endpoint",
+            UrlRole::Redirect => "redirect",
+            UrlRole::ClientMetadataDocument => "client metadata document",
+        })
+    }
+}
+
+/// An OAuth `error` code as a server sent it. Only codes registered by the
+/// OAuth RFCs are shown by `Debug`; anything else reads `(unregistered)`, so
+/// a server cannot smuggle text (or a secret it echoes) into logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerErrorCode(String);
+
+/// Error codes of RFC 6749, 6750, 7591, 8707 and OIDC Core.
+const REGISTERED_CODES: &[&str] = &[
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "invalid_scope",
+    "access_denied",
+    "unsupported_response_type",
+    "server_error",
+    "temporarily_unavailable",
+    "invalid_target",
+    "invalid_token",
+    "insufficient_scope",
+    "invalid_redirect_uri",
+    "invalid_client_metadata",
+    "interaction_required",
+    "login_required",
+    "consent_required",
+];
+
+impl ServerErrorCode {
+    /// Keeps a server's `error` value, bounded to 128 bytes.
+    pub(crate) fn new(code: &str) -> Self {
+        let mut end = code.len().min(128);
+        while !code.is_char_boundary(end) {
+            end -= 1;
+        }
+        Self(code[..end].to_owned())
+    }
+
+    /// The code exactly as the server sent it (bounded).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ServerErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if REGISTERED_CODES.contains(&self.0.as_str()) {
+            write!(f, "{:?}", self.0)
+        } else {
+            f.write_str("(unregistered)")
+        }
+    }
+}
+
+/// Everything that can go wrong while authenticating to an MCP server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// A URL could not be parsed (it is not shown: it may carry secrets).
+    #[error("the {role} URL is not a valid absolute URL")]
+    InvalidUrl {
+        /// Which URL.
+        role: UrlRole,
+    },
+    /// Plain `http://` to a host that is not loopback.
+    #[error("refusing the {role} URL: plain http:// is allowed on loopback only")]
+    InsecureUrl {
+        /// Which URL.
+        role: UrlRole,
+    },
+    /// A scheme other than `https` (or `http` on loopback), such as
+    /// `javascript:`, `data:` or `file:`.
+    #[error("refusing the {role} URL: scheme `{scheme}` is not allowed")]
+    ForbiddenScheme {
+        /// Which URL.
+        role: UrlRole,
+        /// The scheme found (URL schemes are `[a-z0-9+.-]` only).
+        scheme: String,
+    },
+    /// An address in a private, link-local or otherwise internal range that
+    /// is neither loopback nor the MCP server's own host.
+    #[error("refusing the {role} URL: it names a private or link-local address")]
+    PrivateAddress {
+        /// Which URL.
+        role: UrlRole,
+    },
+    /// A URL with `user:password@` in it.
+    #[error("refusing the {role} URL: it carries a user name or password")]
+    CredentialsInUrl {
+        /// Which URL.
+        role: UrlRole,
+    },
+    /// The HTTP exchange failed before an answer.
+    #[error("the {step} request failed")]
+    Network {
+        /// Which step.
+        step: Step,
+        /// The client's error (its URL removed).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// No answer within the time-out.
+    #[error("the {step} request timed out")]
+    TimedOut {
+        /// Which step.
+        step: Step,
+    },
+    /// A response body over the bound.
+    #[error("the {step} response is larger than {limit} bytes")]
+    ResponseTooLarge {
+        /// Which step.
+        step: Step,
+        /// The bound, in bytes.
+        limit: usize,
+    },
+    /// The server answered with a redirect where none is allowed, or the
+    /// HTTP client followed one.
+    #[error("the {step} request was redirected; redirects are not followed here")]
+    Redirected {
+        /// Which step.
+        step: Step,
+    },
+    /// An HTTP status the step cannot use.
+    #[error("the {step} request got HTTP {status}")]
+    UnexpectedStatus {
+        /// Which step.
+        step: Step,
+        /// The status code.
+        status: u16,
+    },
+    /// The body is not the JSON document the step expects (its content is
+    /// not shown).
+    #[error("the {step} response is not the JSON document expected")]
+    InvalidDocument {
+        /// Which step.
+        step: Step,
+    },
+    /// Neither the challenge's `resource_metadata` nor the well-known URLs
+    /// gave protected resource metadata (and the 2025-03-26 fallback is off).
+    #[error("the server publishes no protected resource metadata")]
+    NoResourceMetadata,
+    /// The metadata's `resource` is not the server URL (or a parent of it).
+    #[error("the protected resource metadata is for another resource than this server")]
+    ResourceMismatch,
+    /// `authorization_servers` is empty or lists no acceptable URL.
+    #[error("the protected resource metadata lists no usable authorization server")]
+    NoAuthorizationServer,
+    /// No metadata document at any of the well-known URLs of the issuer.
+    #[error("the authorization server publishes no metadata at the well-known URLs")]
+    NoServerMetadata,
+    /// The metadata's `issuer` differs from the issuer it was fetched for.
+    #[error(
+        "the authorization server metadata names another issuer than the one it was fetched for"
+    )]
+    IssuerMismatch,
+    /// `code_challenge_methods_supported` is missing or lacks `S256`.
+    #[error("the authorization server does not advertise PKCE with S256; refusing to proceed")]
+    PkceNotSupported,
+    /// No pre-registered client for this issuer, no Client ID Metadata
+    /// Document support (or no document URL configured) and no registration
+    /// endpoint.
+    #[error(
+        "cannot register with the authorization server: configure a pre-registered client id for its issuer (see `AuthError::issuer`) or a client metadata document URL"
+    )]
+    NoRegistration {
+        /// The issuer to configure a client for.
+        issuer: String,
+    },
+    /// The configured Client ID Metadata Document URL is not `https` with a
+    /// path.
+    #[error("the client metadata document URL must be an https URL with a path")]
+    InvalidClientMetadataUrl,
+    /// The registration response has no `client_id`.
+    #[error("the registration response carries no client_id")]
+    RegistrationIncomplete,
+    /// The authorization response's `state` is missing or differs.
+    #[error("the authorization response's `state` does not match the request")]
+    StateMismatch,
+    /// `iss` is present and differs from the recorded issuer (RFC 9207).
+    #[error("the authorization response comes from another issuer (RFC 9207 `iss` mismatch)")]
+    IssuerResponseMismatch,
+    /// `iss` is absent although the server advertised it (RFC 9207).
+    #[error("the authorization response lacks `iss`, which the authorization server advertised")]
+    IssuerResponseMissing,
+    /// The authorization server answered the authorization with an error.
+    #[error("the authorization server refused the authorization (see `AuthError::oauth_error`)")]
+    AuthorizationRefused {
+        /// The OAuth error code.
+        error: ServerErrorCode,
+    },
+    /// The authorization response has neither a code nor an error.
+    #[error("the authorization response carries no code")]
+    MissingCode,
+    /// The token endpoint refused a code exchange or refresh.
+    #[error("the token endpoint refused the {step} request (HTTP {status})")]
+    TokenRefused {
+        /// [`Step::Token`] or [`Step::Refresh`].
+        step: Step,
+        /// The HTTP status.
+        status: u16,
+        /// The OAuth error code, when one was sent.
+        error: Option<ServerErrorCode>,
+    },
+    /// The token response's `token_type` is not `Bearer`.
+    #[error("the token response is not a Bearer token")]
+    UnsupportedTokenType,
+    /// The step-up / re-authorization limit was reached for one scope set.
+    #[error("gave up after {limit} authorizations for the same scopes")]
+    TooManyAuthorizations {
+        /// The limit.
+        limit: u32,
+    },
+    /// Another process holds the loopback port: a login is in progress.
+    #[error("another login is already waiting on 127.0.0.1:{port}")]
+    LoginInProgress {
+        /// The port.
+        port: u16,
+    },
+    /// Nobody completed the authorization in time.
+    #[error("no authorization arrived within {seconds} s")]
+    AuthorizationTimedOut {
+        /// The wait, in seconds.
+        seconds: u64,
+    },
+    /// The host's authorization handler gave up (the user cancelled).
+    #[error("the authorization was cancelled")]
+    Cancelled,
+    /// A redirect did not go to the registered redirect URI.
+    #[error("the authorization redirect does not go to the registered redirect URI")]
+    RedirectMismatch,
+    /// Local i/o (the loopback listener) failed.
+    #[error("local i/o failed during authorization")]
+    Io(#[from] io::Error),
+    /// The token store could not be read or written.
+    #[error("the token store at `{}` could not be used", path.display())]
+    Store {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: io::Error,
+    },
+    /// A token store file is readable or writable by other users.
+    #[error("the token store file `{}` is accessible to other users; refusing it (chmod 600)", path.display())]
+    StorePermissions {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A token store file is not a valid record.
+    #[error("the token store file `{}` is not a valid record", path.display())]
+    StoreCorrupt {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Neither `XDG_DATA_HOME` nor `HOME` is set.
+    #[error("no data directory for the token store: set XDG_DATA_HOME or HOME")]
+    NoDataDirectory,
+    /// The default HTTP client could not be built (TLS roots, say).
+    #[error("could not set up the HTTP client")]
+    HttpClient(#[source] reqwest::Error),
+}
+
+impl AuthError {
+    /// The OAuth `error` code a server sent, for the errors that carry one.
+    /// These are the server's words: show them labelled as such.
+    pub fn oauth_error(&self) -> Option<&str> {
+        match self {
+            AuthError::AuthorizationRefused { error } => Some(error.as_str()),
+            AuthError::TokenRefused { error, .. } => error.as_ref().map(ServerErrorCode::as_str),
+            _ => None,
+        }
+    }
+
+    /// The issuer a client must be configured for ([`AuthError::NoRegistration`]).
+    pub fn issuer(&self) -> Option<&str> {
+        match self {
+            AuthError::NoRegistration { issuer } => Some(issuer),
+            _ => None,
+        }
+    }
+
+    /// For [`CredentialProvider::authorization`](mcp_transport::CredentialProvider::authorization),
+    /// whose error type is the transport's: the auth error travels as the
+    /// source of an i/o error.
+    pub(crate) fn into_transport(self) -> mcp_transport::TransportError {
+        mcp_transport::TransportError::Io(io::Error::other(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_registered_codes_show_in_debug() {
+        assert_eq!(
+            format!("{:?}", ServerErrorCode::new("invalid_grant")),
+            "\"invalid_grant\""
+        );
+        let odd = ServerErrorCode::new("rt_abc123 secret");
+        assert_eq!(format!("{odd:?}"), "(unregistered)");
+        assert_eq!(odd.as_str(), "rt_abc123 secret");
+        let long = "é".repeat(100);
+        assert!(ServerErrorCode::new(&long).as_str().len() <= 128);
+    }
+
+    #[test]
+    fn accessors_expose_server_words_only_on_request() {
+        let err = AuthError::TokenRefused {
+            step: Step::Refresh,
+            status: 400,
+            error: Some(ServerErrorCode::new("invalid_grant")),
+        };
+        assert_eq!(err.oauth_error(), Some("invalid_grant"));
+        assert!(!err.to_string().contains("invalid_grant"));
+        let err = AuthError::NoRegistration {
+            issuer: "https://as.example".into(),
+        };
+        assert_eq!(err.issuer(), Some("https://as.example"));
+    }
+}

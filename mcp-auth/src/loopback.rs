@@ -1,0 +1,201 @@
+//! The CLI's [`AuthorizationHandler`]: a one-shot HTTP listener on
+//! `127.0.0.1` receives the redirect, while the user opens the printed URL
+//! (a browser is started when a display is available).
+//!
+//! The port is fixed (a dynamically registered client stays valid across
+//! runs only with the same redirect URI) and doubles as a lock: a second
+//! process trying to log in at the same time cannot bind it and gets
+//! [`AuthError::LoginInProgress`] instead of racing the first.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use mcp_transport::BoxFuture;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use url::Url;
+
+use crate::authorize::{AuthorizationHandler, AuthorizationRequest, AuthorizationResponse};
+use crate::error::AuthError;
+
+/// The default loopback port.
+pub const DEFAULT_LOOPBACK_PORT: u16 = 33418;
+/// The path of the redirect URI.
+const CALLBACK_PATH: &str = "/callback";
+/// Bound on one callback request's head.
+const MAX_REQUEST_HEAD: usize = 8 * 1024;
+
+/// Prints the authorization URL, opens a browser when it can, and waits for
+/// the redirect on `http://127.0.0.1:<port>/callback`.
+#[derive(Debug, Clone)]
+pub struct LoopbackBrowserFlow {
+    port: u16,
+    timeout: Duration,
+    open_browser: bool,
+}
+
+impl Default for LoopbackBrowserFlow {
+    fn default() -> Self {
+        Self {
+            port: DEFAULT_LOOPBACK_PORT,
+            timeout: Duration::from_secs(300),
+            open_browser: true,
+        }
+    }
+}
+
+impl LoopbackBrowserFlow {
+    /// Port [`DEFAULT_LOOPBACK_PORT`], five minutes to complete, a browser
+    /// opened when a display is available.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Listens on `port` instead.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// How long to wait for the redirect.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Whether to try `xdg-open` / `open` (the URL is printed either way).
+    pub fn open_browser(mut self, open: bool) -> Self {
+        self.open_browser = open;
+        self
+    }
+
+    async fn run(&self, request: AuthorizationRequest) -> Result<AuthorizationResponse, AuthError> {
+        let listener = match TcpListener::bind(("127.0.0.1", self.port)).await {
+            Ok(listener) => listener,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                return Err(AuthError::LoginInProgress { port: self.port });
+            }
+            Err(e) => return Err(AuthError::Io(e)),
+        };
+        // The URL holds no secret (PKCE sends only the challenge).
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "To authorize, open this URL in a browser:\n\n  {}\n",
+            request.url()
+        );
+        if self.open_browser {
+            open_browser(request.url());
+        }
+        let wait = async {
+            loop {
+                let (stream, _) = listener.accept().await?;
+                if let Some(response) = answer(stream, request.state()).await {
+                    return Ok::<_, AuthError>(response);
+                }
+            }
+        };
+        tokio::time::timeout(self.timeout, wait)
+            .await
+            .map_err(|_| AuthError::AuthorizationTimedOut {
+                seconds: self.timeout.as_secs(),
+            })?
+    }
+}
+
+impl AuthorizationHandler for LoopbackBrowserFlow {
+    fn redirect_uri(&self) -> String {
+        format!("http://127.0.0.1:{}{CALLBACK_PATH}", self.port)
+    }
+
+    fn authorize(
+        &self,
+        request: AuthorizationRequest,
+    ) -> BoxFuture<'_, Result<AuthorizationResponse, AuthError>> {
+        Box::pin(self.run(request))
+    }
+}
+
+/// Reads one request; returns the authorization response when it is the
+/// callback with our `state`. Anything else (a favicon, a stray or forged
+/// callback) is answered and ignored.
+async fn answer(mut stream: TcpStream, expected_state: &str) -> Option<AuthorizationResponse> {
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
+            let n = stream.read(&mut buf).await.ok()?;
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        Some(())
+    })
+    .await;
+    if !matches!(read, Ok(Some(()))) {
+        return None;
+    }
+    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut parts = line.split_ascii_whitespace();
+    let (method, target) = (parts.next(), parts.next());
+    let callback = match (method, target) {
+        (Some("GET"), Some(target)) => Url::parse("http://127.0.0.1")
+            .ok()
+            .and_then(|base| base.join(target).ok())
+            .filter(|url| url.path() == CALLBACK_PATH),
+        _ => None,
+    };
+    let Some(callback) = callback else {
+        reply(&mut stream, "404 Not Found", "Not found.").await;
+        return None;
+    };
+    let response = AuthorizationResponse::from_redirect(&callback);
+    if response.state() != Some(expected_state) {
+        reply(
+            &mut stream,
+            "400 Bad Request",
+            "This authorization response does not belong to the login in progress.",
+        )
+        .await;
+        return None;
+    }
+    let text = if response.error().is_some() {
+        "The authorization was not granted. You can close this window."
+    } else {
+        "Authorization received. You can close this window and return to the terminal."
+    };
+    reply(&mut stream, "200 OK", text).await;
+    Some(response)
+}
+
+async fn reply(stream: &mut TcpStream, status: &str, text: &str) {
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Starts the platform's URL opener when there is a display, never
+/// through a shell; its exit is awaited on a thread so no zombie is left.
+fn open_browser(url: &Url) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        "xdg-open"
+    } else {
+        return;
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url.as_str())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut child) = spawned {
+        std::thread::spawn(move || child.wait());
+    }
+}

@@ -1,0 +1,542 @@
+//! [`OAuthProvider`]: the transport's [`CredentialProvider`] for servers
+//! that demand OAuth.
+//!
+//! ```text
+//!  request ──► authorization(): token due? ──► refresh (serialised) ──► Bearer header
+//!     │
+//!     └─ 401 ─► on_unauthorized(): discovery (PRM → AS metadata)
+//!                 ├─ issuer or resource changed → drop the old client and tokens
+//!                 ├─ refresh token held → refresh
+//!                 └─ else register (pre-registered / CIMD / DCR) → authorize
+//!                    (handler) → iss / state checks → code exchange
+//!     └─ 403 insufficient_scope ─► the same, authorizing with the union of
+//!                                  the scopes asked before and the challenge's
+//! ```
+//!
+//! One lock serialises every refresh and authorization, so concurrent
+//! requests that meet an expired token cause one refresh, not many.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use mcp_transport::{BoxFuture, CredentialProvider, TransportError};
+use url::Url;
+
+use crate::authorize::{
+    AuthorizationHandler, AuthorizationParams, AuthorizationRequest, accept_response,
+    authorization_url,
+};
+use crate::challenge::{BearerChallenge, parse_bearer};
+use crate::config::{AUTHORIZATION_WINDOW, OAuthConfig};
+use crate::discovery::{Discovered, Discovery};
+use crate::error::{AuthError, UrlRole};
+use crate::http::{AuthHttpClient, default_http_client};
+use crate::pkce::{Pkce, random_token};
+use crate::registration::{self, Registrar};
+use crate::secret::Secret;
+use crate::store::{MemoryTokenStore, RECORD_VERSION, StoredCredentials, TokenStore};
+use crate::token::{TokenEndpoint, unix_now};
+use crate::urls::{self, UrlPolicy};
+use crate::{FileTokenStore, LoopbackBrowserFlow};
+
+/// Why credentials are being renewed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// A 401: refresh if possible, else authorize.
+    Unauthorized,
+    /// A 403 `insufficient_scope`: authorize with more scopes.
+    StepUp,
+    /// The host asked for a login: authorize.
+    Login,
+}
+
+/// What the lock protects.
+#[derive(Default)]
+struct State {
+    /// Whether the store was consulted.
+    loaded: bool,
+    /// The binding (server, resource, issuer), client and tokens in use.
+    current: Option<StoredCredentials>,
+    /// Scopes asked for last: the base of a step-up.
+    requested_scopes: Vec<String>,
+    /// Recent authorizations (sorted scope set, when), for the retry limit.
+    attempts: VecDeque<(Vec<String>, Instant)>,
+    /// An access token obtained by a refresh after a 401: when it meets a
+    /// 401 too, refreshing again will not help.
+    refreshed_after_401: Option<Secret>,
+}
+
+/// OAuth 2.1 credentials for one MCP server, per the MCP authorization
+/// specification (2025-06-18, 2025-11-25 and 2026-07-28, with the 2025-03-26
+/// fallbacks). Plug it into the transport with
+/// [`HttpConfig::credentials`](mcp_transport::HttpConfig::credentials).
+pub struct OAuthProvider {
+    config: OAuthConfig,
+    server: Url,
+    policy: UrlPolicy,
+    handler: Arc<dyn AuthorizationHandler>,
+    store: Arc<dyn TokenStore>,
+    http: Arc<dyn AuthHttpClient>,
+    state: tokio::sync::Mutex<State>,
+    /// Bumped whenever new credentials are ready.
+    generation: AtomicU64,
+    last_error: std::sync::Mutex<Option<AuthError>>,
+}
+
+impl OAuthProvider {
+    /// A provider for `config`'s server that obtains authorization codes
+    /// through `handler`, keeps credentials in memory and talks HTTP with
+    /// the [default client](crate::default_http_client).
+    pub fn new(
+        config: OAuthConfig,
+        handler: Arc<dyn AuthorizationHandler>,
+    ) -> Result<Self, AuthError> {
+        let server = Url::parse(&config.server_url).map_err(|_| AuthError::InvalidUrl {
+            role: UrlRole::Server,
+        })?;
+        let policy = UrlPolicy::new(&server, config.allow_private_networks);
+        policy.check(&server, UrlRole::Server)?;
+        if let Some(url) = &config.client_metadata_url {
+            registration::check_metadata_url(url)?;
+        }
+        Ok(Self {
+            server,
+            policy,
+            handler,
+            store: Arc::new(MemoryTokenStore::new()),
+            http: Arc::new(default_http_client()?),
+            state: tokio::sync::Mutex::new(State::default()),
+            generation: AtomicU64::new(0),
+            last_error: std::sync::Mutex::new(None),
+            config,
+        })
+    }
+
+    /// The CLI's setup: a [`LoopbackBrowserFlow`] on the default port and a
+    /// [`FileTokenStore`] under the XDG data directory.
+    pub fn interactive(config: OAuthConfig) -> Result<Self, AuthError> {
+        let store = FileTokenStore::default_location()?;
+        Ok(Self::new(config, Arc::new(LoopbackBrowserFlow::new()))?.with_store(Arc::new(store)))
+    }
+
+    /// Keeps credentials in `store` instead of memory.
+    pub fn with_store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Sends discovery, registration and token requests through `http`.
+    pub fn with_http_client(mut self, http: Arc<dyn AuthHttpClient>) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// The last failure of a refresh or authorization that the transport's
+    /// interface could not carry (`on_unauthorized` answers only yes or no).
+    pub fn take_last_error(&self) -> Option<AuthError> {
+        self.lock_last_error().take()
+    }
+
+    /// A snapshot of the credentials in use (`Debug` shows no secret).
+    pub async fn credentials(&self) -> Option<StoredCredentials> {
+        self.state.lock().await.current.clone()
+    }
+
+    /// Authorizes now, without waiting for the server to ask (`mcp login`):
+    /// discovery without a challenge, then registration and authorization.
+    pub async fn login(&self) -> Result<(), AuthError> {
+        let mut st = self.state.lock().await;
+        self.renew(&mut st, Trigger::Login, None).await?;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Forgets every credential of this server, in memory and in the store.
+    pub async fn logout(&self) -> Result<(), AuthError> {
+        let mut st = self.state.lock().await;
+        st.current = None;
+        st.requested_scopes.clear();
+        st.loaded = true;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        for record in self.store.load(&self.config.server_url).await? {
+            self.store
+                .remove(&self.config.server_url, &record.issuer)
+                .await?;
+        }
+        Ok(())
+    }
+
+    fn lock_last_error(&self) -> std::sync::MutexGuard<'_, Option<AuthError>> {
+        // The slot is replaced whole; a panic elsewhere cannot leave it torn.
+        self.last_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn remember(&self, error: AuthError) {
+        tracing::warn!(error = %error, "OAuth failure");
+        *self.lock_last_error() = Some(error);
+    }
+
+    async fn ensure_loaded(&self, st: &mut State) -> Result<(), AuthError> {
+        if st.loaded {
+            return Ok(());
+        }
+        let records = self.store.load(&self.config.server_url).await?;
+        st.loaded = true;
+        // A record is used only for the server it names, and only if its
+        // resource covers that server and its token endpoint passes today's
+        // URL rules.
+        let usable = records
+            .into_iter()
+            .filter(|r| {
+                r.server_url == self.config.server_url
+                    && urls::resource_covers(&r.resource, &self.server)
+                    && self
+                        .policy
+                        .parse(&r.token_endpoint, UrlRole::TokenEndpoint)
+                        .is_ok()
+            })
+            .max_by_key(|r| r.saved_at);
+        if let Some(record) = usable {
+            st.requested_scopes = record.requested_scopes.clone();
+            st.current = Some(record);
+        }
+        Ok(())
+    }
+
+    async fn save(&self, record: StoredCredentials) {
+        if let Err(e) = self.store.save(record).await {
+            self.remember(e);
+        }
+    }
+
+    /// The header for the next request, refreshing first when the token is
+    /// (nearly) expired.
+    async fn header(&self) -> Result<Option<(String, String)>, AuthError> {
+        let mut st = self.state.lock().await;
+        self.ensure_loaded(&mut st).await?;
+        let now = unix_now();
+        let Some(tokens) = st.current.as_ref().and_then(|c| c.tokens.as_ref()) else {
+            return Ok(None);
+        };
+        if tokens.needs_refresh(now) {
+            let expired = tokens.expired(now);
+            let refreshed = match self.refresh(&mut st).await {
+                Ok(done) => done,
+                Err(e) => {
+                    self.remember(e);
+                    false
+                }
+            };
+            if refreshed {
+                self.generation.fetch_add(1, Ordering::SeqCst);
+            } else if expired {
+                // Sending an expired token only earns a 401; without one the
+                // server's challenge starts a new authorization.
+                if let Some(current) = st.current.as_mut() {
+                    current.tokens = None;
+                }
+                return Ok(None);
+            }
+        }
+        Ok(st
+            .current
+            .as_ref()
+            .and_then(|c| c.tokens.as_ref())
+            .map(|t| {
+                (
+                    "Authorization".to_owned(),
+                    format!("Bearer {}", t.access_token.expose()),
+                )
+            }))
+    }
+
+    /// Refreshes the current token. `Ok(false)`: there is no refresh token.
+    async fn refresh(&self, st: &mut State) -> Result<bool, AuthError> {
+        let Some(current) = st.current.as_mut() else {
+            return Ok(false);
+        };
+        let Some(tokens) = current.tokens.clone() else {
+            return Ok(false);
+        };
+        let Some(refresh_token) = tokens.refresh_token.clone() else {
+            return Ok(false);
+        };
+        // Another process sharing the store may have refreshed already (and
+        // the server may have rotated the refresh token we hold).
+        if let Ok(records) = self.store.load(&self.config.server_url).await
+            && let Some(newer) = records.into_iter().find(|r| {
+                r.issuer == current.issuer
+                    && r.resource == current.resource
+                    && r.client == current.client
+                    && r.tokens.as_ref().is_some_and(|t| {
+                        t.obtained_at > tokens.obtained_at && !t.needs_refresh(unix_now())
+                    })
+            })
+        {
+            *current = newer;
+            return Ok(true);
+        }
+        let endpoint = self
+            .policy
+            .parse(&current.token_endpoint, UrlRole::TokenEndpoint)?;
+        let result = TokenEndpoint {
+            http: self.http.as_ref(),
+            timeout: self.config.request_timeout,
+            url: &endpoint,
+            client: &current.client,
+            resource: &current.resource,
+        }
+        .refresh(&refresh_token, &tokens.scopes)
+        .await;
+        match result {
+            Ok(new_tokens) => {
+                current.tokens = Some(new_tokens);
+                let record = current.clone();
+                self.save(record).await;
+                Ok(true)
+            }
+            Err(e) => {
+                if matches!(e, AuthError::TokenRefused { .. }) {
+                    // The grant is gone; keep the client, drop the tokens.
+                    current.tokens = None;
+                    let record = current.clone();
+                    self.save(record).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Discovery, then refresh or a new authorization.
+    async fn renew(
+        &self,
+        st: &mut State,
+        trigger: Trigger,
+        challenge: Option<&BearerChallenge>,
+    ) -> Result<(), AuthError> {
+        self.ensure_loaded(st).await?;
+        let discovered = Discovery {
+            http: self.http.as_ref(),
+            timeout: self.config.request_timeout,
+            policy: &self.policy,
+            server_raw: &self.config.server_url,
+            server: &self.server,
+            legacy: self.config.legacy_discovery,
+        }
+        .run(challenge)
+        .await?;
+        let same_binding = st.current.as_ref().is_some_and(|c| {
+            c.issuer == discovered.server.issuer && c.resource == discovered.resource
+        });
+        if !same_binding && let Some(old) = st.current.take() {
+            // Registrations and tokens are bound to their issuer and
+            // resource: nothing is carried over to a new one.
+            tracing::info!("OAuth: the authorization server or resource changed; re-registering");
+            if old.resource != discovered.resource {
+                st.requested_scopes.clear();
+            }
+            if let Err(e) = self.store.remove(&old.server_url, &old.issuer).await {
+                self.remember(e);
+            }
+        }
+        if trigger == Trigger::Unauthorized && same_binding {
+            let rejected = st
+                .current
+                .as_ref()
+                .and_then(|c| c.tokens.as_ref())
+                .map(|t| t.access_token.clone());
+            if rejected.is_some() && rejected != st.refreshed_after_401 {
+                match self.refresh(st).await {
+                    Ok(true) => {
+                        st.refreshed_after_401 = st
+                            .current
+                            .as_ref()
+                            .and_then(|c| c.tokens.as_ref())
+                            .map(|t| t.access_token.clone());
+                        return Ok(());
+                    }
+                    Ok(false) => {}
+                    Err(e) => tracing::info!(error = %e, "OAuth: refresh failed; authorizing anew"),
+                }
+            }
+        }
+        let scopes = self.select_scopes(st, &discovered, challenge);
+        self.count_attempt(st, &scopes)?;
+        self.authorize(st, &discovered, scopes).await
+    }
+
+    /// The challenge's scopes, else the resource's `scopes_supported`, else
+    /// none; united with the scopes asked before; `offline_access` added
+    /// only when the authorization server offers it.
+    fn select_scopes(
+        &self,
+        st: &State,
+        discovered: &Discovered,
+        challenge: Option<&BearerChallenge>,
+    ) -> Vec<String> {
+        let challenged = challenge.map(BearerChallenge::scopes).unwrap_or_default();
+        let base = if challenged.is_empty() {
+            discovered.resource_scopes.clone().unwrap_or_default()
+        } else {
+            challenged
+        };
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in st.requested_scopes.iter().chain(&base) {
+            if scope != "offline_access" && !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        let offered = discovered
+            .server
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+        if self.config.offline_access && offered && !scopes.is_empty() {
+            scopes.push("offline_access".to_owned());
+        }
+        scopes
+    }
+
+    fn count_attempt(&self, st: &mut State, scopes: &[String]) -> Result<(), AuthError> {
+        let mut key = scopes.to_vec();
+        key.sort();
+        let now = Instant::now();
+        st.attempts
+            .retain(|(_, at)| now.duration_since(*at) < AUTHORIZATION_WINDOW);
+        let limit = self.config.max_authorizations;
+        let count = st.attempts.iter().filter(|(k, _)| *k == key).count();
+        if count >= limit as usize {
+            return Err(AuthError::TooManyAuthorizations { limit });
+        }
+        st.attempts.push_back((key, now));
+        Ok(())
+    }
+
+    async fn authorize(
+        &self,
+        st: &mut State,
+        discovered: &Discovered,
+        scopes: Vec<String>,
+    ) -> Result<(), AuthError> {
+        let server = &discovered.server;
+        let redirect_uri = self.handler.redirect_uri();
+        let stored_client = st.current.as_ref().map(|c| &c.client);
+        let client = Registrar {
+            http: self.http.as_ref(),
+            timeout: self.config.request_timeout,
+            client_name: &self.config.client_name,
+            redirect_uri: &redirect_uri,
+            pre_registered: &self.config.pre_registered,
+            client_metadata_url: self.config.client_metadata_url.as_deref(),
+            dynamic_registration: self.config.dynamic_registration,
+        }
+        .client_for(server, stored_client)
+        .await?;
+        let mut record = StoredCredentials {
+            version: RECORD_VERSION,
+            server_url: self.config.server_url.clone(),
+            resource: discovered.resource.clone(),
+            issuer: server.issuer.clone(),
+            token_endpoint: server.token_endpoint.to_string(),
+            client: client.clone(),
+            tokens: None,
+            requested_scopes: scopes.clone(),
+            saved_at: 0,
+        };
+        if stored_client != Some(&client) {
+            // Keep a new registration even if the user never finishes, so
+            // the next attempt does not register again.
+            self.save(record.clone()).await;
+        }
+
+        let pkce = Pkce::generate()?;
+        let state = random_token()?;
+        let url = authorization_url(
+            &server.authorization_endpoint,
+            &AuthorizationParams {
+                client_id: &client.client_id,
+                redirect_uri: &client.redirect_uri,
+                code_challenge: &pkce.challenge,
+                state: &state,
+                resource: &discovered.resource,
+                scopes: &scopes,
+            },
+        );
+        self.policy.check(&url, UrlRole::AuthorizationEndpoint)?;
+        let request = AuthorizationRequest::new(url, client.redirect_uri.clone(), state.clone());
+        let response = self.handler.authorize(request).await?;
+        let code = accept_response(&response, &state, server)?;
+        let tokens = TokenEndpoint {
+            http: self.http.as_ref(),
+            timeout: self.config.request_timeout,
+            url: &server.token_endpoint,
+            client: &client,
+            resource: &discovered.resource,
+        }
+        .exchange_code(&code, &pkce.verifier, &scopes)
+        .await?;
+        record.tokens = Some(tokens);
+        st.requested_scopes = scopes;
+        st.refreshed_after_401 = None;
+        st.current = Some(record.clone());
+        self.save(record).await;
+        Ok(())
+    }
+}
+
+impl fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("server", &urls::origin_string(&self.server))
+            .field("handler", &self.handler)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CredentialProvider for OAuthProvider {
+    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>> {
+        Box::pin(async move { self.header().await.map_err(AuthError::into_transport) })
+    }
+
+    fn on_unauthorized<'a>(
+        &'a self,
+        status: u16,
+        www_authenticate: Option<&'a str>,
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let challenge = www_authenticate.and_then(parse_bearer);
+            let trigger = match status {
+                401 => Trigger::Unauthorized,
+                403 if challenge
+                    .as_ref()
+                    .is_some_and(BearerChallenge::is_insufficient_scope) =>
+                {
+                    Trigger::StepUp
+                }
+                _ => return false,
+            };
+            let seen = self.generation.load(Ordering::SeqCst);
+            let mut st = self.state.lock().await;
+            if self.generation.load(Ordering::SeqCst) != seen {
+                // Someone renewed the credentials while this request waited.
+                return true;
+            }
+            match self.renew(&mut st, trigger, challenge.as_ref()).await {
+                Ok(()) => {
+                    self.generation.fetch_add(1, Ordering::SeqCst);
+                    true
+                }
+                Err(e) => {
+                    self.remember(e);
+                    false
+                }
+            }
+        })
+    }
+}
