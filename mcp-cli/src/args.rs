@@ -4,15 +4,18 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// Exit codes and configuration, shown at the end of `mcp --help`.
+const AFTER_HELP: &str = "\
+Servers come from --config FILE, else ./.mcp.json, else $XDG_CONFIG_HOME/mcp/config.json
+(the `mcpServers` shape). Try `mcp demo` first.
+
+Exit codes: 0 ok, 1 usage or configuration error, 2 server could not be started or
+reached, 3 authentication required or failed, 4 protocol error or time-out, 5 the tool
+reported an error, 130 interrupted.";
+
 /// Inspect, call and debug MCP servers.
-///
-/// Servers come from `--config FILE`, else `./.mcp.json`, else
-/// `$XDG_CONFIG_HOME/mcp/config.json` (the `mcpServers` shape). Exit codes:
-/// 0 ok, 1 usage or configuration error, 2 server could not be started or
-/// reached, 3 authentication required or failed, 4 protocol error or
-/// time-out, 5 the tool reported an error, 130 interrupted.
 #[derive(Debug, Parser)]
-#[command(name = "mcp", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "mcp", version, max_term_width = 100, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     /// Configuration file (default: ./.mcp.json, else $XDG_CONFIG_HOME/mcp/config.json).
     #[arg(long, global = true, value_name = "FILE")]

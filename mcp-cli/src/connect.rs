@@ -18,8 +18,8 @@ use mcp_types::Root;
 
 use crate::args::RemoteTransport;
 use crate::config::{
-    EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, UrlProblem, check_url, expand,
-    child,
+    EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, UrlProblem, check_url, child,
+    expand,
 };
 use crate::error::{CliError, ConfigProblem};
 

@@ -145,7 +145,7 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
         }
         (None, None) => {
             return Err(CliError::AddRefusedHidden {
-                flag: "the server",
+                flag: "the entry",
                 refusal: AddRefusal::NoTarget,
             });
         }

@@ -174,15 +174,15 @@ fn print(
     // Failures go to stderr in every format, labelled by server.
     for (name, outcome) in &started.outcomes {
         if let Outcome::Failed(error) = outcome {
-            let paint = ctx.ui.err();
+            let mut chain = vec![format!("server `{name}` did not start")];
+            chain.extend(hub_chain(error));
             eprint!(
-                "{}{}",
-                paint.yellow(&format!("server `{name}` did not start:\n")),
+                "{}",
                 render_report(
-                    &hub_chain(error),
+                    &chain,
                     error.server_message(),
                     error.stderr_tail(),
-                    paint,
+                    ctx.ui.err(),
                     ctx.ui.verbose > 0,
                 )
             );
@@ -221,28 +221,51 @@ pub(crate) fn shared_names(namespace: &Namespace) -> Vec<(String, Vec<String>)> 
 }
 
 pub(crate) fn servers_table(outcomes: &[(String, Outcome)]) -> String {
+    let any_failed = outcomes
+        .iter()
+        .any(|(_, o)| matches!(o, Outcome::Failed(_)));
     let rows = outcomes
         .iter()
-        .map(|(name, outcome)| match outcome {
-            Outcome::Ready {
-                era,
-                version,
-                tools,
-            } => vec![
-                name.clone(),
-                "ready".to_owned(),
-                format!("{version} ({})", era_name(*era)),
-                tools.map(|t| t.to_string()).unwrap_or_default(),
-            ],
-            Outcome::Failed(error) => vec![
-                name.clone(),
-                "failed".to_owned(),
-                "-".to_owned(),
-                one_line(&error.to_string(), 60),
-            ],
+        .map(|(name, outcome)| {
+            let mut row = match outcome {
+                Outcome::Ready {
+                    era,
+                    version,
+                    tools,
+                } => vec![
+                    name.clone(),
+                    "ready".to_owned(),
+                    format!("{version} ({})", era_name(*era)),
+                    tools.map(|t| t.to_string()).unwrap_or_default(),
+                ],
+                Outcome::Failed(_) => {
+                    vec![
+                        name.clone(),
+                        "failed".to_owned(),
+                        "-".to_owned(),
+                        "-".to_owned(),
+                    ]
+                }
+            };
+            if any_failed {
+                row.push(match outcome {
+                    // The innermost causes say most (outer ones name the server).
+                    Outcome::Failed(error) => {
+                        let chain = hub_chain(error);
+                        one_line(&chain[chain.len().saturating_sub(2)..].join(": "), 90)
+                    }
+                    Outcome::Ready { .. } => String::new(),
+                });
+            }
+            row
         })
         .collect();
-    table(&["server", "status", "protocol", "tools"], rows)
+    let headers: &[&str] = if any_failed {
+        &["server", "status", "protocol", "tools", "error"]
+    } else {
+        &["server", "status", "protocol", "tools"]
+    };
+    table(headers, rows)
 }
 
 pub(crate) fn namespace_table(namespace: &Namespace) -> String {
