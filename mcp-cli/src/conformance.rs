@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context;
+use mcp_auth::{HeadlessRedirectFlow, OAuthConfig, OAuthProvider, PreRegisteredClient, Secret};
 use mcp_session::{
     ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Negotiation, Roots,
     SamplingHandler, Session, SessionConfig,
@@ -37,7 +38,12 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
     };
     tracing::info!(%scenario, %version, "conformance client");
 
-    let connector = Arc::new(HttpConnector::new(HttpConfig::new(url)));
+    // Every scenario runs with OAuth available, as a host would: a server
+    // that never answers 401 never sees it.
+    let oauth = Arc::new(oauth_provider(url, &context)?);
+    let connector = Arc::new(HttpConnector::new(
+        HttpConfig::new(url).credentials(oauth.clone()),
+    ));
     let config = SessionConfig {
         handlers: ClientHandlers::new()
             .sampling(CannedModel)
@@ -51,10 +57,13 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
     let session = Session::connect(connector, config)
         .await
         .context("connecting")?;
-    let session = session
-        .negotiate(mode)
-        .await
-        .map_err(|e| anyhow::anyhow!("negotiation failed: {e}"))?;
+    let session = match session.negotiate(mode).await {
+        Ok(session) => session,
+        Err(e) => {
+            report_auth_failure(&oauth);
+            anyhow::bail!("negotiation failed: {e}");
+        }
+    };
 
     let caps = session.server_capabilities().clone();
     // Tools are listed even when not declared: a host tries, and a server
@@ -75,29 +84,62 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
             }
         }
     }
-    if caps.resources.is_some() {
-        if let Ok(listing) = session.list_resources().await {
-            for resource in listing.items {
-                let _ = session.read_resource(&resource.uri).await;
-            }
+    if caps.resources.is_some()
+        && let Ok(listing) = session.list_resources().await
+    {
+        for resource in listing.items {
+            let _ = session.read_resource(&resource.uri).await;
         }
     }
-    if caps.prompts.is_some() {
-        if let Ok(listing) = session.list_prompts().await {
-            for prompt in listing.items {
-                let args: BTreeMap<String, String> = prompt
-                    .arguments
-                    .iter()
-                    .flatten()
-                    .filter(|a| a.required == Some(true))
-                    .map(|a| (a.name.clone(), "test".to_owned()))
-                    .collect();
-                let _ = session.get_prompt(&prompt.name, args).await;
-            }
+    if caps.prompts.is_some()
+        && let Ok(listing) = session.list_prompts().await
+    {
+        for prompt in listing.items {
+            let args: BTreeMap<String, String> = prompt
+                .arguments
+                .iter()
+                .flatten()
+                .filter(|a| a.required == Some(true))
+                .map(|a| (a.name.clone(), "test".to_owned()))
+                .collect();
+            let _ = session.get_prompt(&prompt.name, args).await;
         }
     }
     session.close().await;
+    report_auth_failure(&oauth);
     Ok(())
+}
+
+/// The suite's Client ID Metadata Document URL (its mock authorization
+/// servers accept it without fetching it).
+const CONFORMANCE_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth as the conformance scenarios need it: the authorization redirect
+/// followed without a browser, a Client ID Metadata Document URL, and the
+/// pre-registered client the context may carry (`client_id`,
+/// `client_secret`, `issuer`).
+fn oauth_provider(url: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
+    let mut config = OAuthConfig::new(url)
+        .client_name("mcp-conformance-client")
+        .client_metadata_url(CONFORMANCE_CLIENT_METADATA_URL);
+    let text = |key: &str| context.get(key).and_then(Value::as_str);
+    if let (Some(issuer), Some(client_id)) = (text("issuer"), text("client_id")) {
+        let mut client = PreRegisteredClient::new(issuer, client_id);
+        if let Some(secret) = text("client_secret") {
+            client = client.secret(Secret::new(secret));
+        }
+        config = config.pre_registered(client);
+    }
+    let handler = HeadlessRedirectFlow::new("http://127.0.0.1:33418/callback")
+        .context("setting up the authorization handler")?;
+    OAuthProvider::new(config, Arc::new(handler)).context("setting up OAuth")
+}
+
+/// Authorization failures travel as a refused retry; say why on stderr.
+fn report_auth_failure(oauth: &OAuthProvider) {
+    if let Some(e) = oauth.take_last_error() {
+        eprintln!("authorization failed: {e}");
+    }
 }
 
 /// Arguments the scenario's context gives for `tool` (`toolCalls`).
