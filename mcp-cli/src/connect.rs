@@ -118,9 +118,13 @@ fn remote_connector(
         }
         config.headers.push((name.clone(), value));
     }
-    if let Some(token) = &remote.token {
-        config.credentials = Some(credential(token));
-    }
+    // A static token when configured; else OAuth credentials stored by
+    // `mcp login` (used and refreshed, never obtained interactively here).
+    config.credentials = match &remote.token {
+        Some(token) => Some(credential(token)),
+        None => crate::commands::auth::stored_credentials(&config.url)
+            .map(|p| Arc::new(p) as Arc<dyn CredentialProvider>),
+    };
     Ok(match remote.transport {
         RemoteTransport::Http => Arc::new(HttpConnector::new(config)),
         RemoteTransport::Sse => Arc::new(SseConnector::new(config)),

@@ -297,8 +297,10 @@ pub(crate) enum CliError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`mcp {command}` is not available yet: OAuth support (mcp-auth) has not landed")]
-    AuthUnavailable { command: &'static str },
+    #[error("OAuth sign-in failed")]
+    Auth(#[source] mcp_auth::AuthError),
+    #[error("`{name}` is a local (stdio) server; OAuth is for HTTP servers")]
+    NotRemote { name: String },
     #[error("no demo server named `{name}` (there are notes, files and github)")]
     UnknownDemo { name: String },
     #[error("could not export the namespace")]
@@ -340,7 +342,7 @@ impl CliError {
         match self {
             CliError::Hub(e) | CliError::Export(e) => hub_exit(e),
             CliError::Interrupted => Exit::Interrupted,
-            CliError::AuthUnavailable { .. } => Exit::Auth,
+            CliError::Auth(_) => Exit::Auth,
             CliError::Output(_) | CliError::NoSelfPath(_) => Exit::Unreachable,
             CliError::Conformance(_) => Exit::Protocol,
             _ => Exit::Usage,
@@ -362,7 +364,8 @@ impl CliError {
             CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",
             CliError::NameTaken { .. } => "name_taken",
             CliError::ConfigWrite { .. } => "config_write",
-            CliError::AuthUnavailable { .. } => "auth_unavailable",
+            CliError::Auth(_) => "auth",
+            CliError::NotRemote { .. } => "not_remote",
             CliError::UnknownDemo { .. } => "unknown_demo",
             CliError::Export(e) | CliError::Hub(e) => hub_kind(e),
             CliError::Interrupted => "interrupted",
@@ -419,13 +422,28 @@ impl CliError {
 
     /// The human report for stderr.
     pub(crate) fn report(&self, paint: Paint, verbose: bool) -> String {
-        render_report(
+        let mut out = render_report(
             &self.chain(),
             self.server_message(),
             self.stderr_tail(),
             paint,
             verbose,
-        )
+        );
+        if let Some(hint) = self.hint() {
+            out.push_str(&format!("  {} {hint}\n", paint.dim("hint:")));
+        }
+        out
+    }
+
+    /// What the user can do about it, when we know.
+    fn hint(&self) -> Option<String> {
+        let hub = self.hub()?;
+        let server = hub.server()?;
+        let missing_token = hub_chain(hub)
+            .iter()
+            .any(|l| l.contains("holding the server credential"));
+        (hub_exit(hub) == Exit::Auth && !missing_token)
+            .then(|| format!("if the server signs in with OAuth, run `mcp login {server}` first"))
     }
 }
 

@@ -95,8 +95,8 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Prompt(args) => commands::prompt::run(ctx, args).await.map(ok),
         Command::Tools(args) => commands::tools::run(ctx, args).await,
         Command::Add(args) => commands::add::run(ctx, &args).map(ok),
-        Command::Login(args) => commands::auth::run(ctx, &args, "login").map(ok),
-        Command::Logout(args) => commands::auth::run(ctx, &args, "logout").map(ok),
+        Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),
+        Command::Logout(args) => commands::auth::logout(ctx, &args).await.map(ok),
         Command::Demo(_) => commands::interruptible(commands::demo::run(ctx))
             .await
             .map(ok),

@@ -60,6 +60,7 @@ impl Sandbox {
         let mut cmd = Command::new(MCP);
         cmd.current_dir(self.path())
             .env("XDG_CONFIG_HOME", self.path().join("xdg"))
+            .env("XDG_DATA_HOME", self.path().join("data"))
             .env_remove("RUST_LOG")
             .env_remove("NO_COLOR")
             .timeout(Duration::from_secs(60));
@@ -772,16 +773,36 @@ fn add_without_a_config_creates_the_user_file() {
 // ---------------------------------------------------------------- login, usage
 
 #[test]
-fn login_and_logout_are_not_available_yet() {
-    let sandbox =
-        Sandbox::new().with_servers(&[("remote", json!({"url": "https://example.com/mcp"}))]);
-    for command in ["login", "logout"] {
-        let (code, _, stderr) = sandbox.run(&[command, "remote"]);
-        assert_eq!(code, 3, "{stderr}");
-        assert!(stderr.contains("not available yet"), "{stderr}");
-    }
+fn login_and_logout() {
+    use mcp_testkit::{HttpFakeServer, HttpServerOptions};
+    let rt = runtime();
+    // A server that publishes no OAuth metadata: login fails as
+    // authentication (3), naming why.
+    let server = rt
+        .block_on(HttpFakeServer::start(
+            http_script(),
+            HttpServerOptions::default(),
+        ))
+        .unwrap();
+    let sandbox = Sandbox::new().with_servers(&[
+        ("remote", json!({"url": server.url()})),
+        ("local", demo("notes")),
+    ]);
+    let (code, _, stderr) = sandbox.run(&["login", "remote"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("OAuth sign-in failed"), "{stderr}");
+    let (code, stdout, stderr) = sandbox.run(&["logout", "remote"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "logged out of `remote` (its stored credentials are gone)\n"
+    );
+    let (code, _, stderr) = sandbox.run(&["login", "local"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("OAuth is for HTTP servers"), "{stderr}");
     let (code, _, _) = sandbox.run(&["login", "nope"]);
     assert_eq!(code, 1);
+    rt.block_on(server.shutdown());
 }
 
 #[test]
@@ -935,6 +956,7 @@ fn http_401_is_exit_3_and_unreachable_is_exit_2() {
     let sandbox = Sandbox::new();
     let (code, _, stderr) = sandbox.run(&["inspect", "--url", &server.url()]);
     assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("run `mcp login server` first"), "{stderr}");
     let port = server.addr().port();
     rt.block_on(server.shutdown());
     let (code, _, stderr) =

@@ -1,19 +1,119 @@
-//! `mcp login` / `mcp logout`: OAuth sign-in for HTTP servers.
+//! `mcp login` / `mcp logout`: OAuth for HTTP servers, through `mcp-auth`.
 //!
-//! Not available yet: OAuth lives in `mcp-auth`, which has no public API so
-//! far. Both commands check their argument (a configured HTTP server) and
-//! then fail with exit code 3 (authentication), saying so. Static tokens
-//! work today through `token_env` in the configuration.
+//! `login` discovers the server's authorization server, registers (or
+//! reuses) a client, prints the authorization URL (opening a browser when
+//! there is a display) and waits for the redirect on
+//! `http://127.0.0.1:33418/callback`; the credentials are stored with 0600
+//! permissions under `$XDG_DATA_HOME/mcp/oauth`. Other commands then use
+//! (and refresh) them, but never start a browser themselves: without
+//! credentials a server's 401 is exit code 3 with a hint to log in.
+//! `logout` forgets the server's stored credentials.
+
+use std::sync::Arc;
+
+use mcp_auth::{
+    AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, FileTokenStore,
+    LoopbackBrowserFlow, OAuthConfig, OAuthProvider,
+};
+use mcp_transport::BoxFuture;
 
 use crate::args::AuthArgs;
-use crate::commands::Context;
-use crate::config::{self, EntryKind};
+use crate::commands::{Context, interruptible};
+use crate::config::{self, EntryKind, expand};
 use crate::error::CliError;
+use crate::output;
 
-pub(crate) fn run(ctx: &Context, args: &AuthArgs, command: &'static str) -> Result<(), CliError> {
-    let config = config::load(ctx.config.as_deref())?;
-    let entry = config.server(&args.server)?;
-    match entry.kind {
-        EntryKind::Remote(_) | EntryKind::Stdio(_) => Err(CliError::AuthUnavailable { command }),
+/// The `client_name` registered with authorization servers.
+const CLIENT_NAME: &str = "mcp-cli";
+
+fn oauth_config(url: &str) -> OAuthConfig {
+    OAuthConfig::new(url).client_name(CLIENT_NAME)
+}
+
+/// The OAuth provider other commands use for `url`: stored credentials,
+/// refreshed as needed, but no interactive authorization. `None` when there
+/// is no data directory to keep credentials in.
+pub(crate) fn stored_credentials(url: &str) -> Option<OAuthProvider> {
+    let store = FileTokenStore::default_location().ok()?;
+    let handler = Arc::new(LoginFirst {
+        redirect_uri: LoopbackBrowserFlow::new().redirect_uri(),
+    });
+    OAuthProvider::new(oauth_config(url), handler)
+        .ok()
+        .map(|p| p.with_store(Arc::new(store)))
+}
+
+/// Refuses to authorize interactively (that is `mcp login`'s job), with the
+/// same redirect URI so that a client registered by `login` is reused.
+#[derive(Debug)]
+struct LoginFirst {
+    redirect_uri: String,
+}
+
+impl AuthorizationHandler for LoginFirst {
+    fn redirect_uri(&self) -> String {
+        self.redirect_uri.clone()
     }
+
+    fn authorize(
+        &self,
+        _request: AuthorizationRequest,
+    ) -> BoxFuture<'_, Result<AuthorizationResponse, AuthError>> {
+        Box::pin(async { Err(AuthError::Cancelled) })
+    }
+}
+
+/// The URL of the configured HTTP server `name`, `${VAR}`-expanded.
+fn server_url(ctx: &Context, name: &str) -> Result<String, CliError> {
+    let config = config::load(ctx.config.as_deref())?;
+    let entry = config.server(name)?;
+    match &entry.kind {
+        EntryKind::Remote(remote) => expand(&remote.url).map_err(|problem| {
+            CliError::config(
+                &config.file,
+                &format!("{}.url", config::child("mcpServers", name)),
+                problem,
+            )
+        }),
+        EntryKind::Stdio(_) => Err(CliError::NotRemote {
+            name: name.to_owned(),
+        }),
+    }
+}
+
+pub(crate) async fn login(ctx: &Context, args: &AuthArgs) -> Result<(), CliError> {
+    let url = server_url(ctx, &args.server)?;
+    let provider = OAuthProvider::interactive(oauth_config(&url)).map_err(CliError::Auth)?;
+    interruptible(async { provider.login().await.map_err(CliError::Auth) }).await?;
+    let issuer = provider
+        .credentials()
+        .await
+        .map(|c| {
+            let scopes = c.granted_scopes().join(" ");
+            if scopes.is_empty() {
+                format!(" (issuer {})", c.issuer())
+            } else {
+                format!(" (issuer {}, scopes: {scopes})", c.issuer())
+            }
+        })
+        .unwrap_or_default();
+    output::print(&format!("logged in to `{}`{issuer}\n", args.server))
+}
+
+pub(crate) async fn logout(ctx: &Context, args: &AuthArgs) -> Result<(), CliError> {
+    let url = server_url(ctx, &args.server)?;
+    let store = FileTokenStore::default_location().map_err(CliError::Auth)?;
+    let provider = OAuthProvider::new(
+        oauth_config(&url),
+        Arc::new(LoginFirst {
+            redirect_uri: LoopbackBrowserFlow::new().redirect_uri(),
+        }),
+    )
+    .map_err(CliError::Auth)?
+    .with_store(Arc::new(store));
+    provider.logout().await.map_err(CliError::Auth)?;
+    output::print(&format!(
+        "logged out of `{}` (its stored credentials are gone)\n",
+        args.server
+    ))
 }
