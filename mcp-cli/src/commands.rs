@@ -145,12 +145,23 @@ where
     .await;
     activity.finish();
     let hub = Arc::new(started?);
+    if let Ok(status) = hub.status(target.name())
+        && let Some(info) = &status.info
+    {
+        tracing::info!(
+            server = target.name(),
+            version = %info.version,
+            implementation = %info.implementation.name,
+            "server ready"
+        );
+    }
     let result = interruptible(op(Arc::clone(&hub))).await;
     if matches!(result, Err(CliError::Interrupted)) {
         // Let the session's driver write the cancellation before the
         // server's input is closed.
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    hub.shutdown().await;
+    let report = hub.shutdown().await;
+    tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
     result
 }

@@ -215,6 +215,12 @@ pub(crate) fn spec(
     discovery: Discovery,
 ) -> Result<ServerSpec, CliError> {
     let connector = connector(origin, entry, options)?;
+    tracing::debug!(
+        server = %entry.name,
+        stdio = connector.is_stdio(),
+        negotiation = ?entry.negotiation,
+        "starting server"
+    );
     let mut spec = ServerSpec::new(&entry.name, connector)?
         .negotiation(entry.negotiation)
         .session(session_config(entry))

@@ -391,6 +391,44 @@ fn a_server_that_cannot_start_is_exit_2_with_its_reason() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+#[test]
+fn allow_lists_and_content_limits_from_the_configuration() {
+    let mut limited = script(json!({"tools": [
+        {"name": "big", "inputSchema": schema_object(), "behavior": {"kind": "blob", "kb": 8}},
+        {"name": "echo", "inputSchema": schema_object(), "behavior": {"kind": "echo"}}
+    ]}));
+    limited["max_content_bytes"] = json!(2048);
+    let mut allowed = script(rich_script());
+    allowed["allow"] = json!({"tools": ["add"], "prompts": []});
+    let sandbox = Sandbox::new().with_servers(&[("limited", limited), ("allowed", allowed)]);
+    let (code, _, stderr) = sandbox.run(&["call", "limited", "big"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("over its limit of 2048 bytes"), "{stderr}");
+    let (code, stdout, _) = sandbox.run(&["inspect", "allowed", "--json"]);
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["tools"]["items"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["prompts"]["items"], json!([]));
+    let (code, _, stderr) = sandbox.run(&["call", "allowed", "echo", "text=x"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("denied"), "{stderr}");
+}
+
+#[test]
+fn verbose_logs_go_to_stderr_and_stdout_stays_json() {
+    let sandbox = Sandbox::new().with_servers(&[("notes", demo("notes"))]);
+    let (code, stdout, stderr) = sandbox.run(&["-vv", "inspect", "notes", "--json"]);
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    assert_eq!(doc["server"], "notes");
+    assert!(
+        stderr.contains("DEBUG") || stderr.contains("INFO"),
+        "{stderr}"
+    );
+    let (_, _, quiet) = sandbox.run(&["inspect", "notes", "--json"]);
+    assert_eq!(quiet, "");
+}
+
 // ---------------------------------------------------------------- read, prompt
 
 #[test]

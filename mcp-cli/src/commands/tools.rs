@@ -92,6 +92,7 @@ pub(crate) async fn start_all(
                         version,
                         tools,
                     } => {
+                        tracing::info!(server = %server, version = %version, "server ready");
                         lines.set(
                             server.as_str(),
                             format!(
@@ -111,6 +112,7 @@ pub(crate) async fn start_all(
                         );
                     }
                     HubEvent::Failed { server, error } => {
+                        tracing::info!(server = %server, error = %error, "server failed");
                         lines.set(server.as_str(), "failed".to_owned(), true);
                         outcomes
                             .entry(server.to_string())
