@@ -30,7 +30,10 @@ pub struct AuthorizationRequest {
 }
 
 impl AuthorizationRequest {
-    pub(crate) fn new(url: Url, redirect_uri: String, state: String) -> Self {
+    /// A request (the provider builds these; a host tests its own handler
+    /// with one).
+    pub fn new(url: Url, redirect_uri: impl Into<String>, state: impl Into<String>) -> Self {
+        let (redirect_uri, state) = (redirect_uri.into(), state.into());
         Self {
             url,
             redirect_uri,

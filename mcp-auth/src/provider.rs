@@ -36,7 +36,6 @@ use crate::error::{AuthError, UrlRole};
 use crate::http::{AuthHttpClient, default_http_client};
 use crate::pkce::{Pkce, random_token};
 use crate::registration::{self, Registrar};
-use crate::secret::Secret;
 use crate::store::{MemoryTokenStore, RECORD_VERSION, StoredCredentials, TokenStore};
 use crate::token::{TokenEndpoint, unix_now};
 use crate::urls::{self, UrlPolicy};
@@ -64,9 +63,10 @@ struct State {
     requested_scopes: Vec<String>,
     /// Recent authorizations (sorted scope set, when), for the retry limit.
     attempts: VecDeque<(Vec<String>, Instant)>,
-    /// An access token obtained by a refresh after a 401: when it meets a
-    /// 401 too, refreshing again will not help.
-    refreshed_after_401: Option<Secret>,
+    /// Recent refreshes caused by a 401: a server that keeps refusing
+    /// fresh tokens gets a new authorization (itself limited) instead of
+    /// a refresh per request forever.
+    refreshes_after_401: VecDeque<Instant>,
 }
 
 /// OAuth 2.1 credentials for one MCP server, per the MCP authorization
@@ -345,19 +345,13 @@ impl OAuthProvider {
             }
         }
         if trigger == Trigger::Unauthorized && same_binding {
-            let rejected = st
-                .current
-                .as_ref()
-                .and_then(|c| c.tokens.as_ref())
-                .map(|t| t.access_token.clone());
-            if rejected.is_some() && rejected != st.refreshed_after_401 {
+            let now = Instant::now();
+            st.refreshes_after_401
+                .retain(|at| now.duration_since(*at) < AUTHORIZATION_WINDOW);
+            if st.refreshes_after_401.len() < self.config.max_authorizations as usize {
                 match self.refresh(st).await {
                     Ok(true) => {
-                        st.refreshed_after_401 = st
-                            .current
-                            .as_ref()
-                            .and_then(|c| c.tokens.as_ref())
-                            .map(|t| t.access_token.clone());
+                        st.refreshes_after_401.push_back(now);
                         return Ok(());
                     }
                     Ok(false) => {}
@@ -482,7 +476,6 @@ impl OAuthProvider {
         .await?;
         record.tokens = Some(tokens);
         st.requested_scopes = scopes;
-        st.refreshed_after_401 = None;
         st.current = Some(record.clone());
         self.save(record).await;
         Ok(())

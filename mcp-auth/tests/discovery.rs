@@ -1,0 +1,365 @@
+//! Finding the authorization server: protected resource metadata from the
+//! challenge, path-aware then root well-known URLs, the resource check, the
+//! RFC 8414 / OIDC order, the issuer check, the 2025-03-26 fallbacks, and
+//! the URL rules.
+
+#[path = "support/fixture.rs"]
+mod support;
+
+use mcp_auth::{AuthError, UrlRole};
+use support::{AsConfig, MetaLoc, PrmLoc, ResourceServer, RsConfig, call, pair, provider};
+
+#[tokio::test]
+async fn metadata_comes_from_the_challenge_url_first() {
+    let rs_config = RsConfig {
+        prm: PrmLoc::Custom("/custom/metadata.json".into()),
+        ..RsConfig::default()
+    };
+    let (auth, rs) = pair(AsConfig::default(), rs_config).await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let paths = rs.log.paths();
+    assert!(paths.contains(&"/custom/metadata.json".to_owned()));
+    assert!(
+        !paths.iter().any(|p| p.starts_with("/.well-known/")),
+        "well-known URLs were probed: {paths:?}"
+    );
+    assert_eq!(auth.log.to("/token").len(), 1);
+}
+
+#[tokio::test]
+async fn without_the_header_the_path_aware_url_comes_before_the_root_one() {
+    let (_auth, rs) = pair(
+        AsConfig::default(),
+        RsConfig {
+            header_param: false,
+            ..RsConfig::default()
+        },
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let paths = rs.log.paths();
+    assert!(paths.contains(&"/.well-known/oauth-protected-resource/mcp".to_owned()));
+    assert!(!paths.contains(&"/.well-known/oauth-protected-resource".to_owned()));
+}
+
+#[tokio::test]
+async fn the_root_url_is_the_fallback_and_its_pathless_resource_is_sent_verbatim() {
+    let (auth, rs) = pair(
+        AsConfig::default(),
+        RsConfig {
+            prm: PrmLoc::Root,
+            header_param: false,
+            ..RsConfig::default()
+        },
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let wk: Vec<String> = rs
+        .log
+        .paths()
+        .into_iter()
+        .filter(|p| p.starts_with("/.well-known/"))
+        .collect();
+    assert_eq!(
+        wk,
+        [
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-protected-resource"
+        ]
+    );
+    // `http://127.0.0.1:PORT`, not `http://127.0.0.1:PORT/`.
+    let authorize = &auth.log.to("/authorize")[0];
+    assert_eq!(authorize.query("resource"), Some(rs.base()));
+    assert_eq!(auth.log.to("/token")[0].form("resource"), Some(rs.base()));
+}
+
+#[tokio::test]
+async fn a_resource_that_does_not_cover_the_server_is_refused() {
+    let (auth, rs) = pair(
+        AsConfig::default(),
+        RsConfig {
+            resource: Some("https://evil.example.com/mcp".into()),
+            ..RsConfig::default()
+        },
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+    assert!(matches!(
+        p.take_last_error(),
+        Some(AuthError::ResourceMismatch)
+    ));
+    assert!(
+        auth.log.hits().is_empty(),
+        "the authorization server was contacted"
+    );
+}
+
+#[tokio::test]
+async fn server_metadata_is_searched_in_the_spec_order_for_an_issuer_with_a_path() {
+    let (auth, rs) = pair(
+        AsConfig {
+            prefix: "/tenant1".into(),
+            metadata_at: vec![MetaLoc::OidcAppend],
+            ..AsConfig::default()
+        },
+        RsConfig::default(),
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let metadata: Vec<String> = auth
+        .log
+        .paths()
+        .into_iter()
+        .filter(|p| p.contains(".well-known"))
+        .collect();
+    assert_eq!(
+        metadata,
+        [
+            "/.well-known/oauth-authorization-server/tenant1",
+            "/.well-known/openid-configuration/tenant1",
+            "/tenant1/.well-known/openid-configuration",
+        ]
+    );
+    assert!(
+        !auth
+            .log
+            .paths()
+            .contains(&"/.well-known/oauth-authorization-server".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn oidc_discovery_follows_rfc_8414_for_an_issuer_without_a_path() {
+    let (auth, rs) = pair(
+        AsConfig {
+            metadata_at: vec![MetaLoc::OidcInsert],
+            ..AsConfig::default()
+        },
+        RsConfig::default(),
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let metadata: Vec<String> = auth
+        .log
+        .paths()
+        .into_iter()
+        .filter(|p| p.contains(".well-known"))
+        .collect();
+    assert_eq!(
+        metadata,
+        [
+            "/.well-known/oauth-authorization-server",
+            "/.well-known/openid-configuration"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_is_refused_before_any_use() {
+    let (auth, rs) = pair(
+        AsConfig {
+            metadata_issuer: Some("https://attacker.example.com".into()),
+            ..AsConfig::default()
+        },
+        RsConfig::default(),
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+    assert!(matches!(
+        p.take_last_error(),
+        Some(AuthError::IssuerMismatch)
+    ));
+    assert_eq!(
+        auth.log.paths(),
+        ["/.well-known/oauth-authorization-server"],
+        "endpoints of the poisoned metadata were used"
+    );
+}
+
+#[tokio::test]
+async fn a_2025_03_26_server_has_its_metadata_at_its_root() {
+    let rs = ResourceServer::start(
+        RsConfig {
+            prm: PrmLoc::Absent,
+            embedded_as: Some(AsConfig {
+                prefix: "".into(),
+                ..AsConfig::default()
+            }),
+            ..RsConfig::default()
+        },
+        vec![],
+        vec![],
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let log = rs.embedded_log();
+    assert!(
+        log.paths()
+            .contains(&"/.well-known/oauth-authorization-server".to_owned())
+    );
+    // Without protected resource metadata the resource is the server URL.
+    assert_eq!(
+        log.to("/authorize")[0].query("resource"),
+        Some(rs.url().as_str())
+    );
+    assert_eq!(log.to("/register").len(), 1);
+}
+
+#[tokio::test]
+async fn without_any_metadata_the_default_endpoints_are_used() {
+    let rs = ResourceServer::start(
+        RsConfig {
+            prm: PrmLoc::Absent,
+            embedded_as: Some(AsConfig {
+                metadata_at: vec![],
+                ..AsConfig::default()
+            }),
+            ..RsConfig::default()
+        },
+        vec![],
+        vec![],
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let log = rs.embedded_log();
+    for endpoint in ["/register", "/authorize", "/token"] {
+        assert_eq!(log.to(endpoint).len(), 1, "{endpoint}");
+    }
+    // PKCE is still S256 (the 2025-03-26 revision required PKCE).
+    assert_eq!(
+        log.to("/authorize")[0].query("code_challenge_method"),
+        Some("S256")
+    );
+}
+
+#[tokio::test]
+async fn the_fallbacks_can_be_turned_off() {
+    let rs = ResourceServer::start(
+        RsConfig {
+            prm: PrmLoc::Absent,
+            embedded_as: Some(AsConfig::default()),
+            ..RsConfig::default()
+        },
+        vec![],
+        vec![],
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c.legacy_discovery(false));
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+    assert!(matches!(
+        p.take_last_error(),
+        Some(AuthError::NoResourceMetadata)
+    ));
+}
+
+#[tokio::test]
+async fn metadata_urls_on_private_or_link_local_addresses_are_refused() {
+    for (servers, role) in [
+        (
+            vec!["https://169.254.169.254/latest".to_owned()],
+            UrlRole::AuthorizationServer,
+        ),
+        (
+            vec!["https://10.0.0.1".to_owned()],
+            UrlRole::AuthorizationServer,
+        ),
+    ] {
+        let rs = ResourceServer::start(RsConfig::default(), servers, vec![]).await;
+        let p = provider(&rs.url(), |c| c);
+        assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+        match p.take_last_error() {
+            Some(AuthError::PrivateAddress { role: r }) => assert_eq!(r, role),
+            other => panic!("{other:?}"),
+        }
+    }
+    // Loopback is fine (every other test here runs on it), and so is a
+    // private address when the host allows private networks: then the
+    // failure is the connection, not the rule.
+    let rs = ResourceServer::start(
+        RsConfig::default(),
+        vec!["https://10.255.255.1".into()],
+        vec![],
+    )
+    .await;
+    let p = provider(&rs.url(), |c| {
+        c.allow_private_networks(true)
+            .request_timeout(std::time::Duration::from_millis(300))
+    });
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+    assert!(!matches!(
+        p.take_last_error(),
+        Some(AuthError::PrivateAddress { .. })
+    ));
+}
+
+#[tokio::test]
+async fn plain_http_authorization_servers_are_refused_off_loopback() {
+    let rs = ResourceServer::start(
+        RsConfig::default(),
+        vec!["http://as.example.com".into()],
+        vec![],
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+    assert!(matches!(
+        p.take_last_error(),
+        Some(AuthError::InsecureUrl {
+            role: UrlRole::AuthorizationServer
+        })
+    ));
+}
+
+#[tokio::test]
+async fn authorization_urls_with_dangerous_schemes_are_refused() {
+    for (endpoint, scheme) in [
+        ("javascript:alert(document.cookie)", "javascript"),
+        ("data:text/html,<script>alert(1)</script>", "data"),
+        ("file:///etc/passwd", "file"),
+    ] {
+        let (auth, rs) = pair(
+            AsConfig {
+                authorization_endpoint: Some(endpoint.into()),
+                ..AsConfig::default()
+            },
+            RsConfig::default(),
+        )
+        .await;
+        let p = provider(&rs.url(), |c| c);
+        assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+        match p.take_last_error() {
+            Some(AuthError::ForbiddenScheme { role, scheme: s }) => {
+                assert_eq!(role, UrlRole::AuthorizationEndpoint);
+                assert_eq!(s, scheme);
+            }
+            other => panic!("{endpoint}: {other:?}"),
+        }
+        assert!(auth.log.to("/register").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_server_url_off_loopback_must_be_https() {
+    let handler =
+        std::sync::Arc::new(mcp_auth::HeadlessRedirectFlow::new(support::REDIRECT_URI).unwrap());
+    let err = mcp_auth::OAuthProvider::new(
+        mcp_auth::OAuthConfig::new("http://mcp.example.com/mcp"),
+        handler,
+    )
+    .unwrap_err();
+    assert!(matches!(
+        err,
+        AuthError::InsecureUrl {
+            role: UrlRole::Server
+        }
+    ));
+}
