@@ -21,13 +21,15 @@ use crate::SessionError;
 use crate::events::{SessionEvent, SessionEvents};
 use crate::handler::ClientHandlers;
 use crate::params::Params;
-use crate::protocol::{CoreEvent, CoreLimits, Failure, ProtocolCore, Refusal, RequestTiming};
+use crate::protocol::{
+    CoreEvent, CoreLimits, Failure, ProtocolCore, RawResult, Refusal, RequestTiming,
+};
 use crate::subscriptions::{self, MAX_SUBSCRIPTIONS, SubscriptionSink};
 use crate::surface::ListKind;
 
 /// How a caller is woken.
 pub(crate) struct Waiter {
-    tx: oneshot::Sender<Result<Bytes, Failure>>,
+    tx: oneshot::Sender<Result<RawResult, Failure>>,
     progress: Option<mpsc::Sender<Bytes>>,
 }
 
@@ -179,7 +181,7 @@ impl Shared {
         params: Params,
         extra_meta: Option<&Map<String, Value>>,
         options: CallOptions,
-    ) -> Result<Bytes, SessionError> {
+    ) -> Result<RawResult, SessionError> {
         let (tx, rx) = oneshot::channel();
         let wants_progress = options.progress.is_some();
         let waiter = Waiter {

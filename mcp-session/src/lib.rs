@@ -60,7 +60,7 @@ pub use handler::{
     ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Roots, SamplingHandler,
 };
 pub use paginate::Paginator;
-pub use protocol::{CoreLimits, ProtocolStats, RequestTiming, Violation};
+pub use protocol::{CoreLimits, ProtocolStats, RawResult, RequestTiming, Violation};
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
 pub use subscriptions::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use surface::{ListKind, Listing};

@@ -88,6 +88,70 @@ impl Default for RequestTiming {
     }
 }
 
+/// The raw JSON of a result, as sliced out of its frame.
+///
+/// Responses in the common compact shape
+/// (`{"jsonrpc":"2.0","id":N,"result":…}`) are sliced without scanning the
+/// result first: the decode into the result's type is then the only pass over
+/// it. Such a slice is unverified (`frame` is `Some`): if it does not decode,
+/// [`RawResult::decode`] parses the whole frame the careful way and tries
+/// again, so an unusual frame costs time, never correctness.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawResult {
+    /// The result's JSON (possibly with the envelope's tail when unverified).
+    pub result: Bytes,
+    /// The whole frame, when `result` was sliced without a full parse.
+    pub frame: Option<Bytes>,
+}
+
+impl RawResult {
+    /// A verified result slice.
+    pub fn verified(result: Bytes) -> Self {
+        Self {
+            result,
+            frame: None,
+        }
+    }
+
+    /// Decodes the result into `T` (see [`RawResult::decode`]).
+    pub fn decode_json<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        self.decode(|bytes| serde_json::from_slice(bytes))
+    }
+
+    /// Decodes the result with `decode`, falling back to a full parse of the
+    /// frame when a fast-path slice does not decode.
+    pub fn decode<T, E>(&self, decode: impl Fn(&[u8]) -> Result<T, E>) -> Result<T, E> {
+        match (decode(&self.result), &self.frame) {
+            (Ok(v), _) => Ok(v),
+            (Err(e), None) => Err(e),
+            (Err(e), Some(frame)) => match Incoming::parse(frame) {
+                Ok(Incoming::Response { result, .. }) => decode(result.get().as_bytes()),
+                _ => Err(e),
+            },
+        }
+    }
+}
+
+/// The compact response prefix the fast path recognises.
+const FAST_PREFIX: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+
+/// `{"jsonrpc":"2.0","id":<digits>,"result":<…>}` → the id and where the
+/// result starts; anything else (spaces, another member order, a string id,
+/// an error) goes the careful way.
+fn fast_response(frame: &[u8]) -> Option<(i64, usize)> {
+    let rest = frame.strip_prefix(FAST_PREFIX)?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 18 {
+        return None;
+    }
+    let id: i64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    let after = rest[digits..].strip_prefix(b",\"result\":")?;
+    if frame.last() != Some(&b'}') || after.len() < 2 {
+        return None;
+    }
+    Some((id, frame.len() - after.len()))
+}
+
 /// Why a request ended without a result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
@@ -126,7 +190,7 @@ pub enum CoreEvent<W> {
         /// The caller's waiter.
         waiter: W,
         /// The raw JSON of the result, or why there is none.
-        outcome: Result<Bytes, Failure>,
+        outcome: Result<RawResult, Failure>,
     },
     /// A progress notification for a pending request (see
     /// [`ProtocolCore::waiter`] to reach its caller).
@@ -307,6 +371,19 @@ impl<W> ProtocolCore<W> {
     /// Classifies one incoming frame and updates the state.
     pub fn handle_frame(&mut self, now: Instant, frame: Bytes) {
         self.stats.frames_received += 1;
+        if let Some((id, start)) = fast_response(&frame) {
+            if self.pending.contains_key(&id) {
+                let result = frame.slice(start..frame.len() - 1);
+                self.complete(
+                    RequestId::Number(id),
+                    Ok(RawResult {
+                        result,
+                        frame: Some(frame),
+                    }),
+                );
+                return;
+            }
+        }
         let incoming = match Incoming::parse(&frame) {
             Ok(m) => m,
             Err(_) => {
@@ -317,7 +394,7 @@ impl<W> ProtocolCore<W> {
         match incoming {
             Incoming::Response { id, result } => {
                 let raw = frame.slice_ref(result.get().as_bytes());
-                self.complete(id, Ok(raw));
+                self.complete(id, Ok(RawResult::verified(raw)));
             }
             Incoming::Error {
                 id: Some(id),
@@ -476,7 +553,7 @@ impl<W> ProtocolCore<W> {
 
     // ---- internals -----------------------------------------------------
 
-    fn complete(&mut self, id: RequestId, outcome: Result<Bytes, Failure>) {
+    fn complete(&mut self, id: RequestId, outcome: Result<RawResult, Failure>) {
         let key = match id {
             RequestId::Number(n) => n,
             other => {

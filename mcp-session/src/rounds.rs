@@ -15,7 +15,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mcp_types::{InputRequiredResult, RequestOutcome};
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -141,12 +140,11 @@ impl Session<Ready> {
 /// Decodes a raw result into its outcome.
 pub(crate) fn decode_outcome<T: DeserializeOwned>(
     method: &str,
-    raw: &[u8],
+    raw: &crate::protocol::RawResult,
 ) -> Result<RequestOutcome<T>, SessionError> {
-    let bad = |source: serde_json::Error| SessionError::BadResult {
-        method: method.to_owned(),
-        source,
-    };
-    let raw: &RawValue = serde_json::from_slice(raw).map_err(bad)?;
-    RequestOutcome::from_raw(raw).map_err(|e| bad(serde::de::Error::custom(format!("{e}"))))
+    raw.decode(|bytes| RequestOutcome::from_slice(bytes))
+        .map_err(|e| SessionError::BadResult {
+            method: method.to_owned(),
+            source: serde::de::Error::custom(format!("{e}")),
+        })
 }

@@ -183,7 +183,7 @@ impl Link {
                 },
             )
             .await?;
-        serde_json::from_slice(&raw).map_err(|source| SessionError::BadResult {
+        raw.decode_json().map_err(|source| SessionError::BadResult {
             method: R::METHOD.to_owned(),
             source,
         })

@@ -22,7 +22,7 @@ use crate::paginate::Paginator;
 use mcp_transport::http::param_headers::{self, ParamHeader};
 
 use crate::params::Params;
-use crate::rounds::{OutcomeOptions, decode_outcome};
+use crate::rounds::OutcomeOptions;
 use crate::session::{Ready, Session};
 
 /// The tools of one listing, with their validators.
@@ -292,7 +292,14 @@ impl Session<Ready> {
                         .await
                 })
                 .await?;
-            decode_outcome::<CallToolResult>("tools/call", &raw)?
+            // Legacy era without a `task` member in the request: the result
+            // can only be the tool's own; decode it in one pass.
+            RequestOutcome::Complete(raw.decode_json::<CallToolResult>().map_err(|source| {
+                SessionError::BadResult {
+                    method: "tools/call".to_owned(),
+                    source,
+                }
+            })?)
         } else {
             let Params::Object(body) = Params::encode(&params, true)? else {
                 return Err(SessionError::Params(serde::ser::Error::custom(

@@ -111,7 +111,11 @@ impl<'de> Deserialize<'de> for ResultShape {
 }
 
 fn read_shape(raw: &str) -> Result<ResultShape, TypesError> {
-    serde_json::from_str::<ResultShape>(raw).map_err(|e| {
+    read_shape_slice(raw.as_bytes())
+}
+
+fn read_shape_slice(raw: &[u8]) -> Result<ResultShape, TypesError> {
+    serde_json::from_slice::<ResultShape>(raw).map_err(|e| {
         if e.is_data() && e.to_string().starts_with(UNKNOWN_RESULT_TYPE) {
             TypesError::UnknownResultType
         } else {
@@ -152,20 +156,27 @@ impl<T: DeserializeOwned> RequestOutcome<T> {
     }
 
     fn from_json_str(raw: &str) -> Result<Self, TypesError> {
-        let shape = read_shape(raw)?;
+        Self::from_slice(raw.as_bytes())
+    }
+
+    /// Decodes a raw result given as bytes (as sliced out of a received
+    /// frame): one pass over the top-level keys, one decode — no separate
+    /// UTF-8 or raw-value validation pass.
+    pub fn from_slice(raw: &[u8]) -> Result<Self, TypesError> {
+        let shape = read_shape_slice(raw)?;
         let invalid = |e| TypesError::InvalidResult(JsonError::from(e));
         Ok(match shape.result_type {
             Some(ResultType::InputRequired) => {
-                RequestOutcome::InputRequired(serde_json::from_str(raw).map_err(invalid)?)
+                RequestOutcome::InputRequired(serde_json::from_slice(raw).map_err(invalid)?)
             }
             Some(ResultType::Task) => {
-                RequestOutcome::Task(serde_json::from_str(raw).map_err(invalid)?)
+                RequestOutcome::Task(serde_json::from_slice(raw).map_err(invalid)?)
             }
             None if shape.has_task_member => {
-                RequestOutcome::Task(serde_json::from_str(raw).map_err(invalid)?)
+                RequestOutcome::Task(serde_json::from_slice(raw).map_err(invalid)?)
             }
             Some(ResultType::Complete) | None => {
-                RequestOutcome::Complete(serde_json::from_str(raw).map_err(invalid)?)
+                RequestOutcome::Complete(serde_json::from_slice(raw).map_err(invalid)?)
             }
         })
     }

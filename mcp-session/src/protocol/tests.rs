@@ -80,10 +80,7 @@ fn a_response_completes_its_request_with_the_raw_result() {
             ..
         } => {
             assert_eq!(*waiter, 7);
-            assert_eq!(
-                serde_json::from_slice::<Value>(raw).unwrap(),
-                json!({"tools": []})
-            );
+            assert_eq!(raw.decode_json::<Value>().unwrap(), json!({"tools": []}));
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -336,4 +333,77 @@ fn params_are_built_with_the_request_id_available() {
         .unwrap();
     let v: Value = serde_json::from_slice(&frame).unwrap();
     assert_eq!(v["params"]["_meta"]["progressToken"], json!(id));
+}
+
+#[test]
+fn compact_responses_are_sliced_without_a_full_parse() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/list", timing(1000), 1);
+    let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}}}"#);
+    h.core.handle_frame(h.at(1), Bytes::from(frame));
+    match h.events().pop() {
+        Some(CoreEvent::Completed {
+            outcome: Ok(raw), ..
+        }) => {
+            assert!(raw.frame.is_some(), "the fast path was taken");
+            assert_eq!(&raw.result[..], br#"{"tools":[]}"#);
+            assert_eq!(raw.decode_json::<Value>().unwrap(), json!({"tools": []}));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_fast_slice_that_does_not_decode_falls_back_to_the_full_parse() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/list", timing(1000), 1);
+    // A member after `result`: the fast slice carries `,"x":1`, which cannot
+    // decode; the careful parse finds the real result.
+    let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}},"x":1}}"#);
+    h.core.handle_frame(h.at(1), Bytes::from(frame));
+    match h.events().pop() {
+        Some(CoreEvent::Completed {
+            outcome: Ok(raw), ..
+        }) => {
+            assert_eq!(raw.decode_json::<Value>().unwrap(), json!({"tools": []}));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_malformed_compact_frame_fails_to_decode_rather_than_lying() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (id, _) = h.start(0, "tools/list", timing(1000), 1);
+    let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}garbage}}"#);
+    h.core.handle_frame(h.at(1), Bytes::from(frame));
+    match h.events().pop() {
+        Some(CoreEvent::Completed {
+            outcome: Ok(raw), ..
+        }) => {
+            assert!(raw.decode_json::<Value>().is_err());
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn other_shapes_take_the_careful_path() {
+    assert_eq!(
+        fast_response(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+        Some((7, 33))
+    );
+    assert_eq!(
+        fast_response(br#"{"jsonrpc": "2.0", "id": 7, "result": {}}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"jsonrpc":"2.0","id":"7","result":{}}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"jsonrpc":"2.0","id":7,"error":{}}"#),
+        None
+    );
+    assert_eq!(fast_response(br#"{"jsonrpc":"2.0","id":7,"result":"#), None);
 }
