@@ -303,19 +303,19 @@ async fn exercise(
                 session.get_prompt(&prompt.name, args).await,
                 |r| format!("{} messages", r.messages.len()),
             );
-            if caps.completions.is_some() {
-                if let Some(arg) = prompt.arguments.iter().flatten().next() {
-                    let reference = CompletionReference::Prompt(PromptReference {
-                        name: prompt.name.clone(),
-                        ..PromptReference::default()
-                    });
-                    let done = session
-                        .complete(reference, &arg.name, "", BTreeMap::new())
-                        .await;
-                    outcome("completion/complete", done, |c| {
-                        format!("{} values", c.completion.values.len())
-                    });
-                }
+            if caps.completions.is_some()
+                && let Some(arg) = prompt.arguments.iter().flatten().next()
+            {
+                let reference = CompletionReference::Prompt(PromptReference {
+                    name: prompt.name.clone(),
+                    ..PromptReference::default()
+                });
+                let done = session
+                    .complete(reference, &arg.name, "", BTreeMap::new())
+                    .await;
+                outcome("completion/complete", done, |c| {
+                    format!("{} values", c.completion.values.len())
+                });
             }
         }
     } else {
@@ -392,10 +392,10 @@ async fn wait_event(
 ) -> bool {
     tokio::time::timeout(limit, async {
         while let Some(ev) = events.next().await {
-            if let SessionEvent::Notification { method, .. } = &ev {
-                if want(method) {
-                    return true;
-                }
+            if let SessionEvent::Notification { method, .. } = &ev
+                && want(method)
+            {
+                return true;
             }
         }
         false

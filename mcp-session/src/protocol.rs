@@ -371,18 +371,18 @@ impl<W> ProtocolCore<W> {
     /// Classifies one incoming frame and updates the state.
     pub fn handle_frame(&mut self, now: Instant, frame: Bytes) {
         self.stats.frames_received += 1;
-        if let Some((id, start)) = fast_response(&frame) {
-            if self.pending.contains_key(&id) {
-                let result = frame.slice(start..frame.len() - 1);
-                self.complete(
-                    RequestId::Number(id),
-                    Ok(RawResult {
-                        result,
-                        frame: Some(frame),
-                    }),
-                );
-                return;
-            }
+        if let Some((id, start)) = fast_response(&frame)
+            && self.pending.contains_key(&id)
+        {
+            let result = frame.slice(start..frame.len() - 1);
+            self.complete(
+                RequestId::Number(id),
+                Ok(RawResult {
+                    result,
+                    frame: Some(frame),
+                }),
+            );
+            return;
         }
         let incoming = match Incoming::parse(&frame) {
             Ok(m) => m,
