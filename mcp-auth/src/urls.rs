@@ -253,6 +253,12 @@ mod tests {
             p.parse("https://8.8.8.8/x", UrlRole::ResourceMetadata)
                 .is_ok()
         );
+        let open = UrlPolicy::new(&Url::parse("https://mcp.example.com/mcp").unwrap(), true);
+        assert!(
+            open.parse("https://10.255.255.1/x", UrlRole::AuthorizationServer)
+                .is_ok(),
+            "a host that allows private networks may use them"
+        );
         let own = UrlPolicy::new(&Url::parse("https://10.1.2.3/mcp").unwrap(), false);
         assert!(
             own.parse("https://10.1.2.3/.well-known/x", UrlRole::ResourceMetadata)
