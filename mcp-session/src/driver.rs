@@ -349,34 +349,27 @@ async fn drive(shared: Arc<Shared>, mut inbound: mpsc::Receiver<Inbound>) {
         let closed = tokio::select! {
             biased;
             msg = inbound.recv() => {
-                let mut closed = handle_inbound(&shared, msg);
-                // Take whatever else is already queued in the same lock round.
+                let mut closed = handle_inbound(&shared, msg, &mut events);
+                // Take whatever else is already queued in the same round.
                 while !closed {
                     match inbound.try_recv() {
-                        Ok(msg) => closed = handle_inbound(&shared, Some(msg)),
+                        Ok(msg) => closed = handle_inbound(&shared, Some(msg), &mut events),
                         Err(_) => break,
                     }
                 }
                 closed
             }
             () = sleep => {
-                shared.core().handle_timeout(Instant::now());
+                let mut core = shared.core();
+                core.handle_timeout(Instant::now());
+                take_events(&mut core, &mut events);
                 false
             }
-            () = shared.wake.notified() => false,
-        };
-        {
-            let mut core = shared.core();
-            while let Some(ev) = core.poll_event() {
-                let progress = match &ev {
-                    CoreEvent::Progress { id, .. } => {
-                        core.waiter(*id).and_then(|w| w.progress.clone())
-                    }
-                    _ => None,
-                };
-                events.push((ev, progress));
+            () = shared.wake.notified() => {
+                take_events(&mut shared.core(), &mut events);
+                false
             }
-        }
+        };
         for (ev, progress) in events.drain(..) {
             deliver(&shared, ev, progress);
         }
@@ -402,8 +395,34 @@ async fn flush(shared: &Shared) -> bool {
     }
 }
 
-/// Feeds one inbound message to the core; true when the connection ended.
-fn handle_inbound(shared: &Shared, msg: Option<Inbound>) -> bool {
+/// Drains the core's events. A progress event takes its request's sink
+/// now, before a response later in the same batch completes the request.
+fn take_events(
+    core: &mut ProtocolCore<Waiter>,
+    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<Bytes>>)>,
+) {
+    while let Some(ev) = core.poll_event() {
+        let progress = match &ev {
+            CoreEvent::Progress { id, .. } => core.waiter(*id).and_then(|w| w.progress.clone()),
+            _ => None,
+        };
+        events.push((ev, progress));
+    }
+}
+
+/// Feeds one inbound message to the core and takes its events; true when
+/// the connection ended.
+fn handle_inbound(
+    shared: &Shared,
+    msg: Option<Inbound>,
+    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<Bytes>>)>,
+) -> bool {
+    let closed = feed(shared, msg);
+    take_events(&mut shared.core(), events);
+    closed
+}
+
+fn feed(shared: &Shared, msg: Option<Inbound>) -> bool {
     match msg {
         Some(Inbound::Frame(frame)) => {
             shared.core().handle_frame(Instant::now(), frame);

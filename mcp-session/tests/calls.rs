@@ -199,6 +199,77 @@ async fn progress_reaches_the_caller() {
     assert!(call["params"]["_meta"]["progressToken"].is_i64());
 }
 
+/// A hand-written server that answers `tools/call` with its progress
+/// notifications and the answer in one write, so they arrive in one batch.
+fn burst_server() -> Arc<dyn mcp_transport::Connector> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    Arc::new(mcp_transport::MemoryConnector::new(|end| {
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(end.input).lines();
+            let mut out = end.output;
+            while let Ok(Some(line)) = lines.next_line().await {
+                let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
+                let id = msg["id"].clone();
+                let reply = match msg["method"].as_str() {
+                    Some("initialize") => json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "burst", "version": "1"}}})
+                    .to_string(),
+                    Some("tools/call") => {
+                        let token = msg["params"]["_meta"]["progressToken"].clone();
+                        let mut batch = String::new();
+                        for step in 1..=5 {
+                            batch.push_str(
+                                &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                        "params": {"progressToken": token, "progress": step, "total": 5}})
+                                .to_string(),
+                            );
+                            batch.push('\n');
+                        }
+                        batch.push_str(
+                            &json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+                                .to_string(),
+                        );
+                        batch
+                    }
+                    _ => continue,
+                };
+                if out
+                    .write_all(format!("{reply}\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }))
+}
+
+#[tokio::test]
+async fn progress_sent_right_before_the_answer_is_not_lost() {
+    let session = ready(burst_server(), quick_config(), Negotiation::Legacy).await;
+    for _ in 0..20 {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        session
+            .call_tool_with(
+                "burst",
+                Default::default(),
+                CallToolOptions {
+                    progress: Some(tx),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let mut seen = 0;
+        while rx.try_recv().is_ok() {
+            seen += 1;
+        }
+        assert_eq!(seen, 5, "every progress notification reaches the caller");
+    }
+}
+
 #[tokio::test]
 async fn a_crash_mid_call_fails_it_promptly_and_every_later_call_at_once() {
     let connector = Arc::new(stdio(&tools_script(), None));
