@@ -151,3 +151,47 @@ async fn a_dual_server_is_spoken_to_in_the_modern_era() {
     let session = ready(connector, quick_config(), Negotiation::Auto).await;
     assert_eq!(session.era(), Era::Modern);
 }
+
+#[tokio::test]
+async fn unsupported_version_naming_our_version_is_retried_not_downgraded_at_once() {
+    // The server says it speaks 2026-07-28 yet refuses it: the client asks
+    // once more (the spec's retry), then treats it as legacy.
+    let script = Script::legacy().on_probe(OnProbe::UnsupportedVersion {
+        versions: vec!["2026-07-28".into(), "2025-11-25".into()],
+    });
+    let (connector, recorder) = memory(script);
+    let session = ready(connector, quick_config(), Negotiation::Auto).await;
+    assert_eq!(session.era(), Era::Legacy);
+    assert_eq!(
+        recorder.with_method("server/discover").len(),
+        2,
+        "one retry"
+    );
+}
+
+#[tokio::test]
+async fn recognised_modern_refusals_never_downgrade() {
+    for code in [-32020, -32021] {
+        let script = Script::legacy().on_probe(OnProbe::Error { code });
+        let (connector, recorder) = memory(script);
+        let session = Session::connect(connector, quick_config()).await.unwrap();
+        let err = session.negotiate(Negotiation::Auto).await.unwrap_err();
+        assert!(
+            matches!(err.error(), SessionError::NegotiationRefused { code: c, .. } if *c == code),
+            "{code}: {:?}",
+            err.error()
+        );
+        assert!(
+            recorder.with_method("initialize").is_empty(),
+            "{code}: no fallback"
+        );
+    }
+}
+
+#[tokio::test]
+async fn any_other_error_on_the_probe_means_legacy() {
+    let script = Script::legacy().on_probe(OnProbe::Error { code: -32000 });
+    let (connector, _) = memory(script);
+    let session = ready(connector, quick_config(), Negotiation::Auto).await;
+    assert_eq!(session.era(), Era::Legacy);
+}

@@ -226,6 +226,12 @@ pub enum OnProbe {
         /// The versions to claim.
         versions: Vec<String>,
     },
+    /// Any other JSON-RPC error for the probe's id (e.g. the modern `-32020`
+    /// header mismatch or `-32021` missing capability).
+    Error {
+        /// The error code.
+        code: i64,
+    },
 }
 
 /// What a legacy server does with a request (other than `initialize` and

@@ -112,6 +112,7 @@ async fn on_probe(shared: &Shared, id: &Value, params: &Value) -> Option<i32> {
         OnProbe::InvalidRequest => {
             wire::error(&Value::Null, wire::INVALID_REQUEST, "Invalid Request", None)
         }
+        OnProbe::Error { code } => wire::error(id, *code, "Refused", None),
         OnProbe::UnsupportedVersion { versions } => {
             let requested = wire::request_meta(params)
                 .and_then(|m| m.get(wire::META_PROTOCOL_VERSION))
