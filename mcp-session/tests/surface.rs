@@ -595,3 +595,26 @@ async fn a_task_can_be_cancelled() {
     assert_eq!(*handle.status(), TaskStatus::Cancelled);
     assert_eq!(recorder.with_method("tasks/cancel").len(), 1);
 }
+
+#[tokio::test]
+async fn sampling_with_tools_is_refused_unless_declared() {
+    let request = InputRequest {
+        method: "sampling/createMessage".into(),
+        params: json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                       "maxTokens": 10,
+                       "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}),
+    };
+    let script = Script::legacy().tool("ask", Behavior::Ask(InputSpec::one("model", request)));
+    let (connector, _) = memory(script);
+    let config = SessionConfig {
+        handlers: ClientHandlers::new().sampling(Model),
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let result = session.call_tool("ask", Default::default()).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let answer = &result.structured_content.as_ref().unwrap()["rounds"][0]["model"];
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("sampling.tools"), "{message}");
+}
