@@ -1,8 +1,13 @@
-//! Legacy Streamable HTTP: the server forgot our session (404 on a request
-//! that carried `Mcp-Session-Id`). The session is established again once —
-//! `initialize` without a session id, then `initialized` — and the request is
-//! retried once, unless it was a `tools/call`: a tool call is never replayed
-//! (it may have run), it fails with [`SessionError::NotReplayed`].
+//! Recovering a request an HTTP transport lost, when that is safe.
+//!
+//! - Legacy Streamable HTTP: the server forgot our session (404 on a request
+//!   that carried `Mcp-Session-Id`). The session is established again once —
+//!   `initialize` without a session id, then `initialized` — and the request
+//!   is retried once, unless it was a `tools/call`: a tool call is never
+//!   replayed (it may have run), it fails with [`SessionError::NotReplayed`].
+//! - A reply stream that broke before its answer and could not be resumed
+//!   (always so in 2026, where streams are not resumable): the request is
+//!   sent again once, with a new id, unless it is a `tools/call`.
 
 use std::future::Future;
 use std::sync::atomic::Ordering;
@@ -40,6 +45,10 @@ impl Session<Ready> {
                 }
                 attempt().await
             }
+            Err(SessionError::Http {
+                failure: RequestFailure::StreamBroken,
+                ..
+            }) if method != "tools/call" => attempt().await,
             other => other,
         }
     }

@@ -248,3 +248,41 @@ async fn the_era_verdict_is_remembered_per_endpoint() {
         "the second connection did not probe again"
     );
 }
+
+#[tokio::test]
+async fn a_broken_2026_stream_is_reissued_with_a_new_id_unless_it_is_a_tool_call() {
+    use mcp_testkit::http::{CloseEarly, ReplyMode};
+    let script = Script::modern()
+        .tool("echo", Behavior::Echo)
+        .resource(mcp_testkit::ResourceSpec::text("note://a", "a", "alpha"));
+    let mut options = HttpServerOptions::default().reply(ReplyMode::Sse);
+    options.close_early = Some(CloseEarly {
+        retry_ms: 10,
+        methods: vec!["resources/read".into(), "tools/call".into()],
+        times: Some(2),
+    });
+    let http = server(script, options).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Modern).await;
+    // A tool call's broken stream is reported, never re-sent.
+    let err = session
+        .call_tool("echo", args(json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SessionError::Http {
+                failure: RequestFailure::StreamBroken,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // The read's first stream breaks too; it is sent again with a new id.
+    let read = session.read_resource("note://a").await.unwrap();
+    assert_eq!(read.contents.len(), 1);
+    let reads = http.recorder.with_method("resources/read");
+    assert_eq!(reads.len(), 2);
+    assert_ne!(reads[0]["id"], reads[1]["id"]);
+    assert_eq!(http.recorder.with_method("tools/call").len(), 1);
+}

@@ -106,6 +106,8 @@ pub struct CloseEarly {
     pub retry_ms: u64,
     /// Methods whose replies are closed early (empty: all).
     pub methods: Vec<String>,
+    /// How many replies are closed early (`None`: every matching one).
+    pub times: Option<u64>,
 }
 
 /// Answer matching POSTs with this status and a plain-text body.
@@ -178,6 +180,7 @@ impl HttpServerOptions {
         self.close_early = Some(CloseEarly {
             retry_ms,
             methods: methods.iter().map(|m| (*m).to_owned()).collect(),
+            times: None,
         });
         self
     }
@@ -313,6 +316,8 @@ pub(crate) struct App {
     stateless: Mutex<Option<Arc<conn::Conn>>>,
     next_session: AtomicU64,
     logs: streams::ReplyLogs,
+    /// Replies closed early so far.
+    closed_early: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -345,6 +350,7 @@ impl HttpFakeServer {
             stateless: Mutex::new(None),
             next_session: AtomicU64::new(1),
             logs: streams::ReplyLogs::default(),
+            closed_early: AtomicU64::new(0),
         });
         let router = axum::Router::new()
             .fallback(routes::handle)

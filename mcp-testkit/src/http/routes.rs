@@ -158,7 +158,14 @@ async fn dispatch(
             let rx = conn.request(&id, frame, true).await;
             let log = app.logs.create(rx);
             let close = app.options.close_early.as_ref().filter(|c| {
-                c.methods.is_empty() || method.is_some_and(|m| c.methods.iter().any(|x| x == m))
+                let matches = c.methods.is_empty()
+                    || method.is_some_and(|m| c.methods.iter().any(|x| x == m));
+                matches
+                    && c.times.is_none_or(|n| {
+                        app.closed_early
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                            < n
+                    })
             });
             let start = StreamStart {
                 priming: close.is_some(),
