@@ -330,8 +330,8 @@ impl Session<Ready> {
                     // The server says our `Mcp-Param-*` headers do not match
                     // the tool's schema: it may have changed. List the tools
                     // again and retry once (the spec's advice).
-                    Err(SessionError::Server { code, .. })
-                        if code == mcp_types::error_codes::HEADER_MISMATCH
+                    Err(e)
+                        if is_header_mismatch(&e)
                             && !retried
                             && !self.link.connector.is_stdio() =>
                     {
@@ -374,6 +374,24 @@ impl Session<Ready> {
         }
         Ok(result)
     }
+}
+
+/// `-32020`, as a JSON-RPC answer or in the body of an HTTP 400.
+fn is_header_mismatch(e: &SessionError) -> bool {
+    let code = match e {
+        SessionError::Server { code, .. } => Some(*code),
+        SessionError::Http {
+            failure:
+                mcp_transport::RequestFailure::Status {
+                    error: Some(body), ..
+                },
+            ..
+        } => serde_json::from_slice::<mcp_types::ErrorObject>(body)
+            .ok()
+            .map(|e| e.code),
+        _ => None,
+    };
+    code == Some(mcp_types::error_codes::HEADER_MISMATCH)
 }
 
 fn check_size(size: usize, limit: usize) -> Result<(), SessionError> {

@@ -286,3 +286,25 @@ async fn a_broken_2026_stream_is_reissued_with_a_new_id_unless_it_is_a_tool_call
     assert_ne!(reads[0]["id"], reads[1]["id"]);
     assert_eq!(http.recorder.with_method("tools/call").len(), 1);
 }
+
+#[tokio::test]
+async fn a_header_mismatch_lists_the_tools_again_and_retries_once() {
+    let script = Script::modern().tool_json(
+        json!({"name": "sql", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}}),
+        Behavior::Echo,
+    );
+    let http = server(script, HttpServerOptions::default()).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Modern).await;
+    // No listing yet: the call goes out without Mcp-Param-Region, the server
+    // answers -32020, the client lists the tools and sends it again.
+    session
+        .call_tool("sql", args(json!({"region": "eu", "text": "t"})))
+        .await
+        .unwrap();
+    let calls = http.requests.posts_of("tools/call");
+    assert_eq!(calls.len(), 2);
+    assert!(calls[0].header("mcp-param-region").is_none());
+    assert_eq!(calls[1].header("mcp-param-region"), Some("eu"));
+    assert_eq!(http.requests.posts_of("tools/list").len(), 1);
+}
