@@ -359,10 +359,12 @@ impl AuthError {
     }
 
     /// For [`CredentialProvider::authorization`](mcp_transport::CredentialProvider::authorization),
+    /// and [`on_unauthorized`](mcp_transport::CredentialProvider::on_unauthorized),
     /// whose error type is the transport's: the auth error travels as the
-    /// source of an i/o error.
+    /// source of [`TransportError::CredentialSource`](mcp_transport::TransportError::CredentialSource)
+    /// (get it back with `downcast_ref::<AuthError>()` on the source).
     pub(crate) fn into_transport(self) -> mcp_transport::TransportError {
-        mcp_transport::TransportError::Io(io::Error::other(self))
+        mcp_transport::TransportError::CredentialSource(Box::new(self))
     }
 }
 

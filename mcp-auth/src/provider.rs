@@ -134,8 +134,11 @@ impl OAuthProvider {
         self
     }
 
-    /// The last failure of a refresh or authorization that the transport's
-    /// interface could not carry (`on_unauthorized` answers only yes or no).
+    /// The last failure that reached no caller: a refresh before a request
+    /// that failed (the request then goes without a token, and the server's
+    /// 401 starts a new authorization), or a token store write that failed.
+    /// A failed authorization after a 401 / 403 is not kept here: it is the
+    /// error of [`CredentialProvider::on_unauthorized`].
     pub fn take_last_error(&self) -> Option<AuthError> {
         self.lock_last_error().take()
     }
@@ -501,7 +504,7 @@ impl CredentialProvider for OAuthProvider {
         &'a self,
         status: u16,
         www_authenticate: Option<&'a str>,
-    ) -> BoxFuture<'a, bool> {
+    ) -> BoxFuture<'a, Result<bool, TransportError>> {
         Box::pin(async move {
             let challenge = www_authenticate.and_then(parse_bearer);
             let trigger = match status {
@@ -512,22 +515,22 @@ impl CredentialProvider for OAuthProvider {
                 {
                     Trigger::StepUp
                 }
-                _ => return false,
+                _ => return Ok(false),
             };
             let seen = self.generation.load(Ordering::SeqCst);
             let mut st = self.state.lock().await;
             if self.generation.load(Ordering::SeqCst) != seen {
                 // Someone renewed the credentials while this request waited.
-                return true;
+                return Ok(true);
             }
             match self.renew(&mut st, trigger, challenge.as_ref()).await {
                 Ok(()) => {
                     self.generation.fetch_add(1, Ordering::SeqCst);
-                    true
+                    Ok(true)
                 }
                 Err(e) => {
-                    self.remember(e);
-                    false
+                    tracing::info!(error = %e, "OAuth: no new credentials");
+                    Err(e.into_transport())
                 }
             }
         })

@@ -7,7 +7,7 @@
 mod support;
 
 use mcp_auth::{AuthError, UrlRole};
-use support::{AsConfig, MetaLoc, PrmLoc, ResourceServer, RsConfig, call, pair, provider};
+use support::{AsConfig, MetaLoc, PrmLoc, ResourceServer, RsConfig, call, pair, provider, refused};
 
 #[tokio::test]
 async fn metadata_comes_from_the_challenge_url_first() {
@@ -87,9 +87,8 @@ async fn a_resource_that_does_not_cover_the_server_is_refused() {
     )
     .await;
     let p = provider(&rs.url(), |c| c);
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
     assert!(matches!(
-        p.take_last_error(),
+        Some(refused(&p, &rs.url(), "tools/list").await),
         Some(AuthError::ResourceMismatch)
     ));
     assert!(
@@ -171,9 +170,8 @@ async fn metadata_naming_another_issuer_is_refused_before_any_use() {
     )
     .await;
     let p = provider(&rs.url(), |c| c);
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
     assert!(matches!(
-        p.take_last_error(),
+        Some(refused(&p, &rs.url(), "tools/list").await),
         Some(AuthError::IssuerMismatch)
     ));
     assert_eq!(
@@ -254,9 +252,8 @@ async fn the_fallbacks_can_be_turned_off() {
     )
     .await;
     let p = provider(&rs.url(), |c| c.legacy_discovery(false));
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
     assert!(matches!(
-        p.take_last_error(),
+        Some(refused(&p, &rs.url(), "tools/list").await),
         Some(AuthError::NoResourceMetadata)
     ));
 }
@@ -275,8 +272,7 @@ async fn metadata_urls_on_private_or_link_local_addresses_are_refused() {
     ] {
         let rs = ResourceServer::start(RsConfig::default(), servers, vec![]).await;
         let p = provider(&rs.url(), |c| c);
-        assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
-        match p.take_last_error() {
+        match Some(refused(&p, &rs.url(), "tools/list").await) {
             Some(AuthError::PrivateAddress { role: r }) => assert_eq!(r, role),
             other => panic!("{other:?}"),
         }
@@ -295,9 +291,8 @@ async fn plain_http_authorization_servers_are_refused_off_loopback() {
     )
     .await;
     let p = provider(&rs.url(), |c| c);
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
     assert!(matches!(
-        p.take_last_error(),
+        Some(refused(&p, &rs.url(), "tools/list").await),
         Some(AuthError::InsecureUrl {
             role: UrlRole::AuthorizationServer
         })
@@ -320,8 +315,7 @@ async fn authorization_urls_with_dangerous_schemes_are_refused() {
         )
         .await;
         let p = provider(&rs.url(), |c| c);
-        assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
-        match p.take_last_error() {
+        match Some(refused(&p, &rs.url(), "tools/list").await) {
             Some(AuthError::ForbiddenScheme { role, scheme: s }) => {
                 assert_eq!(role, UrlRole::AuthorizationEndpoint);
                 assert_eq!(s, scheme);

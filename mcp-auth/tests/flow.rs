@@ -12,7 +12,7 @@ use base64::Engine as _;
 use mcp_auth::AuthError;
 use mcp_transport::CredentialProvider;
 use sha2::{Digest, Sha256};
-use support::{AsConfig, IssMode, RsConfig, call, pair, provider};
+use support::{AsConfig, IssMode, RsConfig, attempt, auth_error, call, pair, provider, refused};
 
 #[tokio::test]
 async fn pkce_s256_state_and_resource_go_where_they_belong() {
@@ -59,9 +59,11 @@ async fn a_server_without_s256_is_refused_before_authorization() {
         )
         .await;
         let p = provider(&rs.url(), |c| c);
-        assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
         assert!(
-            matches!(p.take_last_error(), Some(AuthError::PkceNotSupported)),
+            matches!(
+                refused(&p, &rs.url(), "tools/list").await,
+                AuthError::PkceNotSupported
+            ),
             "{methods:?}"
         );
         assert!(auth.log.to("/register").is_empty());
@@ -80,10 +82,9 @@ async fn a_response_with_another_state_is_discarded() {
     )
     .await;
     let p = provider(&rs.url(), |c| c);
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
     assert!(matches!(
-        p.take_last_error(),
-        Some(AuthError::StateMismatch)
+        refused(&p, &rs.url(), "tools/list").await,
+        AuthError::StateMismatch
     ));
     assert!(auth.log.to("/token").is_empty());
 }
@@ -99,8 +100,7 @@ async fn a_denied_authorization_is_a_named_error_with_the_code_behind_an_accesso
     )
     .await;
     let p = provider(&rs.url(), |c| c);
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
-    let err = p.take_last_error().unwrap();
+    let err = refused(&p, &rs.url(), "tools/list").await;
     assert_eq!(err.oauth_error(), Some("access_denied"));
     assert!(!err.to_string().contains("access_denied"));
     assert!(auth.log.to("/token").is_empty());
@@ -209,8 +209,7 @@ async fn the_iss_parameter_is_checked_as_rfc_9207_and_the_spec_say() {
         )
         .await;
         let p = provider(&rs.url(), |c| c);
-        let status = call(&p, &rs.url(), "tools/list").await;
-        let err = p.take_last_error();
+        let (status, err) = attempt(&p, &rs.url(), "tools/list").await;
         let case = format!("{advertised:?} {iss:?} -> {err:?}");
         assert_eq!(status == 200, accepted, "{case}");
         assert_eq!(auth.log.to("/token").is_empty(), !accepted, "{case}");
@@ -321,20 +320,27 @@ async fn step_up_asks_for_the_union_of_scopes_and_gives_up_after_three_tries() {
     let challenge = "Bearer error=\"insufficient_scope\", scope=\"mcp:admin\"";
     let mut answers = Vec::new();
     for _ in 0..5 {
-        answers.push(p.on_unauthorized(403, Some(challenge)).await);
+        answers.push(
+            p.on_unauthorized(403, Some(challenge))
+                .await
+                .map_err(auth_error),
+        );
     }
-    assert_eq!(answers, [true, true, true, false, false]);
-    assert!(matches!(
-        p.take_last_error(),
-        Some(AuthError::TooManyAuthorizations { limit: 3 })
-    ));
+    assert!(matches!(answers[..3], [Ok(true), Ok(true), Ok(true)]));
+    for answer in &answers[3..] {
+        assert!(
+            matches!(answer, Err(AuthError::TooManyAuthorizations { limit: 3 })),
+            "{answer:?}"
+        );
+    }
     assert_eq!(auth.log.to("/authorize").len(), 5);
     // A 403 that is not about scope is not an authorization matter.
     assert!(
         !p.on_unauthorized(403, Some("Bearer error=\"invalid_token\""))
             .await
+            .unwrap()
     );
-    assert!(!p.on_unauthorized(404, None).await);
+    assert!(!p.on_unauthorized(404, None).await.unwrap());
 }
 
 #[tokio::test]
@@ -472,13 +478,16 @@ async fn a_server_that_refuses_every_token_does_not_cause_endless_renewals() {
     let p = provider(&rs.url(), |c| c);
     assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
     rs.set_trusted(vec![]);
+    let mut last = None;
     for _ in 0..10 {
-        assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
+        let (status, err) = attempt(&p, &rs.url(), "tools/list").await;
+        assert_eq!(status, 401);
+        last = err;
     }
     assert_eq!(auth.log.grants("/token", "refresh_token").len(), 3);
     assert_eq!(auth.log.to("/authorize").len(), 3);
     assert!(matches!(
-        p.take_last_error(),
+        last,
         Some(AuthError::TooManyAuthorizations { .. })
     ));
 }

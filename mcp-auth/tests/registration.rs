@@ -7,7 +7,9 @@ mod support;
 use std::sync::Arc;
 
 use mcp_auth::{AuthError, MemoryTokenStore, PreRegisteredClient, RegistrationKind, Secret};
-use support::{AsConfig, AuthServer, REDIRECT_URI, ResourceServer, RsConfig, call, pair, provider};
+use support::{
+    AsConfig, AuthServer, REDIRECT_URI, ResourceServer, RsConfig, call, pair, provider, refused,
+};
 
 const CIMD: &str = "https://client.example.com/mcp-client.json";
 
@@ -114,8 +116,7 @@ async fn with_no_way_to_register_the_error_names_the_issuer_to_configure() {
     )
     .await;
     let p = provider(&rs.url(), |c| c);
-    assert_eq!(call(&p, &rs.url(), "tools/list").await, 401);
-    let err = p.take_last_error().unwrap();
+    let err = refused(&p, &rs.url(), "tools/list").await;
     assert!(matches!(err, AuthError::NoRegistration { .. }));
     assert_eq!(err.issuer(), Some(auth.issuer().as_str()));
     assert!(err.to_string().contains("pre-registered client"));

@@ -11,8 +11,8 @@ use mcp_hub::{
 };
 use mcp_session::{ClientHandlers, Roots, SessionConfig};
 use mcp_transport::{
-    BoxFuture, Connector, CredentialProvider, HttpConfig, HttpConnector, SseConnector,
-    StaticHeader, StdioConfig, StdioConnector, TransportError,
+    Connector, CredentialProvider, HttpConfig, HttpConnector, SseConnector, StaticHeader,
+    StdioConfig, StdioConnector,
 };
 use mcp_types::Root;
 
@@ -136,55 +136,12 @@ fn remote_connector(
 fn credential(token: &TokenEntry) -> Arc<dyn CredentialProvider> {
     let header = token.header.as_deref().unwrap_or("Authorization");
     let is_authorization = header.eq_ignore_ascii_case("authorization");
-    match token.prefix.as_deref() {
-        None if is_authorization => Arc::new(StaticHeader::bearer_from_env(&token.env)),
-        Some("Bearer ") if is_authorization => Arc::new(StaticHeader::bearer_from_env(&token.env)),
-        None | Some("") => Arc::new(StaticHeader::from_env(header, &token.env)),
-        Some(prefix) => Arc::new(PrefixedEnvHeader {
-            header: header.to_owned(),
-            prefix: prefix.to_owned(),
-            variable: token.env.clone(),
-        }),
-    }
-}
-
-/// `<header>: <prefix><value of variable>`, for a prefix other than
-/// `Bearer ` (the library's [`StaticHeader`] has only that one).
-struct PrefixedEnvHeader {
-    header: String,
-    prefix: String,
-    variable: String,
-}
-
-impl std::fmt::Debug for PrefixedEnvHeader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PrefixedEnvHeader")
-            .field("header", &self.header)
-            .field("variable", &self.variable)
-            .finish_non_exhaustive()
-    }
-}
-
-impl CredentialProvider for PrefixedEnvHeader {
-    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>> {
-        let value = match std::env::var(&self.variable) {
-            Ok(v) if !v.trim().is_empty() => {
-                Ok(Some((self.header.clone(), format!("{}{v}", self.prefix))))
-            }
-            _ => Err(TransportError::MissingCredential {
-                variable: self.variable.clone(),
-            }),
-        };
-        Box::pin(async move { value })
-    }
-
-    fn on_unauthorized<'a>(
-        &'a self,
-        _status: u16,
-        _www_authenticate: Option<&'a str>,
-    ) -> BoxFuture<'a, bool> {
-        Box::pin(async { false })
-    }
+    let prefix = match token.prefix.as_deref() {
+        Some(prefix) => prefix,
+        None if is_authorization => "Bearer ",
+        None => "",
+    };
+    Arc::new(StaticHeader::new(header, prefix, &token.env))
 }
 
 /// Session settings: the entry's deadline, and the working directory

@@ -582,6 +582,7 @@ fn session_exit(e: &SessionError) -> Exit {
             RequestFailure::Status {
                 status: 401 | 403, ..
             } => Exit::Auth,
+            RequestFailure::Credentials => Exit::Auth,
             RequestFailure::Network | RequestFailure::SessionExpired => Exit::Unreachable,
             RequestFailure::Status { status, .. } if *status >= 500 => Exit::Unreachable,
             _ => Exit::Protocol,
@@ -595,7 +596,9 @@ fn session_exit(e: &SessionError) -> Exit {
 
 fn transport_exit(e: &TransportError) -> Exit {
     match e {
-        TransportError::MissingCredential { .. } => Exit::Auth,
+        TransportError::MissingCredential { .. } | TransportError::CredentialSource(_) => {
+            Exit::Auth
+        }
         TransportError::SseStatus {
             status: 401 | 403, ..
         } => Exit::Auth,

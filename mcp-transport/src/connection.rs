@@ -114,6 +114,10 @@ pub enum RequestFailure {
         /// The bound in bytes.
         limit: usize,
     },
+    /// The request was not sent (or not sent again after a 401 / 403): the
+    /// credential provider could not obtain credentials. Its reason went to
+    /// the log; a host that needs it asks its provider.
+    Credentials,
     /// The request was not sent: a header it was to carry is not legal
     /// header text. `name` is given when the name itself is legal (then the
     /// value was not); the value is never kept.
@@ -134,6 +138,7 @@ impl fmt::Display for RequestFailure {
             RequestFailure::TooLarge { limit } => {
                 write!(f, "the reply was larger than {limit} bytes")
             }
+            RequestFailure::Credentials => f.write_str("credentials could not be obtained"),
             RequestFailure::InvalidHeader { name: Some(name) } => {
                 write!(
                     f,

@@ -82,6 +82,11 @@ pub enum TransportError {
         /// The header's name, when the name is legal (the value was not).
         name: Option<String>,
     },
+    /// A credential source (a [`CredentialProvider`](crate::CredentialProvider)
+    /// such as OAuth) could not produce credentials. The cause is the
+    /// provider's own error, whose `Display` must be free of secrets.
+    #[error("could not obtain credentials for the server")]
+    CredentialSource(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The HTTP client could not be set up (TLS roots, say).
     #[error("could not set up the HTTP client")]
     HttpClient(#[source] reqwest::Error),

@@ -12,8 +12,8 @@ mod resource_server;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use mcp_auth::{HeadlessRedirectFlow, OAuthConfig, OAuthProvider};
-use mcp_transport::CredentialProvider;
+use mcp_auth::{AuthError, HeadlessRedirectFlow, OAuthConfig, OAuthProvider};
+use mcp_transport::{CredentialProvider, TransportError};
 use serde_json::Value;
 
 pub use auth_server::{AsConfig, AuthServer, IssMode, MetaLoc};
@@ -145,8 +145,38 @@ pub fn provider(mcp_url: &str, tune: impl FnOnce(OAuthConfig) -> OAuthConfig) ->
 
 /// One MCP POST as the transport sends it: the provider's header, and once
 /// more after a 401 / 403 when the provider says it has new credentials.
-/// Returns the final status.
+/// Returns the final status (the server's, also when the provider failed).
 pub async fn call(provider: &OAuthProvider, url: &str, method: &str) -> u16 {
+    attempt(provider, url, method).await.0
+}
+
+/// [`call`], failing the test unless the provider could not obtain
+/// credentials after a 401; returns its error.
+pub async fn refused(provider: &OAuthProvider, url: &str, method: &str) -> AuthError {
+    match attempt(provider, url, method).await {
+        (401, Some(e)) => e,
+        other => panic!("expected a 401 the provider could not answer, got {other:?}"),
+    }
+}
+
+/// The error of `on_unauthorized`, as the provider made it.
+pub fn auth_error(error: TransportError) -> AuthError {
+    match error {
+        TransportError::CredentialSource(cause) => match cause.downcast::<AuthError>() {
+            Ok(e) => *e,
+            Err(other) => panic!("not an AuthError: {other:?}"),
+        },
+        other => panic!("not a credential source failure: {other:?}"),
+    }
+}
+
+/// [`call`], with the provider's error when it could not obtain
+/// credentials after a 401 / 403.
+pub async fn attempt(
+    provider: &OAuthProvider,
+    url: &str,
+    method: &str,
+) -> (u16, Option<AuthError>) {
     let client = reqwest::Client::new();
     let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
     let mut retried = false;
@@ -168,11 +198,13 @@ pub async fn call(provider: &OAuthProvider, url: &str, method: &str) -> u16 {
                 .get("www-authenticate")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            if provider.on_unauthorized(status, challenge.as_deref()).await {
-                continue;
+            match provider.on_unauthorized(status, challenge.as_deref()).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(e) => return (status, Some(auth_error(e))),
             }
         }
-        return status;
+        return (status, None);
     }
 }
 

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, USER_AGENT, WWW_AUTHENTICATE};
 use reqwest::{Method, Response, StatusCode};
 use url::Url;
 
 use crate::TransportError;
 use crate::connection::RequestFailure;
-use crate::http::config::{HttpConfig, build_client, check_url, header_pair};
+use crate::http::config::{HttpConfig, build_client, check_url, configured_headers, header_pair};
 
 /// `Accept` of a Streamable HTTP POST.
 pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -55,7 +55,17 @@ impl SendError {
         match self {
             SendError::InvalidHeader(name) => RequestFailure::InvalidHeader { name: name.clone() },
             SendError::TimedOut => RequestFailure::TimedOut,
-            SendError::Network(_) | SendError::Credential(_) => RequestFailure::Network,
+            SendError::Network(_) => RequestFailure::Network,
+            SendError::Credential(_) => RequestFailure::Credentials,
+        }
+    }
+
+    /// Logs a credential provider's reason, which the session's
+    /// [`RequestFailure::Credentials`] does not carry (a provider's errors
+    /// are free of secrets by contract).
+    pub(crate) fn log_reason(&self) {
+        if let SendError::Credential(e) = self {
+            tracing::warn!(error = %WithCause(e), "could not obtain credentials");
         }
     }
 
@@ -76,6 +86,10 @@ pub(crate) struct HttpClient {
     pub(crate) client: reqwest::Client,
     pub(crate) config: Arc<HttpConfig>,
     pub(crate) base: Url,
+    /// Headers added to every request: the configured ones and the
+    /// `User-Agent` when the client is the host's (a client the transport
+    /// builds has them as defaults).
+    per_request: HeaderMap,
 }
 
 impl HttpClient {
@@ -83,7 +97,19 @@ impl HttpClient {
     /// credential provider once so that a missing credential fails here.
     pub(crate) async fn connect(config: Arc<HttpConfig>) -> Result<Self, TransportError> {
         let base = check_url(&config.url)?;
-        let client = build_client(&config, &base)?;
+        let (client, per_request) = match &config.client {
+            Some(injected) => {
+                let mut headers = configured_headers(&config)?;
+                let agent = HeaderValue::from_str(&config.user_agent).map_err(|_| {
+                    TransportError::InvalidHeader {
+                        name: Some(USER_AGENT.as_str().to_owned()),
+                    }
+                })?;
+                headers.insert(USER_AGENT, agent);
+                (injected.clone(), headers)
+            }
+            None => (build_client(&config, &base)?, HeaderMap::new()),
+        };
         if let Some(provider) = &config.credentials
             && let Some((name, value)) = provider.authorization().await?
         {
@@ -93,6 +119,7 @@ impl HttpClient {
             client,
             config,
             base,
+            per_request,
         })
     }
 
@@ -108,18 +135,33 @@ impl HttpClient {
             match &self.config.credentials {
                 Some(provider) if unauthorized && !retried => {
                     retried = true;
-                    let challenge = www_authenticate(&response);
-                    if provider
+                    let challenge = www_authenticate(response.headers());
+                    match provider
                         .on_unauthorized(status.as_u16(), challenge.as_deref())
                         .await
                     {
-                        continue;
+                        Ok(true) => continue,
+                        Ok(false) => return Ok(response),
+                        Err(e) => return Err(SendError::Credential(e)),
                     }
-                    return Ok(response);
                 }
                 _ => return Ok(response),
             }
         }
+    }
+
+    /// The exchange's headers, plus the per-request ones it does not set
+    /// (as a client's default headers would be added).
+    fn headers_of(&self, exchange: &Exchange<'_>) -> HeaderMap {
+        let mut headers = exchange.headers.clone();
+        for name in self.per_request.keys() {
+            if !headers.contains_key(name) {
+                for value in self.per_request.get_all(name) {
+                    headers.append(name.clone(), value.clone());
+                }
+            }
+        }
+        headers
     }
 
     async fn send_once(&self, exchange: &Exchange<'_>) -> Result<Response, SendError> {
@@ -127,7 +169,7 @@ impl HttpClient {
             .client
             .request(exchange.method.clone(), exchange.url.clone())
             .header(reqwest::header::ACCEPT, exchange.accept)
-            .headers(exchange.headers.clone());
+            .headers(self.headers_of(exchange));
         if let Some(provider) = &self.config.credentials {
             match provider.authorization().await {
                 Ok(Some((name, value))) => {
@@ -159,13 +201,16 @@ impl HttpClient {
     }
 }
 
-/// The `WWW-Authenticate` header of a response, when it is text.
-pub(crate) fn www_authenticate(response: &Response) -> Option<String> {
-    response
-        .headers()
-        .get(WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+/// The `WWW-Authenticate` headers of a response that are text, joined with
+/// `", "` (a server may send one challenge per header; the joined list is
+/// the same value RFC 9110 allows in one header).
+pub(crate) fn www_authenticate(headers: &HeaderMap) -> Option<String> {
+    let values: Vec<&str> = headers
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    (!values.is_empty()).then(|| values.join(", "))
 }
 
 /// Adds a checked header; the value is marked sensitive.
@@ -185,4 +230,46 @@ pub(crate) fn push_header(
 /// Adds a header whose name is a known constant.
 pub(crate) fn push_known(headers: &mut HeaderMap, name: &'static str, value: HeaderValue) {
     headers.append(HeaderName::from_static(name), value);
+}
+
+/// An error and its direct cause, for a log line. Only one level: a
+/// provider vouches for its own error's `Display`, not for the errors
+/// beneath it (which may quote URLs or server text).
+struct WithCause<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for WithCause<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        if let Some(cause) = self.0.source() {
+            write!(f, ": {cause}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_challenges_are_joined_in_order() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(www_authenticate(&headers), None);
+        headers.append(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"a\""),
+        );
+        assert_eq!(
+            www_authenticate(&headers).as_deref(),
+            Some("Basic realm=\"a\"")
+        );
+        headers.append(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer resource_metadata=\"https://x/prm\""),
+        );
+        assert_eq!(
+            www_authenticate(&headers).as_deref(),
+            Some("Basic realm=\"a\", Bearer resource_metadata=\"https://x/prm\"")
+        );
+    }
 }

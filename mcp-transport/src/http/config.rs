@@ -55,6 +55,9 @@ pub struct HttpConfig {
     pub max_resume_attempts: u32,
     /// Where the `Authorization` (or other credential) header comes from.
     pub credentials: Option<Arc<dyn CredentialProvider>>,
+    /// The host's own HTTP client for the MCP requests (see
+    /// [`HttpConfig::client`]); `None`: the transport builds its own.
+    pub client: Option<reqwest::Client>,
 }
 
 impl HttpConfig {
@@ -72,6 +75,7 @@ impl HttpConfig {
             default_retry: Duration::from_secs(1),
             max_resume_attempts: 5,
             credentials: None,
+            client: None,
         }
     }
 
@@ -84,6 +88,24 @@ impl HttpConfig {
     /// Sets the credential provider.
     pub fn credentials(mut self, provider: Arc<dyn CredentialProvider>) -> Self {
         self.credentials = Some(provider);
+        self
+    }
+
+    /// Sends the MCP requests through the host's `client` (a proxy, a
+    /// gateway, mTLS, its own root certificates) instead of a client the
+    /// transport builds.
+    ///
+    /// The host is then responsible for that client's redirect policy and
+    /// TLS settings: the transport's own client follows redirects only
+    /// within the server's origin (so the credential never reaches another
+    /// one), and that guard is not applied to an injected client, nor is
+    /// [`connect_timeout`](HttpConfig::connect_timeout). The transport still
+    /// checks the server URL (plain `http://` only to loopback, no
+    /// credentials in it), still sends [`headers`](HttpConfig::headers),
+    /// [`user_agent`](HttpConfig::user_agent) and the credential with each
+    /// request, and still applies its time-outs and body bounds.
+    pub fn client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
         self
     }
 }
@@ -103,6 +125,7 @@ impl fmt::Debug for HttpConfig {
             .field("default_retry", &self.default_retry)
             .field("max_resume_attempts", &self.max_resume_attempts)
             .field("credentials", &self.credentials)
+            .field("injected_client", &self.client.is_some())
             .finish()
     }
 }
@@ -159,6 +182,18 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
     }
 }
 
+/// The custom headers and the `User-Agent`, checked, as one map.
+pub(crate) fn configured_headers(
+    config: &HttpConfig,
+) -> Result<reqwest::header::HeaderMap, TransportError> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    for (name, value) in &config.headers {
+        let (name, value) = header_pair(name, value)?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
 /// The reqwest client for one connector.
 ///
 /// Redirects: followed only within the origin of the server URL (so neither
@@ -169,11 +204,7 @@ pub(crate) fn build_client(
     config: &HttpConfig,
     base: &Url,
 ) -> Result<reqwest::Client, TransportError> {
-    let mut defaults = reqwest::header::HeaderMap::new();
-    for (name, value) in &config.headers {
-        let (name, value) = header_pair(name, value)?;
-        defaults.append(name, value);
-    }
+    let defaults = configured_headers(config)?;
     let origin = base.origin();
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() > MAX_REDIRECTS || attempt.url().origin() != origin {

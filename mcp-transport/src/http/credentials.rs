@@ -20,16 +20,29 @@ pub trait CredentialProvider: Send + Sync + fmt::Debug {
     fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>>;
 
     /// The server answered `status` (401 or 403) with this `WWW-Authenticate`
-    /// header. Returns whether new credentials are ready, in which case the
-    /// request is sent once more (with a fresh [`authorization`]); otherwise
-    /// the failure goes to the session as it is.
+    /// text (several headers are joined with `", "`). Returns whether new
+    /// credentials are ready, in which case the request is sent once more
+    /// (with a fresh [`authorization`]); `Ok(false)`: nothing to try, the
+    /// server's answer goes to the session as it is. An error says why
+    /// credentials could not be obtained (use
+    /// [`TransportError::CredentialSource`] for the provider's own failure);
+    /// the request then fails with [`RequestFailure::Credentials`] (at
+    /// connect: the connect fails with the error).
+    ///
+    /// The request waits for this future. An interactive authorization (a
+    /// user in a browser) can take minutes while the session's request
+    /// deadline keeps running, so the request may time out even though the
+    /// authorization succeeds: hosts should authorize before the first
+    /// request (`mcp-auth`'s `OAuthProvider::login()`, as `mcp login` does)
+    /// and leave this path to refreshes and step-ups.
     ///
     /// [`authorization`]: CredentialProvider::authorization
+    /// [`RequestFailure::Credentials`]: crate::RequestFailure::Credentials
     fn on_unauthorized<'a>(
         &'a self,
         status: u16,
         www_authenticate: Option<&'a str>,
-    ) -> BoxFuture<'a, bool>;
+    ) -> BoxFuture<'a, Result<bool, TransportError>>;
 }
 
 /// A fixed header whose value is read from an environment variable each time
@@ -46,27 +59,39 @@ pub struct StaticHeader {
 }
 
 impl StaticHeader {
-    /// `Authorization: Bearer <value of variable>`.
-    pub fn bearer_from_env(variable: impl Into<String>) -> Self {
+    /// `<header>: <prefix><value of variable>`. The prefix may be empty
+    /// (the value is sent as it is); a non-empty one usually ends with a
+    /// space (`"Bearer "`, `"Token "`).
+    pub fn new(
+        header: impl Into<String>,
+        prefix: impl Into<String>,
+        variable: impl Into<String>,
+    ) -> Self {
         Self {
-            header: "Authorization".to_owned(),
-            prefix: "Bearer ".to_owned(),
+            header: header.into(),
+            prefix: prefix.into(),
             variable: variable.into(),
         }
     }
 
+    /// `Authorization: Bearer <value of variable>`.
+    pub fn bearer_from_env(variable: impl Into<String>) -> Self {
+        Self::new("Authorization", "Bearer ", variable)
+    }
+
     /// `<header>: <value of variable>`, as it is (an API-key header, say).
     pub fn from_env(header: impl Into<String>, variable: impl Into<String>) -> Self {
-        Self {
-            header: header.into(),
-            prefix: String::new(),
-            variable: variable.into(),
-        }
+        Self::new(header, "", variable)
     }
 
     /// The header's name.
     pub fn header_name(&self) -> &str {
         &self.header
+    }
+
+    /// The text put before the variable's value (may be empty).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The environment variable the value comes from.
@@ -88,6 +113,7 @@ impl fmt::Debug for StaticHeader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StaticHeader")
             .field("header", &self.header)
+            .field("prefix", &self.prefix)
             .field("variable", &self.variable)
             .finish_non_exhaustive()
     }
@@ -103,8 +129,8 @@ impl CredentialProvider for StaticHeader {
         &'a self,
         _status: u16,
         _www_authenticate: Option<&'a str>,
-    ) -> BoxFuture<'a, bool> {
+    ) -> BoxFuture<'a, Result<bool, TransportError>> {
         // A static credential cannot get better by asking again.
-        Box::pin(async { false })
+        Box::pin(async { Ok(false) })
     }
 }

@@ -73,7 +73,7 @@ impl SseConnector {
         if !status.is_success() {
             return Err(TransportError::SseStatus {
                 status: status.as_u16(),
-                www_authenticate: www_authenticate(&response),
+                www_authenticate: www_authenticate(response.headers()),
             });
         }
         if body_kind(&response) != BodyKind::EventStream {
@@ -260,14 +260,17 @@ async fn post(shared: Arc<LegacyShared>, frame: OutboundFrame, sent: oneshot::Se
     let _ = sent.send(());
     let mut response = match result {
         Ok(response) => response,
-        Err(e) => return fail(e.failure()).await,
+        Err(e) => {
+            e.log_reason();
+            return fail(e.failure()).await;
+        }
     };
     let status = response.status();
     if status.is_success() {
         return;
     }
     let challenge = matches!(status.as_u16(), 401 | 403)
-        .then(|| www_authenticate(&response))
+        .then(|| www_authenticate(response.headers()))
         .flatten();
     let config = &shared.http.config;
     let body = read_bounded(&mut response, config.max_body, config.response_timeout)

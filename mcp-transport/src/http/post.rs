@@ -117,7 +117,7 @@ impl Post<'_> {
     /// A non-2xx status: the request gets no answer through HTTP.
     async fn refused(&self, status: StatusCode, response: &mut Response) {
         let challenge = matches!(status.as_u16(), 401 | 403)
-            .then(|| www_authenticate(response))
+            .then(|| www_authenticate(response.headers()))
             .flatten();
         let config = &self.shared.http.config;
         let body = read_bounded(response, config.max_body, config.response_timeout)
@@ -333,9 +333,9 @@ impl Post<'_> {
 
     async fn send_failed(&self, error: SendError) {
         let failure = error.failure();
-        if let SendError::Credential(e) = error {
-            self.shared.deliver(Inbound::FrameError(e)).await;
-        }
+        // Not a `FrameError` even for a credential failure: no frame was
+        // refused, and the session counts those as protocol violations.
+        error.log_reason();
         match self.request {
             Some(_) => self.fail(failure).await,
             None => tracing::warn!(%failure, "a message could not be sent"),
