@@ -43,6 +43,20 @@
 //! # let _ = connector; Ok(()) }
 //! ```
 //!
+//! Authorizing takes time: [`OAuthProvider`] authorizes when the server
+//! first answers 401, inside that request, and an interactive
+//! authorization (a user in a browser) can take minutes while the session's
+//! request deadline keeps running, so the request may time out although the
+//! authorization succeeds. Hosts should call [`OAuthProvider::login`] before
+//! the first request (as the CLI's `mcp login` does) and leave the 401 path
+//! to refreshes and step-ups. When the provider cannot obtain credentials
+//! after a 401 / 403, the request fails with
+//! [`RequestFailure::Credentials`](mcp_transport::RequestFailure::Credentials)
+//! and the [`AuthError`] travels as the source of
+//! [`TransportError::CredentialSource`](mcp_transport::TransportError::CredentialSource)
+//! (logged by the transport; returned by `on_unauthorized` and, at connect,
+//! by the connector).
+//!
 //! Architecture Invariant: no error, log line or `Debug` output of this crate
 //! contains a token, an authorization code, a PKCE verifier, a client secret
 //! or an `Authorization` header value; such values live in [`Secret`].

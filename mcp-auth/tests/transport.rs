@@ -8,7 +8,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_transport::{Connector, HttpConfig, HttpConnector, Inbound, OutboundFrame};
+use mcp_transport::{
+    Connector, HttpConfig, HttpConnector, Inbound, OutboundFrame, RequestFailure, TransportError,
+};
 use serde_json::{Value, json};
 use support::{AsConfig, RsConfig, pair, provider};
 
@@ -53,4 +55,70 @@ async fn a_request_meeting_a_401_is_authorized_and_retried_by_the_transport() {
     for shown in [format!("{connector:?}"), format!("{oauth:?}")] {
         assert!(!shown.contains("SEKRIT"), "{shown}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_authorization_fails_the_request_as_credentials() {
+    let (_auth, rs) = pair(
+        AsConfig {
+            deny: true,
+            ..AsConfig::default()
+        },
+        RsConfig::default(),
+    )
+    .await;
+    let oauth = Arc::new(provider(&rs.url(), |c| c));
+    let connector = HttpConnector::new(HttpConfig::new(rs.url()).credentials(oauth.clone()));
+    let mut conn = connector.connect().await.unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}
+    }});
+    conn.outbound
+        .send(OutboundFrame::request(
+            body.to_string(),
+            1,
+            "initialize".into(),
+        ))
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), conn.inbound.recv())
+        .await
+        .expect("an answer in time")
+        .expect("the connection is open");
+    assert!(
+        matches!(
+            event,
+            Inbound::RequestFailed {
+                id: 1,
+                failure: RequestFailure::Credentials
+            }
+        ),
+        "{event:?}"
+    );
+    // The reason went with the error, not to the side slot.
+    assert!(oauth.take_last_error().is_none());
+    assert_eq!(rs.log.to("/mcp").len(), 1);
+}
+
+#[tokio::test]
+async fn an_authorization_failure_is_a_credential_source_error_with_the_auth_error_inside() {
+    use mcp_transport::CredentialProvider;
+    let (_auth, rs) = pair(
+        AsConfig {
+            deny: true,
+            ..AsConfig::default()
+        },
+        RsConfig::default(),
+    )
+    .await;
+    let oauth = provider(&rs.url(), |c| c);
+    let err = oauth.on_unauthorized(401, None).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "could not obtain credentials for the server"
+    );
+    assert!(matches!(err, TransportError::CredentialSource(_)));
+    let cause = std::error::Error::source(&err).expect("a cause");
+    assert!(cause.downcast_ref::<mcp_auth::AuthError>().is_some());
 }
