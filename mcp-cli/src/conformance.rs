@@ -75,7 +75,10 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
                 let arguments = arguments_for(&context, &tool.name)
                     .or_else(|| schema_echo(&scenario, &catalog, tool))
                     .unwrap_or_else(|| {
-                        made_up_arguments(&tool.input_schema.to_value().unwrap_or(Value::Null))
+                        mcp_testkit::example_arguments(
+                            &tool.input_schema.to_value().unwrap_or(Value::Null),
+                            "test",
+                        )
                     });
                 let result = session.call_tool(&tool.name, arguments).await;
                 if let Err(e) = result {
@@ -169,40 +172,6 @@ fn schema_echo(
     let mut args = Map::new();
     args.insert("schema".to_owned(), focal.input_schema.to_value().ok()?);
     Some(args)
-}
-
-/// Plausible values for a schema's required properties, as a host's user
-/// might type them.
-fn made_up_arguments(schema: &Value) -> Map<String, Value> {
-    let mut out = Map::new();
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return out;
-    };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for (name, property) in properties {
-        if !required.contains(&name.as_str()) {
-            continue;
-        }
-        let value = if let Some(default) = property.get("default") {
-            default.clone()
-        } else if let Some(first) = property.get("enum").and_then(|e| e.get(0)) {
-            first.clone()
-        } else {
-            match property.get("type").and_then(Value::as_str) {
-                Some("number") | Some("integer") => json!(1),
-                Some("boolean") => json!(true),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                _ => json!("test"),
-            }
-        };
-        out.insert(name.clone(), value);
-    }
-    out
 }
 
 /// Sampling answered with a fixed text (no model here).

@@ -151,7 +151,7 @@ async fn exercise(
             .get(name)
             .and_then(|t| t.input_schema.to_value().ok())
             .unwrap_or(Value::Null);
-        made_up_arguments(&schema)
+        mcp_testkit::example_arguments(&schema, "interop")
     };
     match find("echo") {
         Some(echo) => {
@@ -402,38 +402,6 @@ async fn wait_event(
     })
     .await
     .unwrap_or(false)
-}
-
-fn made_up_arguments(schema: &Value) -> Map<String, Value> {
-    let mut out = Map::new();
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return out;
-    };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for (name, property) in properties {
-        if !required.contains(&name.as_str()) {
-            continue;
-        }
-        let value = if let Some(default) = property.get("default") {
-            default.clone()
-        } else if let Some(first) = property.get("enum").and_then(|e| e.get(0)) {
-            first.clone()
-        } else {
-            match property.get("type").and_then(Value::as_str) {
-                Some("number") | Some("integer") => json!(1),
-                Some("boolean") => json!(true),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                _ => json!("interop"),
-            }
-        };
-        out.insert(name.clone(), value);
-    }
-    out
 }
 
 struct Model(mpsc::Sender<&'static str>);

@@ -189,6 +189,7 @@
 //! [`server_binary`] (just looks).
 #![forbid(unsafe_code)]
 
+mod arguments;
 mod behavior;
 mod binary_path;
 mod client;
@@ -213,6 +214,7 @@ mod time;
 mod tool_call;
 pub mod wire;
 
+pub use arguments::example_arguments;
 pub use behavior::{Behavior, CacheScope, OnProbe, PreInit};
 pub use binary_path::{SERVER_BINARY_ENV, SERVER_BINARY_NAME, build_server_binary, server_binary};
 pub use client::{
