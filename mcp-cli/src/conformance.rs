@@ -138,7 +138,9 @@ fn oauth_provider(url: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
     OAuthProvider::new(config, Arc::new(handler)).context("setting up OAuth")
 }
 
-/// Authorization failures travel as a refused retry; say why on stderr.
+/// The two authorization failures no request reports (a refresh that failed
+/// before a request, a token-store write): say them on stderr. Failed
+/// renewals reach stderr through the transport's warning.
 fn report_auth_failure(oauth: &OAuthProvider) {
     if let Some(e) = oauth.take_last_error() {
         eprintln!("authorization failed: {e}");
