@@ -27,6 +27,8 @@ struct Case {
     target: Target,
     /// An HTTP server to start first.
     start: Option<Launch>,
+    /// A tool (and `key=value` arguments) the `mcp` binary calls.
+    cli_call: &'static [&'static str],
 }
 
 /// How to start a server process: program, arguments, extra environment.
@@ -56,6 +58,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<(u64, u64)> {
     let tools = node::ensure_tools(root)?;
     let python = ensure_venv(root)?;
     let client = build_client(root)?;
+    let mcp = build_cli(root)?;
     let nm = tools.dir.join("node_modules");
     let node = nm.join(".bin/node");
     let everything = nm.join("@modelcontextprotocol/server-everything/dist/index.js");
@@ -163,7 +166,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<(u64, u64)> {
         "server", "transport", "era", "check", "status"
     );
     for case in &mut cases {
-        let rows = run_case(&client, case, &memory_file)?;
+        let rows = run_case(&client, &mcp, case, &memory_file)?;
         for (check, status, detail) in rows {
             match status.as_str() {
                 "pass" => passed += 1,
@@ -189,6 +192,17 @@ fn stdio(server: &'static str, era: &'static str, command: Vec<String>) -> Case 
         era,
         target: Target::Stdio(command),
         start: None,
+        cli_call: cli_call_for(server),
+    }
+}
+
+/// What `mcp call` asks of each server (a tool every version of it has).
+fn cli_call_for(server: &str) -> &'static [&'static str] {
+    match server {
+        "server-everything" => &["echo", "message=hello from mcp"],
+        "server-filesystem" => &["list_allowed_directories"],
+        "server-memory" => &["read_graph"],
+        _ => &["echo", "text=hello from mcp"],
     }
 }
 
@@ -224,6 +238,7 @@ fn http(
             args,
             env,
         }),
+        cli_call: cli_call_for(server),
     }
 }
 
@@ -236,6 +251,7 @@ fn free_port() -> u16 {
 
 fn run_case(
     client: &Path,
+    mcp: &Path,
     case: &Case,
     memory_file: &Path,
 ) -> anyhow::Result<Vec<(String, String, String)>> {
@@ -270,7 +286,7 @@ fn run_case(
             }
         }
     }
-    let output = run_bounded(cmd, Duration::from_secs(120))?;
+    let (_, output) = run_bounded(cmd, Duration::from_secs(120))?;
     let mut rows = Vec::new();
     for line in output.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
@@ -286,11 +302,89 @@ fn run_case(
             "the client printed no result".into(),
         ));
     }
+    // The `mcp` binary on the same server (its default, automatic era).
+    if case.era != "legacy" {
+        rows.extend(cli_rows(mcp, case));
+    }
     Ok(rows)
 }
 
+/// `mcp inspect --json` and `mcp call --json` against the case's server.
+fn cli_rows(mcp: &Path, case: &Case) -> Vec<(String, String, String)> {
+    let target = |cmd: &mut Command| match &case.target {
+        Target::Stdio(command) => {
+            cmd.arg("--").args(command);
+        }
+        Target::Url { url, sse } => {
+            cmd.args(["--url", url]);
+            if *sse {
+                cmd.args(["--transport", "sse"]);
+            }
+        }
+    };
+    let mut rows = Vec::new();
+    let mut inspect = Command::new(mcp);
+    inspect.args(["inspect", "--json"]);
+    target(&mut inspect);
+    let (ok, out) = run_cli(inspect);
+    let doc: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    rows.push(if ok && doc.is_object() {
+        (
+            "mcp inspect".into(),
+            "pass".into(),
+            "exit 0, one JSON document".into(),
+        )
+    } else {
+        (
+            "mcp inspect".into(),
+            "fail".into(),
+            out.chars().take(80).collect(),
+        )
+    });
+    let mut call = Command::new(mcp);
+    call.args(["call", "--json"]).args(case.cli_call);
+    target(&mut call);
+    let (ok, out) = run_cli(call);
+    let doc: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    rows.push(if ok && doc.get("isError") == Some(&Value::Bool(false)) {
+        (
+            "mcp call".into(),
+            "pass".into(),
+            format!("exit 0, {}", case.cli_call[0]),
+        )
+    } else {
+        (
+            "mcp call".into(),
+            "fail".into(),
+            out.chars().take(80).collect(),
+        )
+    });
+    rows
+}
+
+/// Runs the `mcp` binary (bounded); whether it exited 0, and its stdout.
+fn run_cli(mut cmd: Command) -> (bool, String) {
+    cmd.stdin(Stdio::null());
+    match run_bounded(cmd, Duration::from_secs(60)) {
+        Ok((ok, out)) => (ok, out),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+fn build_cli(root: &Path) -> anyhow::Result<PathBuf> {
+    let status = Command::new(crate::cargo())
+        .current_dir(root)
+        .args(["build", "--quiet", "-p", "mcp-cli", "--bin", "mcp"])
+        .status()
+        .context("building the mcp binary")?;
+    if !status.success() {
+        bail!("building the mcp binary failed");
+    }
+    Ok(root.join("target/debug/mcp"))
+}
+
 /// Runs a command with a deadline; returns its stdout.
-fn run_bounded(mut cmd: Command, limit: Duration) -> anyhow::Result<String> {
+fn run_bounded(mut cmd: Command, limit: Duration) -> anyhow::Result<(bool, String)> {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -303,18 +397,18 @@ fn run_bounded(mut cmd: Command, limit: Duration) -> anyhow::Result<String> {
         s
     });
     let started = Instant::now();
-    loop {
-        if child.try_wait()?.is_some() {
-            break;
+    let ok = loop {
+        if let Some(status) = child.try_wait()? {
+            break status.success();
         }
         if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            break;
+            break false;
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(reader.join().unwrap_or_default())
+    };
+    Ok((ok, reader.join().unwrap_or_default()))
 }
 
 fn wait_for_port(url: &str, limit: Duration) {
