@@ -16,6 +16,7 @@ use crate::hub::{Hub, HubShared};
 use crate::lifecycle::{self, FirstOutcome};
 use crate::namespace::Namespace;
 use crate::server::ServerCell;
+use crate::subscriptions::{self, Counters, MAX_SUBSCRIPTIONS_PER_SERVER, SubscriptionSpec};
 
 /// Registers servers and starts a [`Hub`].
 #[derive(Debug)]
@@ -26,6 +27,7 @@ pub struct HubBuilder {
     principal: Principal,
     approval: Option<Arc<dyn ApprovalHook>>,
     audit: Option<Arc<dyn AuditSink>>,
+    subscriptions: Vec<SubscriptionSpec>,
 }
 
 impl HubBuilder {
@@ -39,6 +41,7 @@ impl HubBuilder {
             principal: Principal::new("host"),
             approval: None,
             audit: None,
+            subscriptions: Vec::new(),
         }
     }
 
@@ -84,19 +87,49 @@ impl HubBuilder {
         self
     }
 
+    /// Registers a resource subscription (see [`SubscriptionSpec`]). Its
+    /// server must be registered and its URI allowed by the authority by
+    /// [`HubBuilder::start`], which makes it (before the first read) and
+    /// fails when it cannot be made.
+    pub fn subscription(mut self, spec: SubscriptionSpec) -> Result<Self, HubError> {
+        spec.validate()?;
+        let same_server = self
+            .subscriptions
+            .iter()
+            .filter(|s| s.server == spec.server)
+            .count();
+        if same_server >= MAX_SUBSCRIPTIONS_PER_SERVER {
+            return Err(HubError::InvalidSetting {
+                setting: "subscriptions",
+                problem: "more than 64 subscriptions on one server",
+            });
+        }
+        self.subscriptions.push(spec);
+        Ok(self)
+    }
+
     /// Starts every server in parallel and waits until each is ready or has
     /// failed its first start (each within its own start deadline; optional
     /// servers at most [`HubConfig::start_wait`]: those still starting then
     /// join the namespace when ready, at their registration place). Fails when
     /// a required server failed (or, under `reject`, was refused); the other
     /// servers are then shut down. Optional servers that failed keep being
-    /// restarted in the background per their policy.
+    /// restarted in the background per their policy. Then every subscription
+    /// is made (in parallel); one that cannot be made fails the start
+    /// ([`HubError::SubscriptionFailed`]) and the hub is shut down.
     pub async fn start(self) -> Result<Hub, HubError> {
         if self.config.event_queue == 0 || self.config.max_exposed_tools == 0 {
             return Err(HubError::InvalidSetting {
                 setting: "event_queue / max_exposed_tools",
                 problem: "it must be at least 1",
             });
+        }
+        for sub in &self.subscriptions {
+            if !self.servers.iter().any(|s| s.name == sub.server) {
+                return Err(HubError::UnknownServer {
+                    name: sub.server.as_str().to_owned(),
+                });
+            }
         }
         for name in self.authority.servers.keys() {
             if !self.servers.iter().any(|s| s.name.as_str() == name) {
@@ -147,6 +180,7 @@ impl HubBuilder {
             supervisors: Mutex::new(supervisors),
             events: Mutex::new(Some(receiver)),
             closed: AtomicBool::new(false),
+            subscriptions: Mutex::new(Vec::new()),
         };
         // Required servers are always waited for; optional ones at most
         // `start_wait` (each is bounded by its own start deadline anyway).
@@ -213,6 +247,49 @@ impl HubBuilder {
                 source: Arc::new(error),
             });
         }
+        if let Err(error) = start_subscriptions(&hub, self.subscriptions).await {
+            hub.shutdown().await;
+            return Err(error);
+        }
         Ok(hub)
     }
+}
+
+/// Makes every subscription (in parallel), then starts one task each.
+async fn start_subscriptions(hub: &Hub, specs: Vec<SubscriptionSpec>) -> Result<(), HubError> {
+    let made = futures::future::join_all(
+        specs
+            .iter()
+            .map(|spec| subscriptions::establish(&hub.shared, spec)),
+    )
+    .await;
+    let mut ready = Vec::with_capacity(specs.len());
+    for (spec, result) in specs.into_iter().zip(made) {
+        match result {
+            Ok(established) => ready.push((spec, established)),
+            Err(error) => {
+                return Err(HubError::SubscriptionFailed {
+                    server: spec.server.clone(),
+                    uri: spec.uri.clone(),
+                    source: Arc::new(error),
+                });
+            }
+        }
+    }
+    let mut running = crate::hub::lock(&hub.subscriptions);
+    for (spec, established) in ready {
+        let counters = Arc::new(Counters::default());
+        let task = tokio::spawn(subscriptions::run(
+            Arc::clone(&hub.shared),
+            spec.clone(),
+            Arc::clone(&counters),
+            established,
+        ));
+        running.push(crate::hub::RunningSubscription {
+            spec,
+            counters,
+            task: Some(task),
+        });
+    }
+    Ok(())
 }

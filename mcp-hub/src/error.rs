@@ -302,6 +302,43 @@ pub enum HubError {
         /// The generation asked for.
         generation: u64,
     },
+    /// The host chose a subscription mechanism the server's era does not
+    /// offer (`subscriptions/listen` is 2026-07-28 only, `resources/subscribe`
+    /// legacy only); the hub never switches on its own.
+    #[error(
+        "subscription to `{uri}` on server `{server}` asks for `{mechanism}`, which a {era:?}-era session does not offer"
+    )]
+    MechanismMismatch {
+        /// The server.
+        server: ServerName,
+        /// The URI.
+        uri: String,
+        /// What the host asked for.
+        mechanism: crate::Mechanism,
+        /// The session's era.
+        era: mcp_types::Era,
+    },
+    /// The server did not accept a subscription to the URI (its
+    /// acknowledgement left it out, or the stream ended before one).
+    #[error("server `{server}` did not accept a subscription to `{uri}`")]
+    SubscriptionRefused {
+        /// The server.
+        server: ServerName,
+        /// The URI.
+        uri: String,
+    },
+    /// A subscription could not be established at start, so the hub did not
+    /// start.
+    #[error("the subscription to `{uri}` on server `{server}` could not be established")]
+    SubscriptionFailed {
+        /// The server.
+        server: ServerName,
+        /// The URI.
+        uri: String,
+        /// Why.
+        #[source]
+        source: Arc<HubError>,
+    },
     /// The hub is shutting down.
     #[error("the hub is shutting down")]
     ShuttingDown,
@@ -326,7 +363,8 @@ impl HubError {
     pub fn server_message(&self) -> Option<&str> {
         match self {
             HubError::Session { source, .. } => source.server_message(),
-            HubError::RequiredServerFailed { source, .. } => source.server_message(),
+            HubError::RequiredServerFailed { source, .. }
+            | HubError::SubscriptionFailed { source, .. } => source.server_message(),
             _ => None,
         }
     }
@@ -361,7 +399,10 @@ impl HubError {
             | HubError::QueueFull { server, .. }
             | HubError::QueueTimeout { server, .. }
             | HubError::Unsupported { server, .. }
-            | HubError::NoPendingSnapshot { server, .. } => Some(server),
+            | HubError::NoPendingSnapshot { server, .. }
+            | HubError::MechanismMismatch { server, .. }
+            | HubError::SubscriptionRefused { server, .. }
+            | HubError::SubscriptionFailed { server, .. } => Some(server),
             _ => None,
         }
     }
@@ -400,6 +441,9 @@ impl HubError {
             HubError::ProviderNameCollision { .. } => "provider_name_collision",
             HubError::NamespaceTooLarge { .. } => "namespace_too_large",
             HubError::NoPendingSnapshot { .. } => "no_pending_snapshot",
+            HubError::MechanismMismatch { .. } => "mechanism_mismatch",
+            HubError::SubscriptionRefused { .. } => "subscription_refused",
+            HubError::SubscriptionFailed { .. } => "subscription_failed",
             HubError::ShuttingDown => "shutting_down",
         }
     }

@@ -12,6 +12,7 @@ use crate::HubError;
 use crate::name::ServerName;
 use crate::namespace::NamespaceNote;
 use crate::snapshot::SnapshotDiff;
+use crate::subscriptions::Reason;
 
 /// One event for the host.
 #[derive(Clone, Debug)]
@@ -103,6 +104,52 @@ pub enum HubEvent {
     },
     /// One governed operation.
     Audit(AuditRecord),
+    /// A subscription's stream ended (the server died, restarted or closed
+    /// it); it is made again after `delay`.
+    SubscriptionReconnecting {
+        /// The server.
+        server: ServerName,
+        /// The subscribed URI.
+        uri: String,
+        /// Which attempt this is (1, 2, …).
+        attempt: u32,
+        /// The back-off before it.
+        delay: Duration,
+    },
+    /// Reading a subscribed resource failed; the handler was not called.
+    SubscriptionReadFailed {
+        /// The server.
+        server: ServerName,
+        /// The subscribed URI.
+        uri: String,
+        /// Why it was read.
+        reason: Reason,
+        /// Why it failed.
+        error: Arc<HubError>,
+    },
+    /// A resource handler returned an error (the host's own).
+    HandlerFailed {
+        /// The server.
+        server: ServerName,
+        /// The subscribed URI.
+        uri: String,
+        /// Why it was called.
+        reason: Reason,
+        /// The handler's error.
+        error: Arc<dyn std::error::Error + Send + Sync>,
+    },
+    /// A resource handler overran its deadline and was abandoned; the
+    /// contents count as not handled.
+    HandlerTimedOut {
+        /// The server.
+        server: ServerName,
+        /// The subscribed URI.
+        uri: String,
+        /// Why it was called.
+        reason: Reason,
+        /// The deadline.
+        after: Duration,
+    },
 }
 
 /// A governed operation.

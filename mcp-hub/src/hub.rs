@@ -27,6 +27,7 @@ use crate::name::ServerName;
 use crate::namespace::{BuildSettings, Namespace, RouteTarget, ServerView};
 use crate::server::{ServerCell, ServerStatus, Teardown};
 use crate::snapshot::ToolSnapshot;
+use crate::subscriptions::{Counters, SubscriptionSpec, SubscriptionStats};
 
 /// Options of one tool call.
 #[derive(Clone, Debug, Default)]
@@ -200,6 +201,16 @@ pub struct Hub {
     pub(crate) supervisors: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) events: Mutex<Option<HubEvents>>,
     pub(crate) closed: AtomicBool,
+    pub(crate) subscriptions: Mutex<Vec<RunningSubscription>>,
+}
+
+/// One subscription's task and counters.
+#[derive(Debug)]
+pub(crate) struct RunningSubscription {
+    pub(crate) spec: SubscriptionSpec,
+    pub(crate) counters: Arc<Counters>,
+    /// Taken by the shutdown.
+    pub(crate) task: Option<JoinHandle<()>>,
 }
 
 impl Hub {
@@ -237,6 +248,14 @@ impl Hub {
     /// when raising was turned off).
     pub fn descriptor_limit(&self) -> Option<DescriptorLimit> {
         self.shared.descriptor_limit
+    }
+
+    /// The counters of every subscription, in registration order.
+    pub fn subscription_stats(&self) -> Vec<SubscriptionStats> {
+        lock(&self.subscriptions)
+            .iter()
+            .map(|s| s.counters.stats(&s.spec))
+            .collect()
     }
 
     /// The current namespace (immutable; a change publishes a new one).
@@ -373,7 +392,9 @@ impl Hub {
         self.shared.rebuild_namespace()
     }
 
-    /// Shuts every server down in parallel (close stdin, grace, SIGTERM,
+    /// Cancels every subscription first (2026: the listen request is
+    /// cancelled; legacy: `resources/unsubscribe`, briefly), then shuts every
+    /// server down in parallel (close stdin, grace, SIGTERM,
     /// grace, SIGKILL for stdio children), within
     /// [`HubConfig::shutdown_timeout`]; servers still running then are
     /// killed. Calls in flight and later calls fail with
@@ -387,6 +408,7 @@ impl Hub {
             };
         }
         self.shared.shutdown.send_replace(true);
+        self.cancel_subscriptions().await;
         let cells = &self.shared.cells;
         let done: Vec<AtomicBool> = cells.iter().map(|_| AtomicBool::new(false)).collect();
         let stops = cells.iter().zip(&done).map(|(cell, done)| async move {
@@ -434,6 +456,35 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// Waits (bounded) for the subscription tasks, which end their streams
+    /// on the shutdown signal, so no stream outlives its session.
+    async fn cancel_subscriptions(&self) {
+        let tasks: Vec<JoinHandle<()>> = lock(&self.subscriptions)
+            .iter_mut()
+            .filter_map(|s| s.task.take())
+            .collect();
+        if tasks.is_empty() {
+            return;
+        }
+        let aborts: Vec<_> = tasks.iter().map(JoinHandle::abort_handle).collect();
+        let bound = self
+            .shared
+            .config
+            .shutdown_timeout
+            .min(SUBSCRIPTION_CANCEL_WAIT);
+        if tokio::time::timeout(bound, futures::future::join_all(tasks))
+            .await
+            .is_err()
+        {
+            aborts.iter().for_each(tokio::task::AbortHandle::abort);
+        }
+    }
+}
+
+/// How long a shutdown waits for subscription tasks to end their streams.
+const SUBSCRIPTION_CANCEL_WAIT: Duration = Duration::from_secs(2);
+
 impl Drop for Hub {
     fn drop(&mut self) {
         if self.closed.load(Ordering::Acquire) {
@@ -445,6 +496,12 @@ impl Drop for Hub {
             cell.kill();
         }
         for task in lock(&self.supervisors).iter() {
+            task.abort();
+        }
+        for task in lock(&self.subscriptions)
+            .iter()
+            .filter_map(|s| s.task.as_ref())
+        {
             task.abort();
         }
     }

@@ -48,15 +48,30 @@
 //!   transient failures for idempotent requests only ([`RetryPolicy`]);
 //!   eager or lazy [`Discovery`].
 //!
+//! - **Resource subscriptions** ([`SubscriptionSpec`], [`ResourceHandler`]):
+//!   one task per subscribed URI, over the mechanism the host chose
+//!   ([`Mechanism::ResourcesSubscribe`] for legacy servers,
+//!   [`Mechanism::Listen`] for 2026-07-28 ones; a mismatch with the server's
+//!   era is [`HubError::MechanismMismatch`], never a silent switch). The
+//!   subscription is made before the first read; the handler gets
+//!   [`Reason::Start`] (`read_on_start`), [`Reason::Update`] on every change,
+//!   [`Reason::Reconnect`] (`read_on_reconnect`) after the stream ended and
+//!   was made again with back-off (the server's restart back-off, capped at
+//!   30 s). Each call runs under `handler_timeout` (default 30 s); contents
+//!   equal to the last successfully handled ones are not handed on again
+//!   ([`SubscriptionStats`], [`HubEvent::HandlerTimedOut`]). A subscription
+//!   that cannot be made at start fails the start
+//!   ([`HubError::SubscriptionFailed`]); URIs outside the authority's
+//!   allow-list are refused. Shutdown ends the streams (2026: the listen
+//!   request is cancelled; legacy: `resources/unsubscribe`) before it closes
+//!   the sessions.
+//!
 //! # Not yet
 //!
-//! Resource subscriptions (`resources/subscribe`, `subscriptions/listen`
-//! streams with handlers) are not implemented: the session does not expose
-//! those streams yet, and the hub offers no API for them rather than one that
-//! would not work. For the same reason a 2026-07-28 server's `list_changed`
-//! (delivered only on a `subscriptions/listen` stream) is not seen; legacy
-//! servers' `notifications/tools/list_changed` is. HTTP servers join through
-//! the same [`mcp_transport::Connector`] once that transport exists.
+//! A 2026-07-28 server's `list_changed` (delivered only on a
+//! `subscriptions/listen` stream) is not followed for the tool namespace;
+//! legacy servers' `notifications/tools/list_changed` is. HTTP servers join
+//! through the same [`mcp_transport::Connector`] once that transport exists.
 //!
 //! # Descriptors
 //!
@@ -87,6 +102,7 @@ mod retry;
 mod safe_names;
 mod server;
 mod snapshot;
+mod subscriptions;
 
 pub use approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use authority::{Authority, MAX_AUTHORITY_BYTES, Principal, ServerAuthority, Untagged};
@@ -107,3 +123,7 @@ pub use namespace::{ExposedTool, Namespace, NamespaceNote, Route, RouteTarget};
 pub use safe_names::{MAX_SAFE_LEN, is_provider_safe};
 pub use server::{ServerInfo, ServerStatus, ServerStatusKind};
 pub use snapshot::{SnapshotDiff, ToolSnapshot};
+pub use subscriptions::{
+    HandlerError, MAX_HANDLER_TIMEOUT, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SERVER,
+    Mechanism, Reason, ResourceEvent, ResourceHandler, SubscriptionSpec, SubscriptionStats,
+};

@@ -1,0 +1,407 @@
+//! Resource subscriptions: subscribe before the first read, start / update /
+//! reconnect reads, deduplication, handler deadlines, the host's explicit
+//! mechanism, the allow-list, and shutdown cancelling the streams.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use futures::future::BoxFuture;
+use mcp_hub::{
+    Authority, Backoff, HandlerError, Hub, HubConfig, HubError, HubEvent, Mechanism, Reason,
+    ResourceEvent, ResourceHandler, RestartPolicy, ServerAuthority, ServerSpec, SubscriptionSpec,
+    SubscriptionStats,
+};
+use mcp_session::Negotiation;
+use mcp_testkit::{Behavior, ListKind, Recorder, ResourceSpec, Script};
+use mcp_types::ResourceContents;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+const NOTES: &str = "notes://today";
+const OTHER: &str = "notes://other";
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Sends every event to the test; hangs instead when `hang` is set.
+#[derive(Debug)]
+struct Recording {
+    tx: mpsc::UnboundedSender<ResourceEvent>,
+    hang: bool,
+}
+
+impl ResourceHandler for Recording {
+    fn handle(&self, event: ResourceEvent) -> BoxFuture<'_, Result<(), HandlerError>> {
+        Box::pin(async move {
+            if self.hang {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            let _ = self.tx.send(event);
+            Ok(())
+        })
+    }
+}
+
+fn recording(hang: bool) -> (Arc<Recording>, mpsc::UnboundedReceiver<ResourceEvent>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Arc::new(Recording { tx, hang }), rx)
+}
+
+/// `notes://today` reads "v1" until the resource list changed once, then
+/// "v2"; `notes://other` reads "other". Tools touch, change, crash.
+fn script(modern: bool) -> Script {
+    let base = if modern {
+        Script::modern()
+    } else {
+        Script::legacy()
+    };
+    let mut v1 = ResourceSpec::text(NOTES, "today", "v1");
+    v1.vanish_at_change = Some(1);
+    let mut v2 = ResourceSpec::text(NOTES, "today", "v2");
+    v2.appear_at_change = 1;
+    base.resource(v1)
+        .resource(v2)
+        .resource(ResourceSpec::text(OTHER, "other", "other"))
+        .tool(
+            "touch",
+            Behavior::TouchResource {
+                uri: NOTES.to_owned(),
+            },
+        )
+        .tool(
+            "touch_other",
+            Behavior::TouchResource {
+                uri: OTHER.to_owned(),
+            },
+        )
+        .tool(
+            "change",
+            Behavior::ChangeList {
+                list: ListKind::Resources,
+            },
+        )
+        .tool("crash", Behavior::Crash { code: 3 })
+}
+
+fn mechanism(modern: bool) -> Mechanism {
+    if modern {
+        Mechanism::Listen
+    } else {
+        Mechanism::ResourcesSubscribe
+    }
+}
+
+fn server(modern: bool) -> (ServerSpec, Recorder) {
+    let (connector, recorder) = memory(script(modern));
+    let backoff = Backoff {
+        initial: Duration::from_millis(20),
+        max: Duration::from_millis(200),
+        ..Backoff::default()
+    };
+    let spec = ServerSpec::new("docs", connector)
+        .unwrap()
+        .session(quick_session())
+        .negotiation(if modern {
+            Negotiation::Modern
+        } else {
+            Negotiation::Legacy
+        })
+        .restart(RestartPolicy::Backoff(backoff));
+    (spec, recorder)
+}
+
+fn config() -> HubConfig {
+    HubConfig {
+        jitter_seed: Some(3),
+        raise_descriptor_limit: false,
+        ..HubConfig::default()
+    }
+}
+
+fn text(event: &ResourceEvent) -> &str {
+    match event.contents.first() {
+        Some(ResourceContents::Text(t)) => &t.text,
+        other => panic!("no text contents: {other:?}"),
+    }
+}
+
+async fn next(rx: &mut mpsc::UnboundedReceiver<ResourceEvent>) -> ResourceEvent {
+    tokio::time::timeout(WAIT, rx.recv())
+        .await
+        .expect("no handler call in time")
+        .expect("handler dropped")
+}
+
+async fn stats_until(hub: &Hub, done: impl Fn(&SubscriptionStats) -> bool) -> SubscriptionStats {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let stats = hub.subscription_stats()[0].clone();
+        if done(&stats) {
+            return stats;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "stats never got there: {stats:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Index of the first frame with `method`.
+fn position(recorder: &Recorder, method: &str) -> usize {
+    methods(recorder)
+        .iter()
+        .position(|m| m == method)
+        .unwrap_or_else(|| panic!("`{method}` never received"))
+}
+
+async fn start_update_dedup_and_shutdown(modern: bool) {
+    let (spec, recorder) = server(modern);
+    let (handler, mut calls) = recording(false);
+    let hub = Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism(modern), handler).unwrap())
+        .unwrap()
+        .start()
+        .await
+        .expect("hub starts");
+
+    let first = next(&mut calls).await;
+    assert_eq!(first.reason, Reason::Start);
+    assert_eq!(first.server.as_str(), "docs");
+    assert_eq!(first.uri, NOTES);
+    assert_eq!(text(&first), "v1");
+    let subscribe = if modern {
+        "subscriptions/listen"
+    } else {
+        "resources/subscribe"
+    };
+    assert!(
+        position(&recorder, subscribe) < position(&recorder, "resources/read"),
+        "subscribed before the first read: {:?}",
+        methods(&recorder)
+    );
+
+    // Same contents again: read, but not handed on.
+    hub.call("touch", args(json!({}))).await.unwrap();
+    let stats = stats_until(&hub, |s| s.deduplicated == 1).await;
+    assert_eq!(stats.handled, 1);
+    assert!(calls.try_recv().is_err(), "identical contents were handled");
+
+    // Changed contents: an update.
+    hub.call("change", args(json!({}))).await.unwrap();
+    hub.call("touch", args(json!({}))).await.unwrap();
+    let update = next(&mut calls).await;
+    assert_eq!(update.reason, Reason::Update);
+    assert_eq!(text(&update), "v2");
+    assert_eq!(stats_until(&hub, |s| s.handled == 2).await.deduplicated, 1);
+
+    hub.shutdown().await;
+    if modern {
+        let listen = recorder.with_method("subscriptions/listen");
+        assert_eq!(listen.len(), 1);
+        let id = listen[0]["id"].clone();
+        assert!(
+            recorder.cancelled_ids().contains(&id),
+            "the listen request {id} was cancelled at shutdown: {:?}",
+            methods(&recorder)
+        );
+    } else {
+        let unsubscribe = recorder.with_method("resources/unsubscribe");
+        assert_eq!(unsubscribe.len(), 1, "unsubscribed at shutdown");
+        assert_eq!(unsubscribe[0]["params"]["uri"], NOTES);
+    }
+}
+
+#[tokio::test]
+async fn legacy_start_update_dedup_and_shutdown() {
+    start_update_dedup_and_shutdown(false).await;
+}
+
+#[tokio::test]
+async fn modern_start_update_dedup_and_shutdown() {
+    start_update_dedup_and_shutdown(true).await;
+}
+
+async fn reconnects_after_a_restart(modern: bool) {
+    let (spec, _recorder) = server(modern);
+    let (handler, mut calls) = recording(false);
+    let hub = Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism(modern), handler).unwrap())
+        .unwrap()
+        .start()
+        .await
+        .expect("hub starts");
+    let mut events = hub.take_events().unwrap();
+    assert_eq!(next(&mut calls).await.reason, Reason::Start);
+    hub.call("change", args(json!({}))).await.unwrap();
+    hub.call("touch", args(json!({}))).await.unwrap();
+    assert_eq!(text(&next(&mut calls).await), "v2");
+
+    // The server dies; its replacement starts over at "v1".
+    let _ = hub.call("crash", args(json!({}))).await;
+    let again = next(&mut calls).await;
+    assert_eq!(again.reason, Reason::Reconnect);
+    assert_eq!(text(&again), "v1");
+    let attempt = wait_for(&mut events, WAIT, |e| match e {
+        HubEvent::SubscriptionReconnecting { uri, attempt, .. } if uri == NOTES => Some(*attempt),
+        _ => None,
+    })
+    .await;
+    assert_eq!(attempt, 1);
+    let stats = stats_until(&hub, |s| s.reconnects >= 1).await;
+    assert_eq!(stats.handled, 3);
+
+    // The new stream delivers updates.
+    hub.call("change", args(json!({}))).await.unwrap();
+    hub.call("touch", args(json!({}))).await.unwrap();
+    let update = next(&mut calls).await;
+    assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn legacy_reconnects_after_a_restart() {
+    reconnects_after_a_restart(false).await;
+}
+
+#[tokio::test]
+async fn modern_reconnects_after_a_restart() {
+    reconnects_after_a_restart(true).await;
+}
+
+#[tokio::test]
+async fn a_slow_handler_times_out_without_blocking_another() {
+    let (spec, _recorder) = server(false);
+    let (slow, _never) = recording(true);
+    let (quick, mut calls) = recording(false);
+    let mut slow_spec =
+        SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, slow).unwrap();
+    slow_spec.handler_timeout = Duration::from_millis(100);
+    let hub = Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .subscription(slow_spec)
+        .unwrap()
+        .subscription(
+            SubscriptionSpec::new("docs", OTHER, Mechanism::ResourcesSubscribe, quick).unwrap(),
+        )
+        .unwrap()
+        .start()
+        .await
+        .expect("hub starts");
+    let mut events = hub.take_events().unwrap();
+    let other = next(&mut calls).await;
+    assert_eq!((other.uri.as_str(), other.reason), (OTHER, Reason::Start));
+    let (reason, after) = wait_for(&mut events, WAIT, |e| match e {
+        HubEvent::HandlerTimedOut {
+            uri, reason, after, ..
+        } if uri == NOTES => Some((*reason, *after)),
+        _ => None,
+    })
+    .await;
+    assert_eq!((reason, after), (Reason::Start, Duration::from_millis(100)));
+    let slow_stats = stats_until(&hub, |s| s.timeouts == 1).await;
+    assert_eq!(slow_stats.handled, 0);
+
+    // The other subscription keeps working while the slow one times out again.
+    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("touch_other", args(json!({}))).await.unwrap();
+    stats_until(&hub, |s| s.timeouts == 2).await;
+    let stats = hub.subscription_stats();
+    assert_eq!(stats[1].uri, OTHER);
+    assert_eq!(stats[1].handled, 1);
+    assert_eq!(stats[1].deduplicated, 1);
+    hub.shutdown().await;
+}
+
+async fn start_error(modern_server: bool, mechanism: Mechanism) -> HubError {
+    let (spec, _recorder) = server(modern_server);
+    let (handler, _calls) = recording(false);
+    Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism, handler).unwrap())
+        .unwrap()
+        .start()
+        .await
+        .expect_err("the subscription cannot be made")
+}
+
+#[tokio::test]
+async fn a_mechanism_the_era_lacks_fails_the_start_by_name() {
+    for (modern, mechanism) in [
+        (false, Mechanism::Listen),
+        (true, Mechanism::ResourcesSubscribe),
+    ] {
+        let error = start_error(modern, mechanism).await;
+        let HubError::SubscriptionFailed {
+            server,
+            uri,
+            source,
+        } = &error
+        else {
+            panic!("not a subscription failure: {error:?}");
+        };
+        assert_eq!((server.as_str(), uri.as_str()), ("docs", NOTES));
+        match source.as_ref() {
+            HubError::MechanismMismatch {
+                mechanism: asked, ..
+            } => assert_eq!(*asked, mechanism),
+            other => panic!("not a mismatch: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_uri_outside_the_allow_list_fails_the_start() {
+    let (spec, recorder) = server(false);
+    let (handler, _calls) = recording(false);
+    let error = Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .authority(
+            Authority::allow_all()
+                .with_server("docs", ServerAuthority::default().resources([OTHER])),
+        )
+        .subscription(
+            SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler).unwrap(),
+        )
+        .unwrap()
+        .start()
+        .await
+        .expect_err("denied");
+    let HubError::SubscriptionFailed { source, .. } = &error else {
+        panic!("not a subscription failure: {error:?}");
+    };
+    assert!(
+        matches!(source.as_ref(), HubError::Denied { .. }),
+        "{source:?}"
+    );
+    assert!(recorder.with_method("resources/subscribe").is_empty());
+}
+
+#[tokio::test]
+async fn registration_checks_its_settings_and_server() {
+    let (handler, _calls) = recording(false);
+    let mut spec =
+        SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler).unwrap();
+    spec.handler_timeout = Duration::ZERO;
+    assert!(matches!(
+        Hub::builder(config()).subscription(spec.clone()),
+        Err(HubError::InvalidSetting { .. })
+    ));
+    spec.handler_timeout = Duration::from_secs(1);
+    let error = Hub::builder(config())
+        .subscription(spec)
+        .unwrap()
+        .start()
+        .await
+        .expect_err("no such server");
+    assert!(matches!(error, HubError::UnknownServer { .. }), "{error:?}");
+}
