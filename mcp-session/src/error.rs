@@ -241,6 +241,24 @@ impl SessionError {
         }
     }
 
+    /// The JSON-RPC error the server answered with: a JSON-RPC error
+    /// response, or one found in the body of an HTTP error status.
+    pub fn error_object(&self) -> Option<ErrorObject> {
+        match self {
+            SessionError::Server { error, .. } | SessionError::NegotiationRefused { error, .. } => {
+                Some((**error).clone())
+            }
+            SessionError::Http {
+                failure:
+                    mcp_transport::RequestFailure::Status {
+                        error: Some(body), ..
+                    },
+                ..
+            } => serde_json::from_slice(body).ok(),
+            _ => None,
+        }
+    }
+
     /// Whether the connection is gone (every later call fails too).
     pub fn is_dead(&self) -> bool {
         matches!(self, SessionError::Dead(_))

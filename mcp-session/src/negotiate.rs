@@ -166,17 +166,8 @@ pub(crate) async fn discover(session: Session<Spawned>) -> Result<Session<Ready>
 /// Whether an error is `-32022` listing a modern version we speak (as a
 /// JSON-RPC answer or in an HTTP error body).
 fn asks_for_retry(e: &SessionError) -> bool {
-    let error = match e {
-        SessionError::Server { error, .. } => Some((**error).clone()),
-        SessionError::Http {
-            failure: RequestFailure::Status {
-                error: Some(body), ..
-            },
-            ..
-        } => serde_json::from_slice::<ErrorObject>(body).ok(),
-        _ => None,
-    };
-    error.is_some_and(|error| matches!(judge_error(error), ErrorVerdict::Retry))
+    e.error_object()
+        .is_some_and(|error| matches!(judge_error(error), ErrorVerdict::Retry))
 }
 
 /// Sends the probe and reads the verdict. At most one retry (on `-32022`

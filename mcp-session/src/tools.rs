@@ -378,20 +378,7 @@ impl Session<Ready> {
 
 /// `-32020`, as a JSON-RPC answer or in the body of an HTTP 400.
 fn is_header_mismatch(e: &SessionError) -> bool {
-    let code = match e {
-        SessionError::Server { code, .. } => Some(*code),
-        SessionError::Http {
-            failure:
-                mcp_transport::RequestFailure::Status {
-                    error: Some(body), ..
-                },
-            ..
-        } => serde_json::from_slice::<mcp_types::ErrorObject>(body)
-            .ok()
-            .map(|e| e.code),
-        _ => None,
-    };
-    code == Some(mcp_types::error_codes::HEADER_MISMATCH)
+    e.error_object().map(|e| e.code) == Some(mcp_types::error_codes::HEADER_MISMATCH)
 }
 
 fn check_size(size: usize, limit: usize) -> Result<(), SessionError> {
