@@ -16,7 +16,7 @@ use mcp_hub::{
     SubscriptionStats,
 };
 use mcp_session::Negotiation;
-use mcp_testkit::{Behavior, ListKind, Recorder, ResourceSpec, Script};
+use mcp_testkit::{Behavior, ListKind, ListenEnd, Recorder, ResourceSpec, Script};
 use mcp_types::ResourceContents;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -24,6 +24,21 @@ use tokio::sync::mpsc;
 const NOTES: &str = "notes://today";
 const OTHER: &str = "notes://other";
 const WAIT: Duration = Duration::from_secs(10);
+
+/// Fails every call, after telling the test.
+#[derive(Debug)]
+struct Failing {
+    tx: mpsc::UnboundedSender<ResourceEvent>,
+}
+
+impl ResourceHandler for Failing {
+    fn handle(&self, event: ResourceEvent) -> BoxFuture<'_, Result<(), HandlerError>> {
+        Box::pin(async move {
+            let _ = self.tx.send(event);
+            Err(HandlerError::from("the host could not store it"))
+        })
+    }
+}
 
 /// Sends every event to the test; hangs instead when `hang` is set.
 #[derive(Debug)]
@@ -83,6 +98,13 @@ fn script(modern: bool) -> Script {
             },
         )
         .tool("crash", Behavior::Crash { code: 3 })
+        .tool(
+            "end_streams",
+            Behavior::EndListen {
+                how: ListenEnd::Graceful,
+                code: 0,
+            },
+        )
 }
 
 fn mechanism(modern: bool) -> Mechanism {
@@ -404,4 +426,65 @@ async fn registration_checks_its_settings_and_server() {
         .await
         .expect_err("no such server");
     assert!(matches!(error, HubError::UnknownServer { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_failed_handler_is_reported_and_the_same_contents_are_offered_again() {
+    let (spec, _recorder) = server(false);
+    let (tx, mut calls) = mpsc::unbounded_channel();
+    let handler = Arc::new(Failing { tx });
+    let hub = Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .subscription(
+            SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler).unwrap(),
+        )
+        .unwrap()
+        .start()
+        .await
+        .expect("hub starts");
+    let mut events = hub.take_events().unwrap();
+    assert_eq!(next(&mut calls).await.reason, Reason::Start);
+    let error = wait_for(&mut events, WAIT, |e| match e {
+        HubEvent::HandlerFailed { error, reason, .. } => Some((error.to_string(), *reason)),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        error,
+        ("the host could not store it".to_owned(), Reason::Start)
+    );
+    // Not handled, so the same contents are not deduplicated.
+    hub.call("touch", args(json!({}))).await.unwrap();
+    let again = next(&mut calls).await;
+    assert_eq!((again.reason, text(&again)), (Reason::Update, "v1"));
+    let stats = stats_until(&hub, |s| s.handler_errors == 2).await;
+    assert_eq!((stats.handled, stats.deduplicated), (0, 0));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_listen_stream_the_server_ends_is_made_again() {
+    let (spec, recorder) = server(true);
+    let (handler, mut calls) = recording(false);
+    let hub = Hub::builder(config())
+        .server(spec)
+        .unwrap()
+        .subscription(SubscriptionSpec::new("docs", NOTES, Mechanism::Listen, handler).unwrap())
+        .unwrap()
+        .start()
+        .await
+        .expect("hub starts");
+    assert_eq!(next(&mut calls).await.reason, Reason::Start);
+    hub.call("end_streams", args(json!({}))).await.unwrap();
+    // Made again on the same session; the reconnect read equals the handled
+    // contents, so it is not handed on.
+    let stats = stats_until(&hub, |s| s.reconnects == 1 && s.deduplicated == 1).await;
+    assert_eq!(stats.handled, 1);
+    assert_eq!(recorder.with_method("subscriptions/listen").len(), 2);
+    hub.call("change", args(json!({}))).await.unwrap();
+    hub.call("touch", args(json!({}))).await.unwrap();
+    let update = next(&mut calls).await;
+    assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
+    hub.shutdown().await;
 }
