@@ -66,12 +66,9 @@
 //!   request is cancelled; legacy: `resources/unsubscribe`) before it closes
 //!   the sessions.
 //!
-//! # Not yet
-//!
-//! A 2026-07-28 server's `list_changed` (delivered only on a
-//! `subscriptions/listen` stream) is not followed for the tool namespace;
-//! legacy servers' `notifications/tools/list_changed` is. HTTP servers join
-//! through the same [`mcp_transport::Connector`] once that transport exists.
+//! Tool `list_changed` is followed in both eras: legacy servers send it
+//! unsolicited; for a 2026-07-28 server the hub keeps a
+//! `subscriptions/listen` stream (tools list changes) open per session.
 //!
 //! # Descriptors
 //!

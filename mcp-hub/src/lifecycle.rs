@@ -340,6 +340,27 @@ async fn watch_session(
             }
         }
     };
+    // 2026: list changes arrive only on a `subscriptions/listen` stream.
+    // Its notifications reach the session's events like legacy ones, so the
+    // loop below serves both; the stream lives as long as this watch (it is
+    // cancelled when the watch ends). A server without subscriptions just
+    // keeps its listing.
+    let _listen = match session.era() {
+        mcp_types::Era::Modern => {
+            let filter = mcp_types::SubscriptionFilter {
+                tools_list_changed: Some(true),
+                ..mcp_types::SubscriptionFilter::default()
+            };
+            match session.subscribe(filter).await {
+                Ok(listen) => Some(listen),
+                Err(e) => {
+                    tracing::debug!(server = %cell.spec.name, error = %e, "no list_changed stream");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     loop {
         let event = tokio::select! {
             biased;

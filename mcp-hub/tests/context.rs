@@ -376,3 +376,45 @@ async fn lazy_servers_are_listed_on_first_use() {
     assert_eq!(lazy.seen().iter().filter(|m| *m == "tools/list").count(), 1);
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_modern_servers_list_changed_arrives_on_a_listen_stream_and_is_adopted() {
+    use mcp_testkit::{Behavior, Script, ToolSpec};
+    let script = Script::modern()
+        .tool("one", Behavior::Echo)
+        .tool(
+            "change",
+            Behavior::ChangeList {
+                list: mcp_testkit::ListKind::Tools,
+            },
+        )
+        .tool_spec(ToolSpec::new("two", Behavior::Echo).appearing_at_change(1));
+    let (connector, recorder) = memory(script);
+    let mut spec = ServerSpec::new("m", connector).unwrap();
+    spec.negotiation = Negotiation::Modern;
+    spec.session = quick_session();
+    let hub = Hub::builder(HubConfig::default())
+        .server(spec)
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let mut events = hub.take_events().unwrap();
+    drain(&mut events);
+    assert!(
+        hub.call("two", Default::default()).await.is_err(),
+        "not listed yet"
+    );
+    // The listen stream is open before the change is made.
+    recorder
+        .wait_for("subscriptions/listen", Duration::from_secs(5))
+        .await
+        .expect("the hub listens for list changes");
+    hub.call("change", Default::default()).await.unwrap();
+    wait_for(&mut events, Duration::from_secs(5), |e| {
+        matches!(e, HubEvent::Namespace { .. }).then_some(())
+    })
+    .await;
+    hub.call("two", args(json!({"text": "hi"}))).await.unwrap();
+    hub.shutdown().await;
+}
