@@ -2,9 +2,12 @@
 //! `resultType`, and results checked against the vendored schema's
 //! `required` lists.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
+#[path = "support/common.rs"]
+mod common;
+
+use common::assert_has_required;
 use mcp_testkit::{
     Behavior, FakeServer, Line, LineClient, Script, modern_meta, wire, with_modern_meta,
 };
@@ -12,41 +15,6 @@ use serde_json::{Value, json};
 
 fn start(script: Script) -> LineClient {
     LineClient::over(FakeServer::new(script).start().stream)
-}
-
-fn spec_dir() -> PathBuf {
-    std::env::var_os("MCP_SPEC_DIR").map_or_else(
-        || {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/mcp-spec"
-            ))
-        },
-        PathBuf::from,
-    )
-}
-
-/// Asserts `value` has every property the schema's `definition` requires
-/// (one level deep: enough to catch a missing or misnamed field).
-fn assert_has_required(version: &str, definition: &str, value: &Value) {
-    let path = spec_dir().join(version).join("schema.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    let defs = schema
-        .get("$defs")
-        .or_else(|| schema.get("definitions"))
-        .unwrap();
-    let required = defs[definition]["required"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{definition} has no required list"));
-    for field in required {
-        let field = field.as_str().unwrap();
-        assert!(
-            value.get(field).is_some(),
-            "{definition} needs {field:?}, got {value}"
-        );
-    }
 }
 
 fn modern(params: Value) -> Value {

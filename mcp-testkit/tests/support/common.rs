@@ -75,16 +75,15 @@ pub(crate) fn call(name: &str, arguments: Value) -> Value {
     json!({"name": name, "arguments": arguments})
 }
 
+/// `MCP_SPEC_DIR` (a relative path is taken from the workspace root, as
+/// `.ci/run` sets it), default `<workspace root>/../shared/mcp-spec`.
 fn spec_dir() -> PathBuf {
-    std::env::var_os("MCP_SPEC_DIR").map_or_else(
-        || {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/mcp-spec"
-            ))
-        },
-        PathBuf::from,
-    )
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    match std::env::var_os("MCP_SPEC_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_relative() => root.join(dir),
+        Some(dir) => dir,
+        None => root.join("../shared/mcp-spec"),
+    }
 }
 
 /// Asserts `value` has every property the schema's `definition` requires
