@@ -125,15 +125,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<(u64, u64)> {
 }
 
 fn build_client(root: &Path) -> anyhow::Result<PathBuf> {
-    let status = Command::new(crate::cargo())
-        .current_dir(root)
-        .args(["build", "--quiet", "-p", "mcp-cli", "--bin", "mcp"])
-        .status()
-        .context("building the mcp binary")?;
-    if !status.success() {
-        bail!("building the mcp binary failed");
-    }
-    Ok(root.join("target/debug/mcp"))
+    crate::test_built_executable(root, "mcp").context("building the mcp binary")
 }
 
 /// Every `checks.json` under `dir`, by scenario name (the folder path minus

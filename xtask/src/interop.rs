@@ -372,15 +372,7 @@ fn run_cli(mut cmd: Command) -> (bool, String) {
 }
 
 fn build_cli(root: &Path) -> anyhow::Result<PathBuf> {
-    let status = Command::new(crate::cargo())
-        .current_dir(root)
-        .args(["build", "--quiet", "-p", "mcp-cli", "--bin", "mcp"])
-        .status()
-        .context("building the mcp binary")?;
-    if !status.success() {
-        bail!("building the mcp binary failed");
-    }
-    Ok(root.join("target/debug/mcp"))
+    crate::test_built_executable(root, "mcp").context("building the mcp binary")
 }
 
 /// Runs a command with a deadline; returns its stdout.
@@ -428,22 +420,7 @@ fn wait_for_port(url: &str, limit: Duration) {
 }
 
 fn build_client(root: &Path) -> anyhow::Result<PathBuf> {
-    let status = Command::new(crate::cargo())
-        .current_dir(root)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-session",
-            "--example",
-            "interop",
-        ])
-        .status()
-        .context("building the interop client")?;
-    if !status.success() {
-        bail!("building the interop client failed");
-    }
-    Ok(root.join("target/debug/examples/interop"))
+    crate::test_built_executable(root, "interop").context("building the interop client")
 }
 
 /// A venv under `target/` with the pinned Python servers.

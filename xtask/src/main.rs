@@ -71,3 +71,47 @@ pub(crate) fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
+
+/// Builds (or finds already built) the workspace's executables exactly as
+/// `cargo test --workspace` builds them, and returns the path of the binary or
+/// example called `name`.
+///
+/// Asking `cargo build -p <crate>` instead would resolve a different feature
+/// set (no dev-dependencies, no other members) and compile a second copy of
+/// most dependencies: a second gigabyte-scale tree on a CI disk, and minutes.
+pub(crate) fn test_built_executable(root: &std::path::Path, name: &str) -> anyhow::Result<PathBuf> {
+    use anyhow::Context as _;
+    let output = std::process::Command::new(cargo())
+        .current_dir(root)
+        .args([
+            "test",
+            "--workspace",
+            "--no-run",
+            "--quiet",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running cargo test --no-run")?;
+    anyhow::ensure!(output.status.success(), "building the workspace failed");
+    for line in output.stdout.split(|b| *b == b'\n') {
+        let Ok(msg) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" || msg["profile"]["test"] != false {
+            continue;
+        }
+        let kinds = msg["target"]["kind"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let runnable = kinds.iter().any(|k| k == "bin" || k == "example");
+        if runnable
+            && msg["target"]["name"] == name
+            && let Some(path) = msg["executable"].as_str()
+        {
+            return Ok(PathBuf::from(path));
+        }
+    }
+    anyhow::bail!("cargo test --no-run built no executable called `{name}`")
+}

@@ -81,11 +81,16 @@ impl Post<'_> {
             headers,
         };
         let sent = self.shared.http.send(&exchange).await;
-        self.open_gate();
         let mut response = match sent {
             Ok(response) => response,
-            Err(e) => return self.send_failed(e).await,
+            Err(e) => {
+                self.open_gate();
+                return self.send_failed(e).await;
+            }
         };
+        // What the status says about the session is recorded before the
+        // gate lets the next frame go: a frame sent after a notification that
+        // met an expired session must see the session as expired.
         let status = response.status();
         if status.is_success() && !self.modern {
             if let Some(id) = response.headers().get(SESSION_HEADER) {
@@ -95,10 +100,12 @@ impl Post<'_> {
                 self.shared.legacy_success(version);
             }
         }
-        if status == StatusCode::NOT_FOUND
-            && let Some(sent) = &self.sent_session
-        {
+        let expired = status == StatusCode::NOT_FOUND && self.sent_session.is_some();
+        if expired && let Some(sent) = &self.sent_session {
             self.shared.forget_session(sent);
+        }
+        self.open_gate();
+        if expired {
             return self.fail(RequestFailure::SessionExpired).await;
         }
         if !status.is_success() {
