@@ -245,10 +245,10 @@ pub(crate) async fn list_snapshot(
     )
     .await
     .map_err(|e| HubError::from_session(name, "tools/list", e))?;
-    Ok(Arc::new(ToolSnapshot::new(
+    Ok(Arc::new(ToolSnapshot::from_catalog(
         name.clone(),
         cell.next_generation(),
-        catalog.tools(),
+        catalog,
     )))
 }
 

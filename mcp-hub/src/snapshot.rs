@@ -1,7 +1,9 @@
 //! Immutable tool listings, one per server and discovery.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use mcp_session::ToolCatalog;
 use mcp_types::Tool;
 
 use crate::name::ServerName;
@@ -13,8 +15,21 @@ use crate::name::ServerName;
 pub struct ToolSnapshot {
     server: ServerName,
     generation: u64,
-    tools: Vec<Tool>,
-    index: HashMap<String, usize>,
+    tools: Tools,
+}
+
+/// Where a snapshot's tools live.
+#[derive(Debug)]
+enum Tools {
+    /// The session's own catalogue, shared rather than copied (the usual
+    /// case: every name listed once). A hub of many servers would otherwise
+    /// hold every tool definition twice.
+    Shared(Arc<ToolCatalog>),
+    /// A copy without the later duplicates of a name.
+    Own {
+        tools: Vec<Tool>,
+        index: HashMap<String, usize>,
+    },
 }
 
 impl ToolSnapshot {
@@ -33,8 +48,30 @@ impl ToolSnapshot {
         Self {
             server,
             generation,
-            tools: kept,
-            index,
+            tools: Tools::Own { tools: kept, index },
+        }
+    }
+
+    /// A snapshot of a session's catalogue, shared when no name is listed
+    /// twice (the catalogue finds the first definition of a name).
+    pub(crate) fn from_catalog(
+        server: ServerName,
+        generation: u64,
+        catalog: Arc<ToolCatalog>,
+    ) -> Self {
+        let unique = catalog.tools().iter().all(|tool| {
+            catalog
+                .get(&tool.name)
+                .is_some_and(|first| std::ptr::eq(first, tool))
+        });
+        if unique {
+            Self {
+                server,
+                generation,
+                tools: Tools::Shared(catalog),
+            }
+        } else {
+            Self::new(server, generation, catalog.tools())
         }
     }
 
@@ -50,29 +87,35 @@ impl ToolSnapshot {
 
     /// The tools, in the server's order.
     pub fn tools(&self) -> &[Tool] {
-        &self.tools
+        match &self.tools {
+            Tools::Shared(catalog) => catalog.tools(),
+            Tools::Own { tools, .. } => tools,
+        }
     }
 
     /// A tool by its local name.
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.index.get(name).map(|&i| &self.tools[i])
+        match &self.tools {
+            Tools::Shared(catalog) => catalog.get(name),
+            Tools::Own { tools, index } => index.get(name).map(|&i| &tools[i]),
+        }
     }
 
     /// What changed from `older` to this snapshot.
     pub fn diff(&self, older: Option<&ToolSnapshot>) -> SnapshotDiff {
         let mut diff = SnapshotDiff::default();
         let Some(older) = older else {
-            diff.added = self.tools.iter().map(|t| t.name.clone()).collect();
+            diff.added = self.tools().iter().map(|t| t.name.clone()).collect();
             return diff;
         };
-        for tool in &self.tools {
+        for tool in self.tools() {
             match older.get(&tool.name) {
                 None => diff.added.push(tool.name.clone()),
                 Some(old) if old != tool => diff.changed.push(tool.name.clone()),
                 Some(_) => {}
             }
         }
-        for tool in &older.tools {
+        for tool in older.tools() {
             if self.get(&tool.name).is_none() {
                 diff.removed.push(tool.name.clone());
             }
@@ -82,7 +125,7 @@ impl ToolSnapshot {
 
     /// Whether both list the same tools with the same definitions.
     pub(crate) fn same_tools(&self, other: &ToolSnapshot) -> bool {
-        self.tools == other.tools
+        self.tools() == other.tools()
     }
 }
 

@@ -246,3 +246,42 @@ async fn a_dead_server_fails_fast_while_others_work_and_comes_back_after_back_of
     let report = hub.shutdown().await;
     assert!(report.forced.is_empty());
 }
+
+/// A server that lists a name twice: the hub keeps the first definition (and
+/// the call goes to the tool by that name), the second is not exposed.
+#[tokio::test]
+async fn a_name_listed_twice_keeps_its_first_definition() {
+    let script = Script::legacy()
+        .tool_json(
+            json!({"name": "echo", "description": "first",
+                   "inputSchema": {"type": "object"}}),
+            Behavior::Echo,
+        )
+        .tool_json(
+            json!({"name": "echo", "description": "second",
+                   "inputSchema": {"type": "object"}}),
+            Behavior::Echo,
+        )
+        .tool("other", Behavior::Echo);
+    let hub = Hub::builder(HubConfig::default())
+        .server(spec("dup", script, Duration::ZERO))
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let ns = hub.namespace();
+    let echoes: Vec<_> = ns
+        .tools()
+        .iter()
+        .filter(|t| t.tool().name == "echo")
+        .collect();
+    assert_eq!(echoes.len(), 1, "{:?}", exposed(&hub));
+    assert_eq!(echoes[0].tool().description.as_deref(), Some("first"));
+    assert_eq!(exposed(&hub), ["echo", "other"]);
+    let result = hub
+        .call("echo", args(json!({"text": "once"})))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&result), "once");
+    hub.shutdown().await;
+}

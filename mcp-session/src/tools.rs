@@ -195,7 +195,12 @@ impl Session<Ready> {
         loop {
             let page = self.list_tools_page(cursor.as_deref()).await?;
             pager.add_items(page.tools.len())?;
-            tools.extend(page.tools);
+            if tools.is_empty() {
+                // The usual single page: keep its vector instead of copying.
+                tools = page.tools;
+            } else {
+                tools.extend(page.tools);
+            }
             match pager.next(page.next_cursor)? {
                 Some(next) => cursor = Some(next),
                 None => break,

@@ -287,7 +287,9 @@ fn exit_info(reason: CloseReason, status: Option<ExitStatus>, tail: &StderrTail)
 }
 
 async fn drain_stderr(mut stderr: tokio::process::ChildStderr, tail: StderrTail, forward: bool) {
-    let mut buf = vec![0u8; 8 * 1024];
+    // Small: stderr is diagnostics, and a fleet of idle servers each keeps
+    // one of these buffers.
+    let mut buf = vec![0u8; 2 * 1024];
     let mut line = Vec::new();
     loop {
         match stderr.read(&mut buf).await {

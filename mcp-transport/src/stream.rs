@@ -16,8 +16,17 @@ use tokio::sync::{mpsc, watch};
 use crate::TransportError;
 use crate::connection::{BoxFuture, CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame};
 
-/// How many bytes one read asks for.
+/// How many bytes one read asks for while frames are streaming in (a pipe
+/// holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
+/// How many bytes a read between frames asks for. A connection waiting for
+/// its server keeps only this much: a host holding a hundred idle servers
+/// pays 100 × 8 KiB, not 100 × 64 KiB. A read that fills it switches to
+/// [`READ_CHUNK`] until the buffer is drained again.
+const IDLE_READ: usize = 8 * 1024;
+/// The writer lets go of a batch buffer larger than this once it is written
+/// (one huge request must not pin its size for the connection's life).
+const WRITE_KEEP: usize = 64 * 1024;
 /// The writer stops batching frames into one write past this many bytes.
 const WRITE_BATCH: usize = 256 * 1024;
 
@@ -79,7 +88,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
     write_failure: Arc<std::sync::Mutex<Option<std::io::ErrorKind>>>,
 ) {
     let mut decoder = LineDecoder::with_max_frame(max_frame);
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let mut buf = BytesMut::new();
+    // Whether the last read filled what it was offered: more is waiting.
+    let mut streaming = false;
     let reason = loop {
         match decoder.decode(&mut buf) {
             Ok(Some(frame)) => {
@@ -97,9 +108,16 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 continue;
             }
         }
-        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-            buf.reserve(READ_CHUNK);
+        if buf.is_empty() && !streaming && buf.capacity() > IDLE_READ {
+            // Between frames: give the large buffer back (frames split off
+            // it keep their part alive as long as they need it).
+            buf = BytesMut::new();
         }
+        let want = if streaming { READ_CHUNK } else { IDLE_READ };
+        if buf.capacity() - buf.len() < want / 4 {
+            buf.reserve(want);
+        }
+        let offered = buf.capacity() - buf.len();
         match reader.read_buf(&mut buf).await {
             Ok(0) => {
                 // Deliver a last line that had no newline, then report the end.
@@ -120,7 +138,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 }
                 break CloseReason::EndOfStream;
             }
-            Ok(_) => {}
+            Ok(n) => streaming = n == offered,
             Err(e) => break CloseReason::ReadFailed(e.kind()),
         }
     };
@@ -144,7 +162,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     encoder: LineEncoder,
     write_failure: Arc<std::sync::Mutex<Option<std::io::ErrorKind>>>,
 ) {
-    let mut buf = BytesMut::with_capacity(8 * 1024);
+    let mut buf = BytesMut::new();
     loop {
         let first = tokio::select! {
             biased;
@@ -171,6 +189,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             writer.flush().await
         }
         .await;
+        if buf.capacity() > WRITE_KEEP {
+            buf = BytesMut::new();
+        }
         if let Err(e) = result {
             if let Ok(mut slot) = write_failure.lock() {
                 *slot = Some(e.kind());
