@@ -190,7 +190,6 @@ impl Shared {
         };
         let (id, frame, wake) = {
             let mut core = self.core();
-            let before = core.poll_timeout();
             let (id, frame) = core
                 .start_request(Instant::now(), method, options.timing, waiter, |id| {
                     params.finish(extra_meta, wants_progress.then_some(id))
@@ -199,11 +198,10 @@ impl Shared {
                     Refusal::TooManyInFlight { limit } => SessionError::TooManyInFlight { limit },
                     Refusal::Closed => self.dead_error(),
                 })?;
-            let after = core.poll_timeout();
             if let Some(slot) = &options.id_slot {
                 slot.store(id, Ordering::Release);
             }
-            (id, frame, before.is_none() || after < before)
+            (id, frame, core.take_timer_moved())
         };
         if wake {
             // The driver's timer is armed for a later deadline (or none).

@@ -37,18 +37,19 @@ impl Session<Ready> {
                 failure: RequestFailure::SessionExpired,
                 ..
             }) => {
-                self.reinitialize(generation).await?;
+                // Boxed: the rare path must not grow every request's future.
+                Box::pin(self.reinitialize(generation)).await?;
                 if method == "tools/call" {
                     return Err(SessionError::NotReplayed {
                         method: method.to_owned(),
                     });
                 }
-                attempt().await
+                Box::pin(attempt()).await
             }
             Err(SessionError::Http {
                 failure: RequestFailure::StreamBroken,
                 ..
-            }) if method != "tools/call" => attempt().await,
+            }) if method != "tools/call" => Box::pin(attempt()).await,
             other => other,
         }
     }

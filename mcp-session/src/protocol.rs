@@ -247,8 +247,13 @@ struct Pending<W> {
 /// The protocol state of one connection. See the module docs for the contract.
 pub struct ProtocolCore<W> {
     next_id: i64,
-    pending: HashMap<i64, Pending<W>>,
+    pending: HashMap<i64, Pending<W>, IdHash>,
     deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
+    /// The last answer of [`ProtocolCore::poll_timeout`]: what the driver's
+    /// timer is armed for.
+    armed: Option<Instant>,
+    /// A deadline earlier than `armed` was registered since.
+    timer_moved: bool,
     transmit: VecDeque<Bytes>,
     events: VecDeque<CoreEvent<W>>,
     abandoned: AbandonedIds,
@@ -273,8 +278,10 @@ impl<W> ProtocolCore<W> {
     pub fn new(limits: CoreLimits) -> Self {
         Self {
             next_id: 1,
-            pending: HashMap::new(),
+            pending: HashMap::with_hasher(IdHash),
             deadlines: BinaryHeap::new(),
+            armed: None,
+            timer_moved: false,
             transmit: VecDeque::new(),
             events: VecDeque::new(),
             abandoned: AbandonedIds::default(),
@@ -352,6 +359,10 @@ impl<W> ProtocolCore<W> {
         } else {
             let d = now + timing.timeout.min(self.limits.hard_deadline);
             self.deadlines.push(Reverse((d, id)));
+            if self.armed.is_none_or(|armed| d < armed) {
+                self.armed = Some(d);
+                self.timer_moved = true;
+            }
             Some(d)
         };
         self.pending.insert(
@@ -541,6 +552,20 @@ impl<W> ProtocolCore<W> {
     /// When [`ProtocolCore::handle_timeout`] must be called next.
     #[must_use]
     pub fn poll_timeout(&mut self) -> Option<Instant> {
+        self.timer_moved = false;
+        self.armed = self.next_deadline();
+        self.armed
+    }
+
+    /// Whether a request registered since the last
+    /// [`ProtocolCore::poll_timeout`] has a deadline earlier than the one
+    /// it answered (the driver's timer must be re-armed). Clears the flag.
+    /// Cheaper than asking `poll_timeout` before and after each request.
+    pub fn take_timer_moved(&mut self) -> bool {
+        std::mem::take(&mut self.timer_moved)
+    }
+
+    fn next_deadline(&mut self) -> Option<Instant> {
         // Drop stale entries so the answer is the real next deadline.
         while let Some(Reverse((deadline, id))) = self.deadlines.peek().copied() {
             if self.pending.get(&id).and_then(|p| p.deadline) == Some(deadline) {
@@ -628,6 +653,42 @@ impl<W> ProtocolCore<W> {
     fn violation(&mut self, v: Violation) {
         self.stats.violations += 1;
         self.events.push_back(CoreEvent::Violation(v));
+    }
+}
+
+/// Hashes the core's request ids. They are our own sequential integers, so
+/// a multiplicative hash spreads them well; SipHash's flood resistance buys
+/// nothing here and costs on every request and response.
+#[derive(Clone, Copy, Debug, Default)]
+struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+/// See [`IdHash`].
+#[derive(Debug)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not reached for `i64` keys (they use `write_i64`); kept correct.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        // Fibonacci hashing: the high bits, which hashbrown uses for its
+        // control bytes, depend on every bit of the id.
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 

@@ -163,6 +163,10 @@ fn failures(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> 
         .collect()
 }
 
+/// The method name, allocated once per process rather than per call.
+static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
+    std::sync::LazyLock::new(|| Arc::from("tools/call"));
+
 /// Options of one tool call.
 #[derive(Debug, Default)]
 pub struct CallToolOptions {
@@ -269,7 +273,7 @@ impl Session<Ready> {
             // once, straight from the struct.
             let encoded = Params::encode(&params, options.progress.is_some())?;
             check_size(encoded_size(&encoded), config.max_argument_bytes)?;
-            let method: Arc<str> = Arc::from("tools/call");
+            let method = Arc::clone(&TOOLS_CALL);
             let encoded = std::sync::Mutex::new(Some(encoded));
             let raw = self
                 .with_expiry("tools/call", || async {
@@ -320,17 +324,18 @@ impl Session<Ready> {
                 if let Some(c) = &catalog {
                     headers.extend(c.param_header_values(name, &arguments));
                 }
-                let outcome = self
-                    .call_outcome::<CallToolResult>(
-                        "tools/call",
-                        body.clone(),
-                        OutcomeOptions {
-                            timing,
-                            progress: options.progress.clone(),
-                            headers,
-                        },
-                    )
-                    .await;
+                // Boxed: the 2026 path's state would otherwise be carried
+                // by every legacy call's future too.
+                let outcome = Box::pin(self.call_outcome::<CallToolResult>(
+                    "tools/call",
+                    body.clone(),
+                    OutcomeOptions {
+                        timing,
+                        progress: options.progress.clone(),
+                        headers,
+                    },
+                ))
+                .await;
                 match outcome {
                     // The server says our `Mcp-Param-*` headers do not match
                     // the tool's schema: it may have changed. List the tools
@@ -341,7 +346,7 @@ impl Session<Ready> {
                             && !self.link.connector.is_stdio() =>
                     {
                         retried = true;
-                        catalog = Some(self.list_tools().await?);
+                        catalog = Some(Box::pin(self.list_tools()).await?);
                     }
                     other => break other?,
                 }

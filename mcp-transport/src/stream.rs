@@ -16,14 +16,17 @@ use tokio::sync::{mpsc, watch};
 use crate::TransportError;
 use crate::connection::{BoxFuture, CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame};
 
-/// How many bytes one read asks for while frames are streaming in (a pipe
-/// holds 64 KiB).
+/// How many bytes one read asks for (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
-/// How many bytes a read between frames asks for. A connection waiting for
-/// its server keeps only this much: a host holding a hundred idle servers
-/// pays 100 × 8 KiB, not 100 × 64 KiB. A read that fills it switches to
-/// [`READ_CHUNK`] until the buffer is drained again.
+/// How many bytes the first read after a large frame asks for. A connection
+/// waiting for its server then keeps only this much: a host holding a
+/// hundred idle servers that each just sent a 55 KB tool list pays
+/// 100 × 8 KiB, not 100 × 64 KiB.
 const IDLE_READ: usize = 8 * 1024;
+/// A read at least this large ends in a large buffer that is let go of once
+/// drained. Smaller reads (many small frames, a busy connection) keep their
+/// buffer: allocating one per batch costs more than it saves.
+const LARGE_READ: usize = 32 * 1024;
 /// The writer lets go of a batch buffer larger than this once it is written
 /// (one huge request must not pin its size for the connection's life).
 const WRITE_KEEP: usize = 64 * 1024;
@@ -89,8 +92,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
 ) {
     let mut decoder = LineDecoder::with_max_frame(max_frame);
     let mut buf = BytesMut::new();
-    // Whether the last read filled what it was offered: more is waiting.
-    let mut streaming = false;
+    // The size of the last read, and whether the next one asks for little.
+    let mut last_read = 0;
+    let mut small_next = true;
     let reason = loop {
         match decoder.decode(&mut buf) {
             Ok(Some(frame)) => {
@@ -108,16 +112,16 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 continue;
             }
         }
-        if buf.is_empty() && !streaming && buf.capacity() > IDLE_READ {
-            // Between frames: give the large buffer back (frames split off
-            // it keep their part alive as long as they need it).
+        if buf.is_empty() && (last_read >= LARGE_READ || buf.capacity() > 2 * READ_CHUNK) {
+            // Between frames after a large one: give the buffer back (frames
+            // split off it keep their part alive as long as they need it).
             buf = BytesMut::new();
+            small_next = true;
         }
-        let want = if streaming { READ_CHUNK } else { IDLE_READ };
+        let want = if small_next { IDLE_READ } else { READ_CHUNK };
         if buf.capacity() - buf.len() < want / 4 {
             buf.reserve(want);
         }
-        let offered = buf.capacity() - buf.len();
         match reader.read_buf(&mut buf).await {
             Ok(0) => {
                 // Deliver a last line that had no newline, then report the end.
@@ -138,7 +142,10 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 }
                 break CloseReason::EndOfStream;
             }
-            Ok(n) => streaming = n == offered,
+            Ok(n) => {
+                last_read = n;
+                small_next = false;
+            }
             Err(e) => break CloseReason::ReadFailed(e.kind()),
         }
     };

@@ -12,6 +12,10 @@
 //! - `req`: required member of type `T` (missing → `missing_field` error);
 //! - `opt`: optional member, field type `Option<T>`; absent or `null` reads as
 //!   `None`, `None` is not written;
+//! - `list`: required array member, field type `Vec<T>` as declared, decoded
+//!   into a vector that starts with room for one element (serde's default of
+//!   four large elements is a "large" allocation for glibc's malloc, which then
+//!   consolidates its free lists: measurable on every `tools/call` result);
 //! - `present`: optional member, field type `Option<T>`, where `T` itself decodes
 //!   `null` (see [`crate::Nullable`]): only absence reads as `None`.
 //!
@@ -24,6 +28,7 @@
 /// Field type for a kind.
 macro_rules! field_ty {
     (req $t:ty) => { $t };
+    (list $t:ty) => { $t };
     (opt $t:ty) => { ::core::option::Option<$t> };
     (present $t:ty) => { ::core::option::Option<$t> };
 }
@@ -32,6 +37,11 @@ macro_rules! field_ty {
 macro_rules! read_field {
     (req $map:ident $slot:ident $t:ty) => {
         $slot = ::core::option::Option::Some($map.next_value::<$t>()?)
+    };
+    (list $map:ident $slot:ident $t:ty) => {
+        $slot = ::core::option::Option::Some($map.next_value_seed(
+            $crate::open_struct::ListSeed::<$t>(::core::marker::PhantomData),
+        )?)
     };
     (opt $map:ident $slot:ident $t:ty) => {
         $slot = $map.next_value::<::core::option::Option<$t>>()?
@@ -43,6 +53,9 @@ macro_rules! read_field {
 
 /// Turns a slot into the field value once the map is exhausted.
 macro_rules! finish_field {
+    (list $slot:ident $wire:literal $err:ty) => {
+        $crate::open_struct::finish_field!(req $slot $wire $err)
+    };
     (req $slot:ident $wire:literal $err:ty) => {
         match $slot {
             ::core::option::Option::Some(v) => v,
@@ -64,6 +77,9 @@ macro_rules! finish_field {
 /// Writes one member (optional ones only when present).
 macro_rules! write_field {
     (req $m:ident $wire:literal $v:expr) => {
+        ::serde::ser::SerializeMap::serialize_entry(&mut $m, $wire, $v)?
+    };
+    (list $m:ident $wire:literal $v:expr) => {
         ::serde::ser::SerializeMap::serialize_entry(&mut $m, $wire, $v)?
     };
     (opt $m:ident $wire:literal $v:expr) => {
@@ -311,6 +327,35 @@ macro_rules! open_enum {
 pub(crate) use {
     field_ty, finish_field, open_enum, open_struct, open_struct_impls, read_field, write_field,
 };
+
+/// Seed that decodes a JSON array into a `Vec` that starts small (see the
+/// `list` field kind).
+pub(crate) struct ListSeed<V>(pub(crate) std::marker::PhantomData<V>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::de::DeserializeSeed<'de> for ListSeed<Vec<T>> {
+    type Value = Vec<T>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for ListSeed<Vec<T>> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        // A size hint (rare from JSON) is trusted only up to a small bound.
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(1).clamp(1, 64));
+        while let Some(item) = seq.next_element()? {
+            out.push(item);
+        }
+        Ok(out)
+    }
+}
 
 /// Seed that checks a discriminator member has its expected string value, without
 /// allocating.

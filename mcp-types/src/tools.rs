@@ -252,7 +252,7 @@ open_struct! {
     #[derive(Clone, Debug, Default, PartialEq)]
     pub struct CallToolResult {
         /// Unstructured result.
-        req content: Vec<ContentBlock> = "content",
+        list content: Vec<ContentBlock> = "content",
         /// 2025-06-18+: structured result (an object up to 2025-11-25; any JSON in
         /// 2026-07-28), matching the tool's `outputSchema`.
         opt structured_content: Value = "structuredContent",

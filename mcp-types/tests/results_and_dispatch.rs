@@ -323,3 +323,30 @@ fn protocol_versions_parse_order_and_era() {
         Some(CacheScope::Private)
     );
 }
+
+/// `content` decodes arrays of any length (into a vector that starts small,
+/// see `open_struct`'s `list` kind) and refuses anything else.
+#[test]
+fn tool_result_content_of_any_length_and_only_arrays() {
+    for n in [0usize, 1, 2, 5, 70] {
+        let blocks: Vec<_> = (0..n)
+            .map(|i| serde_json::json!({"type": "text", "text": format!("b{i}")}))
+            .collect();
+        let result: CallToolResult =
+            serde_json::from_value(serde_json::json!({"content": blocks})).unwrap();
+        assert_eq!(result.content.len(), n);
+        for (i, block) in result.content.iter().enumerate() {
+            assert_eq!(block.as_text(), Some(format!("b{i}").as_str()));
+        }
+        if n == 1 {
+            assert_eq!(result.content.capacity(), 1, "one block, one slot");
+        }
+    }
+    for bad in [
+        serde_json::json!({"content": {"type": "text", "text": "x"}}),
+        serde_json::json!({"content": "x"}),
+        serde_json::json!({}),
+    ] {
+        assert!(serde_json::from_value::<CallToolResult>(bad).is_err());
+    }
+}

@@ -407,3 +407,20 @@ fn other_shapes_take_the_careful_path() {
     );
     assert_eq!(fast_response(br#"{"jsonrpc":"2.0","id":7,"result":"#), None);
 }
+
+#[test]
+fn only_a_deadline_earlier_than_the_armed_one_asks_to_rearm_the_timer() {
+    let mut h = Harness::new(CoreLimits::default());
+    // Nothing armed yet: the first deadline moves the timer.
+    h.start(0, "tools/call", timing(100), 1);
+    assert!(h.core.take_timer_moved());
+    assert!(!h.core.take_timer_moved(), "the flag is taken once");
+    assert_eq!(h.core.poll_timeout(), Some(h.at(100)));
+    // Later than the armed deadline: the timer stays.
+    h.start(10, "tools/call", timing(100), 2);
+    assert!(!h.core.take_timer_moved());
+    // Earlier than the armed one: re-arm.
+    h.start(20, "tools/call", timing(10), 3);
+    assert!(h.core.take_timer_moved());
+    assert_eq!(h.core.poll_timeout(), Some(h.at(30)));
+}
