@@ -157,6 +157,15 @@ pub trait AuthorizationHandler: Send + Sync + fmt::Debug {
     /// stable across runs for a dynamically registered client to be reused.
     fn redirect_uri(&self) -> String;
 
+    /// Whether this handler can have a user sign in at all. A handler that
+    /// cannot (one that only uses stored credentials, say) answers `false`:
+    /// the provider then fails with [`AuthError::SignInRequired`] before it
+    /// registers a client or builds a request, instead of calling
+    /// [`AuthorizationHandler::authorize`].
+    fn interactive(&self) -> bool {
+        true
+    }
+
     /// Has the user agent visit `request.url()` and returns the parameters
     /// of the redirect to `request.redirect_uri()`.
     fn authorize(

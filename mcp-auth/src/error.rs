@@ -304,6 +304,10 @@ pub enum AuthError {
     /// The host's authorization handler gave up (the user cancelled).
     #[error("the authorization was cancelled")]
     Cancelled,
+    /// No usable stored credentials, and the handler cannot have a user
+    /// sign in ([`crate::AuthorizationHandler::interactive`] is `false`).
+    #[error("sign-in required: there are no usable stored credentials for this server")]
+    SignInRequired,
     /// A redirect did not go to the registered redirect URI.
     #[error("the authorization redirect does not go to the registered redirect URI")]
     RedirectMismatch,

@@ -420,6 +420,10 @@ impl OAuthProvider {
         discovered: &Discovered,
         scopes: Vec<String>,
     ) -> Result<(), AuthError> {
+        if !self.handler.interactive() {
+            // Nothing registered, nothing asked: only a sign-in could help.
+            return Err(AuthError::SignInRequired);
+        }
         let server = &discovered.server;
         let redirect_uri = self.handler.redirect_uri();
         let stored_client = st.current.as_ref().map(|c| &c.client);

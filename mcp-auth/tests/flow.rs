@@ -491,3 +491,38 @@ async fn a_server_that_refuses_every_token_does_not_cause_endless_renewals() {
         Some(AuthError::TooManyAuthorizations { .. })
     ));
 }
+
+/// A handler that cannot sign a user in (a CLI command that only uses
+/// stored credentials) fails as "sign-in required" before registering a
+/// client or asking for an authorization.
+#[tokio::test]
+async fn a_non_interactive_handler_fails_before_registration() {
+    #[derive(Debug)]
+    struct StoredOnly;
+    impl mcp_auth::AuthorizationHandler for StoredOnly {
+        fn redirect_uri(&self) -> String {
+            "http://127.0.0.1:9/callback".to_owned()
+        }
+        fn interactive(&self) -> bool {
+            false
+        }
+        fn authorize(
+            &self,
+            _request: mcp_auth::AuthorizationRequest,
+        ) -> mcp_transport::BoxFuture<'_, Result<mcp_auth::AuthorizationResponse, AuthError>>
+        {
+            panic!("a non-interactive handler is never asked to authorize")
+        }
+    }
+    let (auth, rs) = pair(AsConfig::default(), RsConfig::default()).await;
+    let p =
+        mcp_auth::OAuthProvider::new(mcp_auth::OAuthConfig::new(rs.url()), Arc::new(StoredOnly))
+            .unwrap();
+    assert!(matches!(
+        refused(&p, &rs.url(), "tools/list").await,
+        AuthError::SignInRequired
+    ));
+    assert!(auth.log.to("/register").is_empty());
+    assert!(auth.log.to("/authorize").is_empty());
+    assert!(auth.log.to("/token").is_empty());
+}

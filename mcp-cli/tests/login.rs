@@ -419,7 +419,10 @@ async fn login_stores_credentials_that_later_commands_use_until_logout() {
     let out = sandbox.run(&call).await;
     assert_eq!(out.code, Some(3), "{out:?}");
     assert!(out.stderr.contains(LOGIN_HINT), "{out:?}");
+    assert!(out.stderr.contains("sign-in required"), "{out:?}");
     assert!(auth.log.to("/authorize").is_empty());
+    // Without a login nothing is registered with the authorization server.
+    assert!(auth.log.to("/register").is_empty());
 
     // Login, with this test as the browser.
     assert_callback_port_free();
@@ -461,6 +464,7 @@ async fn login_stores_credentials_that_later_commands_use_until_logout() {
     );
     let exchanges = auth.log.grants("/token", "authorization_code");
     assert_eq!(exchanges.len(), 1);
+    assert_eq!(auth.log.to("/register").len(), 1, "login registers once");
     let code = exchanges[0].form("code").unwrap().to_owned();
     let verifier = exchanges[0].form("code_verifier").unwrap().to_owned();
 

@@ -134,22 +134,48 @@ impl RawResult {
 
 /// The compact response prefix the fast path recognises.
 const FAST_PREFIX: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+/// The prefix of the same response with `result` first, as the TypeScript
+/// SDK's servers write it (`{result, jsonrpc, id}`).
+const RESULT_FIRST_PREFIX: &[u8] = b"{\"result\":";
+/// What follows the result in that order, up to the id's digits.
+const RESULT_FIRST_TAIL: &[u8] = b",\"jsonrpc\":\"2.0\",\"id\":";
 
-/// `{"jsonrpc":"2.0","id":<digits>,"result":<…>}` → the id and where the
-/// result starts; anything else (spaces, another member order, a string id,
-/// an error) goes the careful way.
-fn fast_response(frame: &[u8]) -> Option<(i64, usize)> {
-    let rest = frame.strip_prefix(FAST_PREFIX)?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+/// A compact response, `{"jsonrpc":"2.0","id":<digits>,"result":<…>}` or
+/// `{"result":<…>,"jsonrpc":"2.0","id":<digits>}` → the id and where the
+/// result lies; anything else (spaces, another member order, a string id,
+/// an error) goes the careful way. The slice is verified by decoding it: a
+/// slice that is not exactly one JSON value makes the decode fall back to a
+/// full parse of the frame.
+fn fast_response(frame: &[u8]) -> Option<(i64, std::ops::Range<usize>)> {
+    if let Some(rest) = frame.strip_prefix(FAST_PREFIX) {
+        let (id, digits) = leading_id(rest)?;
+        let after = rest[digits..].strip_prefix(b",\"result\":")?;
+        if frame.last() != Some(&b'}') || after.len() < 2 {
+            return None;
+        }
+        return Some((id, frame.len() - after.len()..frame.len() - 1));
+    }
+    let body = frame.strip_prefix(RESULT_FIRST_PREFIX)?;
+    let body = body.strip_suffix(b"}")?;
+    let digits = body.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let (head, id_text) = body.split_at(body.len() - digits);
+    let (id, _) = leading_id(id_text)?;
+    let result = head.strip_suffix(RESULT_FIRST_TAIL)?;
+    if result.is_empty() {
+        return None;
+    }
+    let start = RESULT_FIRST_PREFIX.len();
+    Some((id, start..start + result.len()))
+}
+
+/// The integer id at the start of `text` and how many digits it took.
+fn leading_id(text: &[u8]) -> Option<(i64, usize)> {
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
     if digits == 0 || digits > 18 {
         return None;
     }
-    let id: i64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
-    let after = rest[digits..].strip_prefix(b",\"result\":")?;
-    if frame.last() != Some(&b'}') || after.len() < 2 {
-        return None;
-    }
-    Some((id, frame.len() - after.len()))
+    let id = std::str::from_utf8(&text[..digits]).ok()?.parse().ok()?;
+    Some((id, digits))
 }
 
 /// Why a request ended without a result.
@@ -382,10 +408,10 @@ impl<W> ProtocolCore<W> {
     /// Classifies one incoming frame and updates the state.
     pub fn handle_frame(&mut self, now: Instant, frame: Bytes) {
         self.stats.frames_received += 1;
-        if let Some((id, start)) = fast_response(&frame)
+        if let Some((id, range)) = fast_response(&frame)
             && self.pending.contains_key(&id)
         {
-            let result = frame.slice(start..frame.len() - 1);
+            let result = frame.slice(range);
             self.complete(
                 RequestId::Number(id),
                 Ok(RawResult {

@@ -43,8 +43,9 @@ pub(crate) fn stored_credentials(url: &str) -> Option<OAuthProvider> {
         .map(|p| p.with_store(Arc::new(store)))
 }
 
-/// Refuses to authorize interactively (that is `mcp login`'s job), with the
-/// same redirect URI so that a client registered by `login` is reused.
+/// Uses stored credentials only: never registers a client or authorizes
+/// (that is `mcp login`'s job). Its redirect URI is the one `login`
+/// registers with.
 #[derive(Debug)]
 struct LoginFirst {
     redirect_uri: String,
@@ -55,11 +56,15 @@ impl AuthorizationHandler for LoginFirst {
         self.redirect_uri.clone()
     }
 
+    fn interactive(&self) -> bool {
+        false
+    }
+
     fn authorize(
         &self,
         _request: AuthorizationRequest,
     ) -> BoxFuture<'_, Result<AuthorizationResponse, AuthError>> {
-        Box::pin(async { Err(AuthError::Cancelled) })
+        Box::pin(async { Err(AuthError::SignInRequired) })
     }
 }
 

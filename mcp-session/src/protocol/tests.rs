@@ -391,7 +391,28 @@ fn a_malformed_compact_frame_fails_to_decode_rather_than_lying() {
 fn other_shapes_take_the_careful_path() {
     assert_eq!(
         fast_response(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
-        Some((7, 33))
+        Some((7, 33..35))
+    );
+    // The TypeScript SDK's order.
+    assert_eq!(
+        fast_response(br#"{"result":{},"jsonrpc":"2.0","id":7}"#),
+        Some((7, 10..12))
+    );
+    assert_eq!(
+        fast_response(br#"{"result":{},"jsonrpc":"2.0","id":"7"}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"result":,"jsonrpc":"2.0","id":7}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"result":{},"jsonrpc":"2.0","id":}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"result":{}, "jsonrpc":"2.0","id":7}"#),
+        None
     );
     assert_eq!(
         fast_response(br#"{"jsonrpc": "2.0", "id": 7, "result": {}}"#),
@@ -423,4 +444,34 @@ fn only_a_deadline_earlier_than_the_armed_one_asks_to_rearm_the_timer() {
     h.start(20, "tools/call", timing(10), 3);
     assert!(h.core.take_timer_moved());
     assert_eq!(h.core.poll_timeout(), Some(h.at(30)));
+}
+
+#[test]
+fn result_first_responses_complete_and_odd_ones_are_parsed_carefully() {
+    let mut h = Harness::new(CoreLimits::default());
+    let (a, _) = h.start(0, "tools/list", timing(1000), 1);
+    let (b, _) = h.start(0, "tools/list", timing(1000), 2);
+    // As the TypeScript SDK writes it.
+    let plain = format!(r#"{{"result":{{"tools":[]}},"jsonrpc":"2.0","id":{a}}}"#);
+    // The same shape at both ends, but another member in between: the slice
+    // is not one JSON value, so the frame is parsed in full.
+    let odd = format!(r#"{{"result":{{"n":1}},"x":2,"jsonrpc":"2.0","id":{b}}}"#);
+    h.core.handle_frame(h.at(1), Bytes::from(plain));
+    h.core.handle_frame(h.at(1), Bytes::from(odd));
+    let mut results = Vec::new();
+    for event in h.events() {
+        match event {
+            CoreEvent::Completed {
+                id,
+                outcome: Ok(raw),
+                ..
+            } => results.push((id, raw.decode_json::<Value>().unwrap())),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    results.sort_by_key(|(id, _)| *id);
+    assert_eq!(
+        results,
+        vec![(a, json!({"tools": []})), (b, json!({"n": 1}))]
+    );
 }
