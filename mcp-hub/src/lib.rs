@@ -68,7 +68,10 @@
 //!
 //! Tool `list_changed` is followed in both eras: legacy servers send it
 //! unsolicited; for a 2026-07-28 server the hub keeps a
-//! `subscriptions/listen` stream (tools list changes) open per session.
+//! `subscriptions/listen` stream (tools list changes) open per session. A
+//! stream the server ends is opened again after a back-off (500 ms doubling
+//! to 30 s; given up after 10 consecutive ends) and the tools are listed
+//! again, since a change may have been missed in between.
 //!
 //! # Descriptors
 //!

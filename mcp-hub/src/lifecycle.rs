@@ -343,29 +343,34 @@ async fn watch_session(
     // 2026: list changes arrive only on a `subscriptions/listen` stream.
     // Its notifications reach the session's events like legacy ones, so the
     // loop below serves both; the stream lives as long as this watch (it is
-    // cancelled when the watch ends). A server without subscriptions just
-    // keeps its listing.
-    let _listen = match session.era() {
-        mcp_types::Era::Modern => {
-            let filter = mcp_types::SubscriptionFilter {
-                tools_list_changed: Some(true),
-                ..mcp_types::SubscriptionFilter::default()
-            };
-            match session.subscribe(filter).await {
-                Ok(listen) => Some(listen),
-                Err(e) => {
-                    tracing::debug!(server = %cell.spec.name, error = %e, "no list_changed stream");
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
+    // cancelled when the watch ends). A stream the server ends while the
+    // session lives is opened again after a back-off, and the tools are
+    // listed again (changes may have been missed in between). A server
+    // without subscriptions just keeps its listing.
+    let mut listen = ToolsListen::default();
+    if matches!(session.era(), mcp_types::Era::Modern) {
+        listen.open(cell, session).await;
+    }
     loop {
+        let due = listen.due;
         let event = tokio::select! {
             biased;
             _ = stopped(shutdown) => return End::Shutdown,
             event = events.next() => event,
+            end = listen.ended() => {
+                listen.schedule(cell, &end);
+                continue;
+            }
+            () = sleep_until_due(due) => {
+                if listen.open(cell, session).await {
+                    tokio::select! {
+                        biased;
+                        _ = stopped(shutdown) => return End::Shutdown,
+                        _ = refresh(hub, cell, session) => {}
+                    }
+                }
+                continue;
+            }
         };
         match event {
             None => return End::Died(ExitInfo::without_process(CloseReason::EndOfStream)),
@@ -387,6 +392,114 @@ async fn watch_session(
             }
             Some(_) => {}
         }
+    }
+}
+
+/// Waits until `due` (never, when `None`).
+async fn sleep_until_due(due: Option<Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Consecutive ends of the tools `subscriptions/listen` stream (each
+/// without a long-lived stream before it) after which the hub stops
+/// opening it again.
+const MAX_RELISTENS: u32 = 10;
+/// The first wait before opening an ended stream again; doubled per
+/// consecutive end, up to [`RELISTEN_CAP`].
+const RELISTEN_FIRST: Duration = Duration::from_millis(500);
+/// The longest wait before opening an ended stream again.
+const RELISTEN_CAP: Duration = Duration::from_secs(30);
+/// A stream that lived this long resets the count of consecutive ends.
+const RELISTEN_HEALTHY: Duration = Duration::from_secs(60);
+
+/// The 2026 tools `subscriptions/listen` stream of one session, with its
+/// re-opening schedule.
+#[derive(Default)]
+struct ToolsListen {
+    stream: Option<mcp_session::Subscription>,
+    opened: Option<Instant>,
+    /// Consecutive ends (or failures to open).
+    ends: u32,
+    /// When to open it again.
+    due: Option<Instant>,
+}
+
+impl ToolsListen {
+    /// Opens the stream; true when it is open.
+    async fn open(&mut self, cell: &ServerCell, session: &Session<Ready>) -> bool {
+        self.due = None;
+        let filter = mcp_types::SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..mcp_types::SubscriptionFilter::default()
+        };
+        match session.subscribe(filter).await {
+            Ok(stream) => {
+                self.stream = Some(stream);
+                self.opened = Some(Instant::now());
+                true
+            }
+            Err(e) => {
+                tracing::debug!(server = %cell.spec.name, error = %e, "no list_changed stream");
+                // Only a server that has streams but failed to open one now
+                // is asked again (a dead session ends the watch anyway).
+                if !matches!(e, SessionError::Unsupported { .. }) {
+                    self.ends += 1;
+                    self.plan_retry(cell);
+                }
+                false
+            }
+        }
+    }
+
+    /// Waits until the open stream ends (never, when none is open).
+    async fn ended(&mut self) -> mcp_session::SubscriptionEnd {
+        let Some(stream) = self.stream.as_mut() else {
+            return std::future::pending().await;
+        };
+        loop {
+            match stream.next().await {
+                Some(mcp_session::SubscriptionEvent::Ended(end)) => return end,
+                None => return mcp_session::SubscriptionEnd::Abrupt,
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The stream ended: plans the next opening, unless the server said it
+    /// has no such method.
+    fn schedule(&mut self, cell: &ServerCell, end: &mcp_session::SubscriptionEnd) {
+        self.stream = None;
+        if let mcp_session::SubscriptionEnd::Failed {
+            code: Some(mcp_types::error_codes::METHOD_NOT_FOUND),
+        } = end
+        {
+            return;
+        }
+        if self
+            .opened
+            .is_some_and(|at| at.elapsed() >= RELISTEN_HEALTHY)
+        {
+            self.ends = 0;
+        }
+        self.ends += 1;
+        self.plan_retry(cell);
+    }
+
+    fn plan_retry(&mut self, cell: &ServerCell) {
+        if self.ends > MAX_RELISTENS {
+            tracing::warn!(
+                server = %cell.spec.name,
+                "the server keeps ending its list_changed stream; tool list changes are no longer followed"
+            );
+            return;
+        }
+        let wait = RELISTEN_FIRST
+            .saturating_mul(1 << (self.ends - 1).min(16))
+            .min(RELISTEN_CAP);
+        self.due = Some(Instant::now() + wait);
     }
 }
 

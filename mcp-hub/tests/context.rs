@@ -418,3 +418,63 @@ async fn a_modern_servers_list_changed_arrives_on_a_listen_stream_and_is_adopted
     hub.call("two", args(json!({"text": "hi"}))).await.unwrap();
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_tools_listen_stream_the_server_ends_is_opened_again() {
+    use mcp_testkit::{Behavior, ListenEnd, Script, ToolSpec};
+    let script = Script::modern()
+        .tool("one", Behavior::Echo)
+        .tool(
+            "change",
+            Behavior::ChangeList {
+                list: mcp_testkit::ListKind::Tools,
+            },
+        )
+        .tool(
+            "end_streams",
+            Behavior::EndListen {
+                how: ListenEnd::Graceful,
+                code: 0,
+            },
+        )
+        .tool_spec(ToolSpec::new("two", Behavior::Echo).appearing_at_change(1));
+    let (connector, recorder) = memory(script);
+    let mut spec = ServerSpec::new("m", connector).unwrap();
+    spec.negotiation = Negotiation::Modern;
+    spec.session = quick_session();
+    let hub = Hub::builder(HubConfig::default())
+        .server(spec)
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let mut events = hub.take_events().unwrap();
+    recorder
+        .wait_for("subscriptions/listen", Duration::from_secs(5))
+        .await
+        .expect("the hub listens for list changes");
+    let lists_before = recorder.with_method("tools/list").len();
+    // The server ends the stream: the hub opens another one and lists the
+    // tools again (a change may have been missed in between).
+    hub.call("end_streams", Default::default()).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while recorder.with_method("subscriptions/listen").len() < 2
+        || recorder.with_method("tools/list").len() <= lists_before
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no second listen stream and listing: {:?}",
+            methods(&recorder)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drain(&mut events);
+    // Changes made after it arrive on the new stream.
+    hub.call("change", Default::default()).await.unwrap();
+    wait_for(&mut events, Duration::from_secs(5), |e| {
+        matches!(e, HubEvent::Namespace { .. }).then_some(())
+    })
+    .await;
+    hub.call("two", args(json!({"text": "hi"}))).await.unwrap();
+    hub.shutdown().await;
+}
