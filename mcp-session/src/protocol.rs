@@ -171,7 +171,9 @@ fn fast_response(frame: &[u8]) -> Option<(i64, std::ops::Range<usize>)> {
 /// The integer id at the start of `text` and how many digits it took.
 fn leading_id(text: &[u8]) -> Option<(i64, usize)> {
     let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 || digits > 18 {
+    // JSON numbers have no leading zeros: `07` is left to the careful parse,
+    // which refuses it.
+    if digits == 0 || digits > 18 || (digits > 1 && text[0] == b'0') {
         return None;
     }
     let id = std::str::from_utf8(&text[..digits]).ok()?.parse().ok()?;

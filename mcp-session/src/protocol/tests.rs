@@ -414,6 +414,19 @@ fn other_shapes_take_the_careful_path() {
         fast_response(br#"{"result":{}, "jsonrpc":"2.0","id":7}"#),
         None
     );
+    // JSON has no leading zeros: left to the careful parse, which refuses.
+    assert_eq!(
+        fast_response(br#"{"result":{},"jsonrpc":"2.0","id":07}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"jsonrpc":"2.0","id":07,"result":{}}"#),
+        None
+    );
+    assert_eq!(
+        fast_response(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#),
+        Some((0, 33..35))
+    );
     assert_eq!(
         fast_response(br#"{"jsonrpc": "2.0", "id": 7, "result": {}}"#),
         None
