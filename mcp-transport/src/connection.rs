@@ -11,6 +11,7 @@ use mcp_codec::LineEncoder;
 use tokio::sync::mpsc;
 
 use crate::TransportError;
+use crate::outlet::OutletHandle;
 
 /// A boxed, sendable future (the transport traits are object safe so a hub can
 /// hold connectors of different kinds in one collection).
@@ -236,15 +237,35 @@ impl fmt::Display for ExitInfo {
 /// The sending half of a connection: a bounded queue of outgoing frames.
 #[derive(Clone, Debug)]
 pub struct FrameSender {
-    tx: mpsc::Sender<OutboundFrame>,
-    encoder: LineEncoder,
+    sink: Sink,
+}
+
+#[derive(Clone, Debug)]
+enum Sink {
+    /// Message-based transports (HTTP): whole frames with their routing
+    /// hints, to the transport's driver task.
+    Queue {
+        tx: mpsc::Sender<OutboundFrame>,
+        encoder: LineEncoder,
+    },
+    /// Byte-stream transports (stdio, in-memory): lines into the shared
+    /// write buffer in front of the stream.
+    Stream(OutletHandle),
 }
 
 impl FrameSender {
     pub(crate) fn new(tx: mpsc::Sender<OutboundFrame>, max_frame: usize) -> Self {
         Self {
-            tx,
-            encoder: LineEncoder::with_max_frame(max_frame),
+            sink: Sink::Queue {
+                tx,
+                encoder: LineEncoder::with_max_frame(max_frame),
+            },
+        }
+    }
+
+    pub(crate) fn stream(outlet: OutletHandle) -> Self {
+        Self {
+            sink: Sink::Stream(outlet),
         }
     }
 
@@ -253,31 +274,41 @@ impl FrameSender {
     /// A frame the transport could not send whole (over the frame limit, or with
     /// a raw newline in it) is refused here, before it is queued.
     pub async fn send(&self, frame: OutboundFrame) -> Result<(), TransportError> {
-        self.encoder
-            .check(&frame.bytes)
-            .map_err(TransportError::Encode)?;
-        self.tx
-            .send(frame)
-            .await
-            .map_err(|_| TransportError::Closed)
+        match &self.sink {
+            Sink::Queue { tx, encoder } => {
+                encoder
+                    .check(&frame.bytes)
+                    .map_err(TransportError::Encode)?;
+                tx.send(frame).await.map_err(|_| TransportError::Closed)
+            }
+            Sink::Stream(outlet) => outlet.send(&frame.bytes).await,
+        }
     }
 
     /// Queues a frame if there is room now (see [`FrameSender::send`]).
     pub fn try_send(&self, frame: OutboundFrame) -> Result<(), TransportError> {
-        self.encoder
-            .check(&frame.bytes)
-            .map_err(TransportError::Encode)?;
-        self.tx.try_send(frame).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => {
-                TransportError::Io(std::io::ErrorKind::WouldBlock.into())
+        match &self.sink {
+            Sink::Queue { tx, encoder } => {
+                encoder
+                    .check(&frame.bytes)
+                    .map_err(TransportError::Encode)?;
+                tx.try_send(frame).map_err(|e| match e {
+                    mpsc::error::TrySendError::Full(_) => {
+                        TransportError::Io(std::io::ErrorKind::WouldBlock.into())
+                    }
+                    mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
+                })
             }
-            mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
-        })
+            Sink::Stream(outlet) => outlet.try_send(&frame.bytes),
+        }
     }
 
     /// Whether the transport has stopped taking frames.
     pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
+        match &self.sink {
+            Sink::Queue { tx, .. } => tx.is_closed(),
+            Sink::Stream(outlet) => outlet.is_closed(),
+        }
     }
 }
 

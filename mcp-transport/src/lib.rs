@@ -28,6 +28,7 @@ mod connection;
 mod error;
 pub mod http;
 mod memory;
+mod outlet;
 mod stderr;
 mod stdio;
 mod stream;

@@ -2,19 +2,20 @@
 //! in-memory transports.
 //!
 //! The reader task turns bytes into frames with the bounded
-//! [`mcp_codec::LineDecoder`] and forwards them on a bounded queue; the writer
-//! task batches queued frames into one write and flushes when the queue is
-//! momentarily empty. Neither ever grows without bound.
+//! [`mcp_codec::LineDecoder`] and forwards them on a bounded queue; the sending
+//! side is the shared, bounded write buffer of [`crate::outlet`] (frames of one
+//! scheduling round leave in one write; a sender with enough waiting writes it
+//! at once). Neither ever grows without bound.
 
 use std::sync::Arc;
 
 use bytes::BytesMut;
 use mcp_codec::{LineDecoder, LineEncoder};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
-use crate::TransportError;
-use crate::connection::{BoxFuture, CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame};
+use crate::connection::{BoxFuture, CloseReason, ExitInfo, FrameSender, Inbound};
+use crate::outlet::{Outlet, OutletHandle, write_loop};
 
 /// How many bytes one read asks for (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
@@ -27,11 +28,9 @@ const IDLE_READ: usize = 8 * 1024;
 /// drained. Smaller reads (many small frames, a busy connection) keep their
 /// buffer: allocating one per batch costs more than it saves.
 const LARGE_READ: usize = 32 * 1024;
-/// The writer lets go of a batch buffer larger than this once it is written
-/// (one huge request must not pin its size for the connection's life).
-const WRITE_KEEP: usize = 64 * 1024;
-/// The writer stops batching frames into one write past this many bytes.
-const WRITE_BATCH: usize = 256 * 1024;
+/// Bound of the shared write buffer: senders wait for room beyond it (one
+/// frame larger than this is still taken when the buffer is empty).
+const WRITE_BUFFER: usize = 256 * 1024;
 
 /// Settings shared by the stream-based transports.
 #[derive(Clone, Copy, Debug)]
@@ -58,17 +57,16 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::channel(limits.queue_frames);
     let (in_tx, in_rx) = mpsc::channel(limits.queue_frames);
     let (close_tx, close_rx) = watch::channel(false);
     let write_failure = Arc::new(std::sync::Mutex::new(None));
-    tokio::spawn(write_loop(
+    let outlet = Outlet::new(
         writer,
-        out_rx,
-        close_rx,
         LineEncoder::with_max_frame(limits.max_frame),
-        Arc::clone(&write_failure),
-    ));
+        WRITE_BUFFER,
+    );
+    let sender = FrameSender::stream(OutletHandle::new(Arc::clone(&outlet)));
+    tokio::spawn(write_loop(outlet, close_rx, Arc::clone(&write_failure)));
     tokio::spawn(read_loop(
         reader,
         in_tx,
@@ -77,7 +75,7 @@ where
         write_failure,
     ));
     Pumps {
-        outbound: FrameSender::new(out_tx, limits.max_frame),
+        outbound: sender,
         inbound: in_rx,
         close_writer: close_tx,
     }
@@ -160,63 +158,4 @@ async fn read_loop<R: AsyncRead + Unpin>(
 
 fn take_failure(slot: &std::sync::Mutex<Option<std::io::ErrorKind>>) -> Option<std::io::ErrorKind> {
     slot.lock().map(|mut g| g.take()).unwrap_or(None)
-}
-
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut rx: mpsc::Receiver<OutboundFrame>,
-    mut close: watch::Receiver<bool>,
-    encoder: LineEncoder,
-    write_failure: Arc<std::sync::Mutex<Option<std::io::ErrorKind>>>,
-) {
-    let mut buf = BytesMut::new();
-    loop {
-        let first = tokio::select! {
-            biased;
-            frame = rx.recv() => match frame {
-                Some(frame) => frame,
-                None => break,
-            },
-            _ = close.wait_for(|closed| *closed) => break,
-        };
-        buf.clear();
-        encode_into(&encoder, &first, &mut buf);
-        // Batch whatever else is already queued into the same write.
-        while buf.len() < WRITE_BATCH {
-            match rx.try_recv() {
-                Ok(frame) => encode_into(&encoder, &frame, &mut buf),
-                Err(_) => break,
-            }
-        }
-        if buf.is_empty() {
-            continue;
-        }
-        let result = async {
-            writer.write_all(&buf).await?;
-            writer.flush().await
-        }
-        .await;
-        if buf.capacity() > WRITE_KEEP {
-            buf = BytesMut::new();
-        }
-        if let Err(e) = result {
-            if let Ok(mut slot) = write_failure.lock() {
-                *slot = Some(e.kind());
-            }
-            tracing::debug!(error = %e, "writing to the server failed");
-            break;
-        }
-    }
-    // Dropping the writer closes the stream (a child's stdin): the polite way to
-    // ask a stdio server to exit.
-    let _ = writer.shutdown().await;
-}
-
-fn encode_into(encoder: &LineEncoder, frame: &OutboundFrame, buf: &mut BytesMut) {
-    if let Err(e) = encoder.encode(&frame.bytes, buf) {
-        // The session serialises with serde_json, which never emits a raw
-        // newline, and checks the size bound before queueing; reaching this is a
-        // bug, so it is logged, and the frame is not sent half-way.
-        tracing::error!(error = %TransportError::Encode(e), "dropping an outgoing frame");
-    }
 }
