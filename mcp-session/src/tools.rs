@@ -6,7 +6,6 @@
 //! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
 //! check for that tool instead of blocking it.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -33,10 +32,15 @@ use crate::session::{Ready, Session};
 #[derive(Debug)]
 pub struct ToolCatalog {
     tools: Vec<Tool>,
-    index: HashMap<String, usize>,
-    input: Vec<OnceLock<Option<jsonschema::Validator>>>,
-    output: Vec<OnceLock<Option<jsonschema::Validator>>>,
-    /// 2026 over HTTP: the `x-mcp-header` parameters of each tool.
+    /// Positions in `tools`, sorted by name, one per name (the first listed
+    /// wins): a lookup by binary search without a second copy of every name.
+    index: Vec<u32>,
+    /// Validators, compiled on first use (boxed: most tools are never called,
+    /// and a hub holds hundreds of catalogues).
+    input: Vec<OnceLock<Option<Box<jsonschema::Validator>>>>,
+    output: Vec<OnceLock<Option<Box<jsonschema::Validator>>>>,
+    /// 2026 over HTTP: the `x-mcp-header` parameters of each tool (empty
+    /// otherwise).
     params: Vec<Vec<ParamHeader>>,
     /// Tools left out of the listing, with why.
     rejected: Vec<(String, String)>,
@@ -69,13 +73,15 @@ impl ToolCatalog {
                     }
                 }
             });
-        } else {
-            params = tools.iter().map(|_| Vec::new()).collect();
         }
-        let mut index = HashMap::with_capacity(tools.len());
-        for (i, tool) in tools.iter().enumerate() {
-            index.entry(tool.name.clone()).or_insert(i);
-        }
+        tools.shrink_to_fit();
+        // Bounded by `max_tools`, far below u32::MAX.
+        let mut index: Vec<u32> = (0..tools.len())
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        // Stable: among equal names the first listed stays first.
+        index.sort_by(|&a, &b| tools[a as usize].name.cmp(&tools[b as usize].name));
+        index.dedup_by(|b, a| tools[*a as usize].name == tools[*b as usize].name);
         let input = tools.iter().map(|_| OnceLock::new()).collect();
         let output = tools.iter().map(|_| OnceLock::new()).collect();
         Self {
@@ -94,11 +100,21 @@ impl ToolCatalog {
         &self.rejected
     }
 
+    /// The position of the tool called `name` (the first listed, when a
+    /// server lists a name twice).
+    fn position(&self, name: &str) -> Option<usize> {
+        let found = self
+            .index
+            .binary_search_by(|&i| self.tools[i as usize].name.as_str().cmp(name))
+            .ok()?;
+        Some(self.index[found] as usize)
+    }
+
     /// The `Mcp-Param-*` headers for a call of `name` with `arguments`.
     fn param_header_values(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
-        self.index
-            .get(name)
-            .map(|&i| param_headers::param_header_values(&self.params[i], arguments))
+        self.position(name)
+            .and_then(|i| self.params.get(i))
+            .map(|headers| param_headers::param_header_values(headers, arguments))
             .unwrap_or_default()
     }
 
@@ -109,18 +125,18 @@ impl ToolCatalog {
 
     /// A tool by name.
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.index.get(name).map(|&i| &self.tools[i])
+        self.position(name).map(|i| &self.tools[i])
     }
 
     fn input_validator(&self, name: &str) -> Option<&jsonschema::Validator> {
-        let &i = self.index.get(name)?;
+        let i = self.position(name)?;
         self.input[i]
             .get_or_init(|| compile(self.tools[i].input_schema.to_value().ok()))
-            .as_ref()
+            .as_deref()
     }
 
     fn output_validator(&self, name: &str) -> Option<&jsonschema::Validator> {
-        let &i = self.index.get(name)?;
+        let i = self.position(name)?;
         self.output[i]
             .get_or_init(|| {
                 compile(
@@ -130,14 +146,14 @@ impl ToolCatalog {
                         .and_then(|s| s.to_value().ok()),
                 )
             })
-            .as_ref()
+            .as_deref()
     }
 }
 
-fn compile(schema: Option<Value>) -> Option<jsonschema::Validator> {
+fn compile(schema: Option<Value>) -> Option<Box<jsonschema::Validator>> {
     let schema = schema?;
     match jsonschema::validator_for(&schema) {
-        Ok(v) => Some(v),
+        Ok(v) => Some(Box::new(v)),
         Err(e) => {
             tracing::warn!(error = %e.masked(), "tool schema not usable for validation; check skipped");
             None
@@ -409,4 +425,59 @@ fn encoded_size(params: &Params) -> usize {
 /// Serialised length, measured once before anything is queued.
 fn json_len(value: &Map<String, Value>) -> usize {
     serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_types::JsonSchemaDoc;
+
+    fn tool(name: &str, description: &str) -> Tool {
+        let mut tool = Tool::new(
+            name,
+            JsonSchemaDoc::from_json(r#"{"type":"object","required":["n"]}"#).unwrap(),
+        );
+        tool.description = Some(description.to_owned());
+        tool
+    }
+
+    #[test]
+    fn lookup_by_name_finds_every_tool_and_the_first_of_a_repeated_name() {
+        let names = ["zeta", "alpha", "mid", "alpha", "beta", "a", "zz"];
+        let tools = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| tool(n, &format!("#{i}")))
+            .collect();
+        let catalog = ToolCatalog::build(tools, false);
+        assert_eq!(
+            catalog.tools().len(),
+            names.len(),
+            "the listing keeps every tool"
+        );
+        for (i, name) in names.iter().enumerate() {
+            let found = catalog.get(name).expect("listed");
+            assert_eq!(found.name, *name);
+            if *name != "alpha" {
+                assert_eq!(found.description.as_deref(), Some(format!("#{i}").as_str()));
+            }
+        }
+        assert_eq!(
+            catalog.get("alpha").unwrap().description.as_deref(),
+            Some("#1")
+        );
+        assert!(catalog.get("alph").is_none());
+        assert!(catalog.get("").is_none());
+        assert!(catalog.get("zzz").is_none());
+        // Validators are reached through the same lookup.
+        let validator = catalog.input_validator("mid").expect("compiled");
+        assert!(validator.is_valid(&serde_json::json!({"n": 1})));
+        assert!(!validator.is_valid(&serde_json::json!({})));
+        assert!(catalog.input_validator("nope").is_none());
+        assert!(
+            catalog
+                .param_header_values("mid", &serde_json::json!({}))
+                .is_empty()
+        );
+    }
 }

@@ -28,7 +28,9 @@ impl StderrTail {
     pub fn new(capacity: usize) -> Self {
         Self {
             inner: Arc::new(Mutex::new(Ring {
-                bytes: VecDeque::with_capacity(capacity.min(4096)),
+                // Grown on the first write: most servers say nothing on
+                // stderr, and a hub may hold hundreds of them.
+                bytes: VecDeque::new(),
                 capacity,
                 dropped: 0,
             })),

@@ -93,9 +93,13 @@ async fn read_loop<R: AsyncRead + Unpin>(
     // The size of the last read, and whether the next one asks for little.
     let mut last_read = 0;
     let mut small_next = true;
+    // Whether a large frame was split off the current buffer (the reads that
+    // brought it may each have been small).
+    let mut large_frame = false;
     let reason = loop {
         match decoder.decode(&mut buf) {
             Ok(Some(frame)) => {
+                large_frame |= frame.len() >= LARGE_READ;
                 if tx.send(Inbound::Frame(frame)).await.is_err() {
                     // The session is gone; nobody listens any more.
                     return;
@@ -110,11 +114,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 continue;
             }
         }
-        if buf.is_empty() && (last_read >= LARGE_READ || buf.capacity() > 2 * READ_CHUNK) {
+        if buf.is_empty()
+            && (large_frame || last_read >= LARGE_READ || buf.capacity() > 2 * READ_CHUNK)
+        {
             // Between frames after a large one: give the buffer back (frames
             // split off it keep their part alive as long as they need it).
             buf = BytesMut::new();
             small_next = true;
+            large_frame = false;
         }
         let want = if small_next { IDLE_READ } else { READ_CHUNK };
         if buf.capacity() - buf.len() < want / 4 {
