@@ -115,7 +115,12 @@ impl RawResult {
 
     /// Decodes the result into `T` (see [`RawResult::decode`]).
     pub fn decode_json<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        self.decode(|bytes| serde_json::from_slice(bytes))
+        // Checked as UTF-8 once, then read as text: serde_json then checks
+        // no string and no raw value (tool schemas) a second time.
+        self.decode(|bytes| match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(bytes),
+        })
     }
 
     /// Decodes the result with `decode`, falling back to a full parse of the

@@ -488,3 +488,23 @@ fn result_first_responses_complete_and_odd_ones_are_parsed_carefully() {
         vec![(a, json!({"tools": []})), (b, json!({"n": 1}))]
     );
 }
+
+#[test]
+fn a_result_decodes_as_text_and_bad_utf8_is_still_an_error() {
+    let ok = RawResult::verified(Bytes::from_static(
+        "{\"text\":\"h\u{e9}llo \\u00e9\",\"schema\":{\"a\":[1,2]}}".as_bytes(),
+    ));
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        text: String,
+        schema: Box<serde_json::value::RawValue>,
+    }
+    let shape: Shape = ok.decode_json().unwrap();
+    assert_eq!(shape.text, "h\u{e9}llo \u{e9}");
+    assert_eq!(shape.schema.get(), "{\"a\":[1,2]}");
+    // A lone continuation byte inside a string: not UTF-8, so not JSON.
+    let bad = RawResult::verified(Bytes::from_static(b"{\"text\":\"h\x80llo\"}"));
+    assert!(bad.decode_json::<Value>().is_err());
+    let not_json = RawResult::verified(Bytes::from_static(b"{\"text\":"));
+    assert!(not_json.decode_json::<Value>().is_err());
+}
