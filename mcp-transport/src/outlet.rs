@@ -49,6 +49,23 @@ struct State {
     writer_waiting: bool,
     /// No more frames are taken (the stream failed or is being closed).
     closed: bool,
+    /// The most `pending` held since its allocation was last replaced (its
+    /// allocation is about this large; `capacity()` shrinks as written bytes
+    /// are advanced past, so it cannot tell).
+    high_water: usize,
+}
+
+impl State {
+    /// Once the buffer is empty: lets go of an allocation that one large
+    /// burst made big, so it is not pinned for the connection's life.
+    fn emptied(&mut self) {
+        if self.high_water > KEEP_CAPACITY {
+            self.pending = BytesMut::new();
+        } else {
+            self.pending.clear();
+        }
+        self.high_water = 0;
+    }
 }
 
 /// The sending side shared by every [`crate::FrameSender`] clone of one
@@ -84,6 +101,7 @@ impl Outlet {
                 pending: BytesMut::new(),
                 writer_waiting: false,
                 closed: false,
+                high_water: 0,
             }),
             encoder,
             max_pending,
@@ -142,6 +160,7 @@ impl Outlet {
             // Checked above; kept as an error rather than a half frame.
             return Ok(Err(TransportError::Encode(e)));
         }
+        state.high_water = state.high_water.max(state.pending.len());
         if state.pending.len() >= INLINE_WRITE_AT && !state.writer_waiting {
             write_now(&mut state);
         }
@@ -226,6 +245,7 @@ fn write_now(state: &mut State) {
             }
         }
     }
+    state.emptied();
 }
 
 /// The writer task: empties the buffer into the stream whenever there is
@@ -311,11 +331,7 @@ fn drain(outlet: &Outlet, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         }
     }
     *writer_waiting = false;
-    if pending.capacity() > KEEP_CAPACITY {
-        *pending = BytesMut::new();
-    } else {
-        pending.clear();
-    }
+    state.emptied();
     drop(state);
     outlet.room.notify_waiters();
     Poll::Ready(Ok(()))
@@ -485,6 +501,22 @@ mod tests {
         assert_eq!(*failure.lock().unwrap(), Some(io::ErrorKind::BrokenPipe));
         assert!(tx.is_closed());
         assert!(matches!(tx.send(b"{}").await, Err(TransportError::Closed)));
+    }
+
+    #[tokio::test]
+    async fn a_large_burst_does_not_pin_its_buffer() {
+        let rec = Recorder::default();
+        let (tx, _close, _failure, _task) = outlet_over(rec.clone(), 1 << 20);
+        let big = vec![b'z'; 4 * KEEP_CAPACITY];
+        // Written by the sender itself (over the inline threshold).
+        tx.send(&big).await.unwrap();
+        assert_eq!(rec.bytes.lock().unwrap().len(), big.len() + 1);
+        assert!(tx.lock().pending.capacity() <= KEEP_CAPACITY);
+        // Small frames keep their buffer between rounds.
+        tx.send(b"{}").await.unwrap();
+        tokio::task::yield_now().await;
+        let kept = tx.lock().pending.capacity();
+        assert!(kept > 0 && kept <= KEEP_CAPACITY, "kept {kept}");
     }
 
     #[tokio::test]
