@@ -19,10 +19,10 @@ use crate::outlet::{Outlet, OutletHandle, write_loop};
 
 /// How many bytes one read asks for (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
-/// How many bytes a read asks for after a large frame or after a read that
-/// brought little. A connection waiting for its server then keeps only this
-/// much: a host holding a hundred idle servers that each sent a 55 KB tool
-/// list and answered a call pays 100 × 8 KiB, not 100 × 64 KiB.
+/// How many bytes the first read after a large frame asks for. A connection
+/// waiting for its server then keeps only this much: a host holding a
+/// hundred idle servers that each just sent a 55 KB tool list pays
+/// 100 × 8 KiB, not 100 × 64 KiB.
 const IDLE_READ: usize = 8 * 1024;
 /// A read at least this large ends in a large buffer that is let go of once
 /// drained. Smaller reads (many small frames, a busy connection) keep their
@@ -149,10 +149,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
             Ok(n) => {
                 last_read = n;
-                // Little was waiting: the connection is quiet (one answer,
-                // then nothing), so the next wait keeps a small buffer. Only
-                // a read that brought a good amount asks for a large one.
-                small_next = n < IDLE_READ / 2;
+                small_next = false;
             }
             Err(e) => break CloseReason::ReadFailed(e.kind()),
         }
