@@ -188,7 +188,7 @@ impl Shared {
             tx,
             progress: options.progress,
         };
-        let (id, frame, wake, alone) = {
+        let (id, frame, wake) = {
             let mut core = self.core();
             let (id, frame) = core
                 .start_request(Instant::now(), method, options.timing, waiter, |id| {
@@ -201,7 +201,7 @@ impl Shared {
             if let Some(slot) = &options.id_slot {
                 slot.store(id, Ordering::Release);
             }
-            (id, frame, core.take_timer_moved(), core.in_flight() == 1)
+            (id, frame, core.take_timer_moved())
         };
         if wake {
             // The driver's timer is armed for a later deadline (or none).
@@ -212,18 +212,14 @@ impl Shared {
             id,
             armed: true,
         };
-        let frame = OutboundFrame {
-            protocol_version: options.protocol_version,
-            headers: options.headers,
-            ..OutboundFrame::request(frame, id, Arc::clone(method))
-        };
-        // A request alone in flight goes out at once; with others in flight
-        // it joins the round's batch (one write for many requests).
-        let sent = if alone {
-            self.outbound.send_now(frame).await
-        } else {
-            self.outbound.send(frame).await
-        };
+        let sent = self
+            .outbound
+            .send(OutboundFrame {
+                protocol_version: options.protocol_version,
+                headers: options.headers,
+                ..OutboundFrame::request(frame, id, Arc::clone(method))
+            })
+            .await;
         if let Err(e) = sent {
             guard.armed = false;
             let _ = self.core().cancel(id, "not sent");

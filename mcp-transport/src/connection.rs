@@ -281,18 +281,7 @@ impl FrameSender {
                     .map_err(TransportError::Encode)?;
                 tx.send(frame).await.map_err(|_| TransportError::Closed)
             }
-            Sink::Stream(outlet) => outlet.send(&frame.bytes, false).await,
-        }
-    }
-
-    /// Like [`FrameSender::send`], for a frame nothing else will join soon
-    /// (say, a request sent while no other is in flight): a stream transport
-    /// writes it at once instead of at the end of the scheduling round.
-    /// Message-based transports send every frame on its own anyway.
-    pub async fn send_now(&self, frame: OutboundFrame) -> Result<(), TransportError> {
-        match &self.sink {
-            Sink::Stream(outlet) => outlet.send(&frame.bytes, true).await,
-            Sink::Queue { .. } => self.send(frame).await,
+            Sink::Stream(outlet) => outlet.send(&frame.bytes).await,
         }
     }
 

@@ -122,11 +122,8 @@ impl Outlet {
         self.lock().closed
     }
 
-    /// Queues one frame, waiting for room while the buffer is full. With
-    /// `now`, the frame is written at once when no write is in progress
-    /// (a request the caller will wait on alone gains nothing by waiting for
-    /// the end of the scheduling round).
-    pub(crate) async fn send(&self, frame: &[u8], now: bool) -> Result<(), TransportError> {
+    /// Queues one frame, waiting for room while the buffer is full.
+    pub(crate) async fn send(&self, frame: &[u8]) -> Result<(), TransportError> {
         self.encoder.check(frame).map_err(TransportError::Encode)?;
         loop {
             let room = self.room.notified();
@@ -134,7 +131,7 @@ impl Outlet {
             // Registered before looking, so a wake-up between the look and
             // the wait is not missed.
             room.as_mut().enable();
-            match self.try_push(frame, now) {
+            match self.try_push(frame) {
                 Err(Full) => room.await,
                 Ok(result) => return result,
             }
@@ -144,13 +141,13 @@ impl Outlet {
     /// Queues one frame if there is room now.
     pub(crate) fn try_send(&self, frame: &[u8]) -> Result<(), TransportError> {
         self.encoder.check(frame).map_err(TransportError::Encode)?;
-        match self.try_push(frame, false) {
+        match self.try_push(frame) {
             Err(Full) => Err(TransportError::Io(io::ErrorKind::WouldBlock.into())),
             Ok(result) => result,
         }
     }
 
-    fn try_push(&self, frame: &[u8], now: bool) -> Result<Result<(), TransportError>, Full> {
+    fn try_push(&self, frame: &[u8]) -> Result<Result<(), TransportError>, Full> {
         let mut state = self.lock();
         if state.closed {
             return Ok(Err(TransportError::Closed));
@@ -164,7 +161,7 @@ impl Outlet {
             return Ok(Err(TransportError::Encode(e)));
         }
         state.high_water = state.high_water.max(state.pending.len());
-        if (now || state.pending.len() >= INLINE_WRITE_AT) && !state.writer_waiting {
+        if state.pending.len() >= INLINE_WRITE_AT && !state.writer_waiting {
             write_now(&mut state);
         }
         let left = !state.pending.is_empty();
@@ -400,9 +397,7 @@ mod tests {
         let rec = Recorder::default();
         let (tx, _close, _failure, _task) = outlet_over(rec.clone(), 1 << 20);
         for i in 0..5 {
-            tx.send(format!("{{\"n\":{i}}}").as_bytes(), false)
-                .await
-                .unwrap();
+            tx.send(format!("{{\"n\":{i}}}").as_bytes()).await.unwrap();
         }
         // Nothing is written until the writer task runs.
         assert_eq!(*rec.writes.lock().unwrap(), 0);
@@ -420,30 +415,11 @@ mod tests {
         let (tx, _close, _failure, _task) = outlet_over(rec.clone(), 1 << 20);
         let frame = vec![b'x'; INLINE_WRITE_AT / 4];
         for _ in 0..4 {
-            tx.send(&frame, false).await.unwrap();
+            tx.send(&frame).await.unwrap();
         }
         // No yield happened: the fourth sender wrote all four lines itself.
         assert_eq!(*rec.writes.lock().unwrap(), 1);
         assert_eq!(rec.bytes.lock().unwrap().len(), 4 * (frame.len() + 1));
-    }
-
-    #[tokio::test]
-    async fn a_frame_sent_now_is_written_before_any_yield() {
-        let rec = Recorder::default();
-        let (tx, _close, _failure, _task) = outlet_over(rec.clone(), 1 << 20);
-        tx.send(b"{\"a\":1}", false).await.unwrap();
-        assert_eq!(
-            *rec.writes.lock().unwrap(),
-            0,
-            "a plain send waits for the round"
-        );
-        // Written at once, with what was waiting before it, in order.
-        tx.send(b"{\"b\":2}", true).await.unwrap();
-        assert_eq!(*rec.writes.lock().unwrap(), 1);
-        assert_eq!(
-            rec.bytes.lock().unwrap().as_slice(),
-            b"{\"a\":1}\n{\"b\":2}\n"
-        );
     }
 
     #[tokio::test]
@@ -467,7 +443,7 @@ mod tests {
         let waiting = {
             let tx = tx.clone();
             let frame = frame.clone();
-            tokio::spawn(async move { tx.send(&frame, false).await })
+            tokio::spawn(async move { tx.send(&frame).await })
         };
         let expected = (sent + 1) * (frame.len() + 1);
         let mut got = Vec::new();
@@ -495,9 +471,9 @@ mod tests {
         let rec = Recorder::default();
         let (tx, _close, _failure, task) = outlet_over(rec.clone(), 1 << 20);
         let other = tx.clone();
-        tx.send(b"{\"a\":1}", false).await.unwrap();
+        tx.send(b"{\"a\":1}").await.unwrap();
         drop(tx);
-        other.send(b"{\"b\":2}", false).await.unwrap();
+        other.send(b"{\"b\":2}").await.unwrap();
         drop(other);
         tokio::time::timeout(std::time::Duration::from_secs(5), task)
             .await
@@ -517,17 +493,14 @@ mod tests {
             ..Recorder::default()
         };
         let (tx, _close, failure, task) = outlet_over(rec, 1 << 20);
-        tx.send(b"{}", false).await.unwrap();
+        tx.send(b"{}").await.unwrap();
         tokio::time::timeout(std::time::Duration::from_secs(5), task)
             .await
             .expect("the writer task did not end")
             .unwrap();
         assert_eq!(*failure.lock().unwrap(), Some(io::ErrorKind::BrokenPipe));
         assert!(tx.is_closed());
-        assert!(matches!(
-            tx.send(b"{}", false).await,
-            Err(TransportError::Closed)
-        ));
+        assert!(matches!(tx.send(b"{}").await, Err(TransportError::Closed)));
     }
 
     #[tokio::test]
@@ -536,11 +509,11 @@ mod tests {
         let (tx, _close, _failure, _task) = outlet_over(rec.clone(), 1 << 20);
         let big = vec![b'z'; 4 * KEEP_CAPACITY];
         // Written by the sender itself (over the inline threshold).
-        tx.send(&big, false).await.unwrap();
+        tx.send(&big).await.unwrap();
         assert_eq!(rec.bytes.lock().unwrap().len(), big.len() + 1);
         assert!(tx.lock().pending.capacity() <= KEEP_CAPACITY);
         // Small frames keep their buffer between rounds.
-        tx.send(b"{}", false).await.unwrap();
+        tx.send(b"{}").await.unwrap();
         tokio::task::yield_now().await;
         let kept = tx.lock().pending.capacity();
         assert!(kept > 0 && kept <= KEEP_CAPACITY, "kept {kept}");
@@ -557,9 +530,6 @@ mod tests {
             .unwrap();
         assert!(*rec.shut.lock().unwrap());
         assert!(tx.is_closed());
-        assert!(matches!(
-            tx.send(b"{}", false).await,
-            Err(TransportError::Closed)
-        ));
+        assert!(matches!(tx.send(b"{}").await, Err(TransportError::Closed)));
     }
 }
