@@ -45,6 +45,7 @@ mod handler;
 mod negotiate;
 mod paginate;
 mod params;
+mod plain_schema;
 pub mod protocol;
 mod rounds;
 mod session;

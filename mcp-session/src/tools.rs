@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use crate::SessionError;
 use crate::driver::CallOptions;
 use crate::paginate::Paginator;
+use crate::plain_schema::PlainSchema;
 use mcp_transport::http::param_headers::{self, ParamHeader};
 
 use crate::params::Params;
@@ -37,8 +38,8 @@ pub struct ToolCatalog {
     index: Vec<u32>,
     /// Validators, compiled on first use (boxed: most tools are never called,
     /// and a hub holds hundreds of catalogues).
-    input: Vec<OnceLock<Option<Box<jsonschema::Validator>>>>,
-    output: Vec<OnceLock<Option<Box<jsonschema::Validator>>>>,
+    input: Vec<OnceLock<Option<Box<Check>>>>,
+    output: Vec<OnceLock<Option<Box<Check>>>>,
     /// 2026 over HTTP: the `x-mcp-header` parameters of each tool (empty
     /// otherwise).
     params: Vec<Vec<ParamHeader>>,
@@ -128,14 +129,14 @@ impl ToolCatalog {
         self.position(name).map(|i| &self.tools[i])
     }
 
-    fn input_validator(&self, name: &str) -> Option<&jsonschema::Validator> {
+    fn input_validator(&self, name: &str) -> Option<&Check> {
         let i = self.position(name)?;
         self.input[i]
             .get_or_init(|| compile(self.tools[i].input_schema.to_value().ok()))
             .as_deref()
     }
 
-    fn output_validator(&self, name: &str) -> Option<&jsonschema::Validator> {
+    fn output_validator(&self, name: &str) -> Option<&Check> {
         let i = self.position(name)?;
         self.output[i]
             .get_or_init(|| {
@@ -150,10 +151,21 @@ impl ToolCatalog {
     }
 }
 
-fn compile(schema: Option<Value>) -> Option<Box<jsonschema::Validator>> {
+/// A compiled schema: the plain checker when the schema is plain, else the
+/// full validator.
+#[derive(Debug)]
+enum Check {
+    Plain(PlainSchema),
+    Full(jsonschema::Validator),
+}
+
+fn compile(schema: Option<Value>) -> Option<Box<Check>> {
     let schema = schema?;
+    if let Some(plain) = PlainSchema::parse(&schema) {
+        return Some(Box::new(Check::Plain(plain)));
+    }
     match jsonschema::validator_for(&schema) {
-        Ok(v) => Some(Box::new(v)),
+        Ok(v) => Some(Box::new(Check::Full(v))),
         Err(e) => {
             tracing::warn!(error = %e.masked(), "tool schema not usable for validation; check skipped");
             None
@@ -161,9 +173,11 @@ fn compile(schema: Option<Value>) -> Option<Box<jsonschema::Validator>> {
     }
 }
 
-/// One line per failing path, without the offending values (they may be
-/// secrets a user typed).
-fn failures(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+fn failures(check: &Check, instance: &Value) -> Vec<String> {
+    let validator = match check {
+        Check::Plain(plain) => return plain.failures(instance),
+        Check::Full(validator) => validator,
+    };
     validator
         .iter_errors(instance)
         .take(20)
@@ -471,8 +485,8 @@ mod tests {
         assert!(catalog.get("zzz").is_none());
         // Validators are reached through the same lookup.
         let validator = catalog.input_validator("mid").expect("compiled");
-        assert!(validator.is_valid(&serde_json::json!({"n": 1})));
-        assert!(!validator.is_valid(&serde_json::json!({})));
+        assert!(failures(validator, &serde_json::json!({"n": 1})).is_empty());
+        assert!(!failures(validator, &serde_json::json!({})).is_empty());
         assert!(catalog.input_validator("nope").is_none());
         assert!(
             catalog
