@@ -160,7 +160,10 @@ pub(crate) struct BuildSettings<'a> {
 pub struct Namespace {
     generation: u64,
     entries: Vec<ExposedTool>,
-    by_name: HashMap<String, usize>,
+    /// Every routable name as (entry, slot: 0 the name, k the alias k - 1),
+    /// sorted by the name: found by binary search, without a second copy
+    /// of every name (a hub of a hundred servers exposes thousands).
+    by_name: Vec<(u32, u32)>,
     ambiguous: HashMap<String, Vec<String>>,
     notes: Vec<NamespaceNote>,
     provider_safe: bool,
@@ -198,8 +201,11 @@ impl Namespace {
     /// The tool exposed as `name`; an ambiguous bare name is refused listing
     /// the names it could mean.
     pub fn resolve(&self, name: &str) -> Result<&ExposedTool, HubError> {
-        if let Some(&i) = self.by_name.get(name) {
-            return Ok(&self.entries[i]);
+        if let Ok(found) = self
+            .by_name
+            .binary_search_by(|&slot| name_at(&self.entries, slot).cmp(name))
+        {
+            return Ok(&self.entries[self.by_name[found].0 as usize]);
         }
         if let Some(candidates) = self.ambiguous.get(name) {
             return Err(HubError::Ambiguous {
@@ -476,12 +482,24 @@ impl Builder {
     }
 
     fn finish(self, generation: u64, settings: &BuildSettings<'_>) -> Result<Namespace, HubError> {
-        let mut by_name = HashMap::with_capacity(self.entries.len() * 2);
+        let mut by_name = Vec::new();
         for (i, e) in self.entries.iter().enumerate() {
-            for n in std::iter::once(&e.name).chain(&e.aliases) {
-                by_name.insert(n.clone(), i);
+            // Entries and aliases are bounded by `max_exposed` (checked
+            // below) far under u32::MAX; a larger count fails that check.
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            for k in 0..=e.aliases.len() {
+                by_name.push((i, u32::try_from(k).unwrap_or(u32::MAX)));
             }
         }
+        let entries = &self.entries;
+        // By name; a name claimed twice resolves to the later entry.
+        by_name.sort_by(|&a, &b| {
+            name_at(entries, a)
+                .cmp(name_at(entries, b))
+                .then(b.0.cmp(&a.0))
+        });
+        by_name.dedup_by(|b, a| name_at(entries, *a) == name_at(entries, *b));
+        by_name.shrink_to_fit();
         if by_name.len() > settings.max_exposed {
             return Err(HubError::NamespaceTooLarge {
                 limit: settings.max_exposed,
@@ -495,6 +513,17 @@ impl Builder {
             notes: self.notes,
             provider_safe: settings.provider_safe,
         })
+    }
+}
+
+/// The name in `slot` of the entries (see `Namespace::by_name`).
+fn name_at(entries: &[ExposedTool], (entry, k): (u32, u32)) -> &str {
+    let Some(e) = entries.get(entry as usize) else {
+        return "";
+    };
+    match k {
+        0 => &e.name,
+        k => e.aliases.get(k as usize - 1).map_or("", String::as_str),
     }
 }
 

@@ -388,3 +388,53 @@ fn the_namespace_is_bounded() {
         .unwrap_err();
     assert!(matches!(err, HubError::NamespaceTooLarge { limit: 5 }));
 }
+
+#[test]
+fn every_exposed_name_and_alias_resolves_to_its_own_entry_in_a_large_namespace() {
+    let tools: Vec<String> = (0..40).map(|i| format!("tool_{i:02}")).collect();
+    let shared: Vec<&str> = tools.iter().map(String::as_str).collect();
+    let own: Vec<Vec<String>> = (0..30).map(|s| vec![format!("only_s{s}")]).collect();
+    let servers: Vec<(String, Vec<&str>)> = (0..30)
+        .map(|s| {
+            let mut t = shared.clone();
+            t.push(own[s][0].as_str());
+            (format!("s{s}"), t)
+        })
+        .collect();
+    let spec: Vec<(&str, &[&str])> = servers
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_slice()))
+        .collect();
+    let ns = Fixture::of(&spec)
+        .build_bounded(
+            CollisionPolicy::Prefix,
+            &Separator::default(),
+            false,
+            10_000,
+        )
+        .unwrap();
+    let mut count = 0;
+    for entry in ns.tools() {
+        for name in std::iter::once(entry.name()).chain(entry.aliases().iter().map(String::as_str))
+        {
+            let found = ns.resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(std::ptr::eq(found, entry), "{name} resolved elsewhere");
+            count += 1;
+        }
+    }
+    // 30 × 40 qualified shared tools, and each server's own tool bare and
+    // qualified.
+    assert_eq!(count, 30 * 40 + 30 * 2);
+    assert_eq!(ns.names().count(), count);
+    routes_to(&ns, "only_s7", "s7", "only_s7");
+    routes_to(&ns, "s29/tool_39", "s29", "tool_39");
+    assert!(matches!(
+        ns.resolve("tool_00"),
+        Err(HubError::Ambiguous { .. })
+    ));
+    assert!(matches!(
+        ns.resolve("s30/tool_00"),
+        Err(HubError::UnknownTool { .. })
+    ));
+    assert!(matches!(ns.resolve(""), Err(HubError::UnknownTool { .. })));
+}
