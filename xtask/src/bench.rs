@@ -2,7 +2,9 @@
 //! `../shared/bench/peers`, side by side with the official Rust, TypeScript
 //! and Python SDK clients and a no-SDK "limit" client, in one run.
 //!
-//! Builds `mcp-hub`'s `bench_client` example in release mode and runs the
+//! Builds `mcp-hub`'s `bench_client` example in release mode (the
+//! workspace's release profile is the one the harness builds its peers with:
+//! thin LTO, one codegen unit) and runs the
 //! harness's `run.sh` with `MCP_BENCH_OURS` pointing at it; every argument is
 //! passed to the harness (e.g. `--reps 3 --workloads seq,conc,list`). The
 //! harness prints the tables (medians and ratios to the limit client).
