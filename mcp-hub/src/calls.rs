@@ -62,7 +62,7 @@ pub(crate) async fn call_tool(
             let tool = match tool {
                 Some(tool) => tool,
                 None => {
-                    hub.discover_cell(cell).await?;
+                    Box::pin(hub.discover_cell(cell)).await?;
                     let snapshot = cell.state().active.clone();
                     listed = snapshot
                         .and_then(|s| s.get(local).cloned())

@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-
 use std::sync::Arc;
 
+use futures::FutureExt;
 use mcp_session::{Ready, Session, SessionError};
 use mcp_types::requests::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
 use mcp_types::{
@@ -197,33 +197,38 @@ impl<'a> Facade<'a> {
 }
 
 /// Runs `op` and records its audit entry.
-pub(crate) async fn audited<T>(
-    hub: &HubShared,
-    cell: &ServerCell,
+pub(crate) fn audited<'a, T>(
+    hub: &'a HubShared,
+    cell: &'a ServerCell,
     operation: Operation,
     target: Option<String>,
     from_model: bool,
-    op: impl Future<Output = Result<T, HubError>>,
-) -> Result<T, HubError> {
+    op: impl Future<Output = Result<T, HubError>> + 'a,
+) -> impl Future<Output = Result<T, HubError>> + 'a {
+    // A combinator, not an `async fn`: an `async fn` keeps its argument `op`
+    // and, while awaiting it, a second copy, which doubled the size of every
+    // hub call's future (`Hub::call`: 10.7 → 3.7 KB with the rare paths
+    // boxed).
     let began = Instant::now();
-    let result = op.await;
-    let outcome = match &result {
-        Ok(_) => AuditOutcome::Succeeded,
-        Err(e @ (HubError::Denied { .. } | HubError::NotApproved { .. })) => {
-            AuditOutcome::Refused(e.kind())
-        }
-        Err(e) => AuditOutcome::Failed(e.kind()),
-    };
-    hub.events.audit(AuditRecord {
-        principal: hub.principal().name().to_owned(),
-        server: cell.spec.name.clone(),
-        operation,
-        target,
-        from_model,
-        outcome,
-        elapsed: began.elapsed(),
-    });
-    result
+    op.map(move |result| {
+        let outcome = match &result {
+            Ok(_) => AuditOutcome::Succeeded,
+            Err(e @ (HubError::Denied { .. } | HubError::NotApproved { .. })) => {
+                AuditOutcome::Refused(e.kind())
+            }
+            Err(e) => AuditOutcome::Failed(e.kind()),
+        };
+        hub.events.audit(AuditRecord {
+            principal: hub.principal().name().to_owned(),
+            server: cell.spec.name.clone(),
+            operation,
+            target,
+            from_model,
+            outcome,
+            elapsed: began.elapsed(),
+        });
+        result
+    })
 }
 
 pub(crate) fn denied(

@@ -301,7 +301,9 @@ impl Hub {
             Ok(entry) => entry.clone(),
             Err(HubError::UnknownTool { .. }) if !self.shared.undiscovered().is_empty() => {
                 // First use of a lazy server: discover, then look again.
-                let namespace = self.discover().await?;
+                // Boxed, as the helper path below: rare, and large enough
+                // to weigh on every call held in flight.
+                let namespace = Box::pin(self.discover()).await?;
                 namespace.resolve(name)?.clone()
             }
             Err(e) => return Err(e),
@@ -322,7 +324,14 @@ impl Hub {
                 .await
             }
             RouteTarget::Helper(helper) => {
-                crate::calls::call_helper(&self.shared, &cell, *helper, name, arguments).await
+                Box::pin(crate::calls::call_helper(
+                    &self.shared,
+                    &cell,
+                    *helper,
+                    name,
+                    arguments,
+                ))
+                .await
             }
         }
     }

@@ -73,7 +73,10 @@ pub(crate) async fn supervise(
         let outcome = tokio::select! {
             biased;
             _ = stopped(&mut shutdown) => break 'life,
-            r = start_once(&hub, &cell) => r,
+            // Boxed: starting (spawn, negotiate, list) is the largest state
+            // and lasts a moment; the task then lives as long as the server,
+            // and a hub holds one per server.
+            r = Box::pin(start_once(&hub, &cell)) => r,
         };
         let failure = match outcome {
             Ok(Started {

@@ -72,3 +72,26 @@ async fn a_hundred_stdio_servers_start_in_parallel_and_are_routed() {
     assert!(report.forced.is_empty(), "{:?}", report.forced);
     assert!(report.elapsed < Duration::from_secs(15));
 }
+
+/// A host holds one `Hub::call` future per call in flight, and a hub of many
+/// servers may have hundreds: the future stays small. (It was 10.7 KB in a
+/// release build, half of it a second copy of the audited operation, before
+/// the audit wrapper became a combinator and the rare paths were boxed.)
+#[tokio::test]
+async fn a_hub_call_in_flight_stays_small() {
+    let (connector, _rec) = memory(Script::dual().tool("echo", Behavior::Echo));
+    let hub = Hub::builder(HubConfig::default())
+        .server(ServerSpec::new("s", connector).unwrap())
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let call = hub.call("echo", args(json!({"text": "hi"})));
+    let size = std::mem::size_of_val(&call);
+    println!("Hub::call future: {size} bytes");
+    // 3.7 KB in debug and release builds.
+    assert!(size <= 5 * 1024, "Hub::call future is {size} bytes");
+    let result = call.await.unwrap();
+    assert_eq!(result.content.len(), 1);
+    hub.shutdown().await;
+}
