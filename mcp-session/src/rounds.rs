@@ -38,19 +38,19 @@ impl Session<Ready> {
     pub(crate) async fn call_outcome<T: DeserializeOwned>(
         &self,
         method: &'static str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: OutcomeOptions,
     ) -> Result<RequestOutcome<T>, SessionError> {
-        self.with_expiry(method, || {
-            self.call_rounds(method, params.clone(), options.clone())
-        })
-        .await
+        // Borrowed: each round builds its own body from it, and the params
+        // (a tool's arguments) may be megabytes.
+        self.with_expiry(method, || self.call_rounds(method, params, options.clone()))
+            .await
     }
 
     async fn call_rounds<T: DeserializeOwned>(
         &self,
         method: &'static str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: OutcomeOptions,
     ) -> Result<RequestOutcome<T>, SessionError> {
         let method_arc: Arc<str> = Arc::from(method);

@@ -165,7 +165,7 @@ impl Session<Ready> {
         let outcome = self
             .call_outcome::<ReadResourceResult>(
                 "resources/read",
-                body,
+                &body,
                 OutcomeOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
                     headers,
@@ -199,7 +199,7 @@ impl Session<Ready> {
         let outcome = self
             .call_outcome::<GetPromptResult>(
                 "prompts/get",
-                body,
+                &body,
                 OutcomeOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
                     headers,

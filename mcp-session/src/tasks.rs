@@ -102,7 +102,7 @@ impl Session<Ready> {
         let outcome = self
             .call_outcome::<CallToolResult>(
                 "tools/call",
-                body,
+                &body,
                 OutcomeOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
                     headers: self.modern_headers("tools/call", name),

@@ -346,19 +346,20 @@ impl Session<Ready> {
                 )));
             };
             check_size(json_len(&body), config.max_argument_bytes)?;
-            let arguments = body.get("arguments").cloned().unwrap_or(Value::Null);
             let mut retried = false;
             let mut catalog = catalog.clone();
             loop {
                 let mut headers = self.modern_headers("tools/call", name);
                 if let Some(c) = &catalog {
-                    headers.extend(c.param_header_values(name, &arguments));
+                    // Read in place: the arguments may be megabytes.
+                    let arguments = body.get("arguments").unwrap_or(&Value::Null);
+                    headers.extend(c.param_header_values(name, arguments));
                 }
                 // Boxed: the 2026 path's state would otherwise be carried
                 // by every legacy call's future too.
                 let outcome = Box::pin(self.call_outcome::<CallToolResult>(
                     "tools/call",
-                    body.clone(),
+                    &body,
                     OutcomeOptions {
                         timing,
                         progress: options.progress.clone(),
@@ -436,9 +437,24 @@ fn encoded_size(params: &Params) -> usize {
     }
 }
 
-/// Serialised length, measured once before anything is queued.
+/// Serialised length, measured once before anything is queued: counted, not
+/// written out (the arguments may be megabytes).
 fn json_len(value: &Map<String, Value>) -> usize {
-    serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 #[cfg(test)]
@@ -453,6 +469,19 @@ mod tests {
         );
         tool.description = Some(description.to_owned());
         tool
+    }
+
+    #[test]
+    fn the_counted_length_is_the_length_serde_json_writes() {
+        let value = serde_json::json!({
+            "text": "é \u{1} \" \\ \n ✓",
+            "numbers": [1, -2.5, 1e300, null],
+            "nested": {"ok": true, "empty": {}},
+            "long": "x".repeat(100_000),
+        });
+        let map = value.as_object().unwrap();
+        assert_eq!(json_len(map), serde_json::to_vec(map).unwrap().len());
+        assert_eq!(json_len(&Map::new()), 2);
     }
 
     #[test]
