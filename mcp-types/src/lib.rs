@@ -88,6 +88,7 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
+pub mod text;
 pub mod tools;
 pub mod traits;
 pub mod version;

@@ -1,0 +1,199 @@
+//! Showing a peer's text safely: control characters escaped, length bounded.
+//!
+//! Everything a server sends is hostile until shown otherwise. A string that
+//! reaches a terminal raw can clear the screen, forge lines, set the window
+//! title (OSC 0) or write the clipboard (OSC 52); Unicode direction overrides
+//! can make text read differently from what it is. These helpers turn such a
+//! string into text that shows exactly what was sent, one visible character
+//! per hidden one:
+//!
+//! - [`escape_line`]: for labels, names and anything inside one line of our
+//!   own (errors, table cells). Every control character is escaped,
+//!   newlines and tabs included.
+//! - [`escape_content`]: for text that is content (a tool's text result, a
+//!   server's instructions). Newlines and tabs are kept; every other control
+//!   character is escaped.
+//! - [`Untrusted`]: a `Display` wrapper that escapes as [`escape_line`] does
+//!   and bounds the length, for a server string placed inside an error
+//!   message of ours.
+//!
+//! Escaped characters read as `\n`, `\t`, `\r` or `\u{1b}`. What is escaped:
+//! C0 controls (U+0000–U+001F), DEL, C1 controls (U+0080–U+009F, which some
+//! terminals obey like ESC sequences), the Unicode bidirectional controls
+//! (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) and the line and
+//! paragraph separators (U+2028, U+2029).
+
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+
+/// Characters of a server string kept inside an error message by default.
+pub const UNTRUSTED_DISPLAY_CHARS: usize = 200;
+
+/// Whether `c` must never reach a terminal as it is.
+fn is_dangerous(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{61c}'
+        | '\u{200e}' | '\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}')
+}
+
+fn write_escaped(out: &mut impl fmt::Write, c: char) -> fmt::Result {
+    match c {
+        '\n' => out.write_str("\\n"),
+        '\t' => out.write_str("\\t"),
+        '\r' => out.write_str("\\r"),
+        c => write!(out, "\\u{{{:x}}}", c as u32),
+    }
+}
+
+fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let Some(first) = text.find(|c: char| is_dangerous(c) && !keep(c)) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str(&text[..first]);
+    for c in text[first..].chars() {
+        if is_dangerous(c) && !keep(c) {
+            // Writing to a String cannot fail.
+            let _ = write_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` with every control character escaped (newlines and tabs too): safe
+/// inside one line of a terminal.
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    escape(text, |_| false)
+}
+
+/// `text` with every control character but newline and tab escaped: safe to
+/// print as content on a terminal. A carriage return is kept only right before
+/// a newline (a lone one could overwrite the line it ends).
+pub fn escape_content(text: &str) -> Cow<'_, str> {
+    if !text.contains('\r') {
+        return escape(text, |c| c == '\n' || c == '\t');
+    }
+    // Keep `\r\n`; escape a lone `\r`.
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut pieces = text.split("\r\n").peekable();
+    while let Some(piece) = pieces.next() {
+        out.push_str(&escape(piece, |c| c == '\n' || c == '\t'));
+        if pieces.peek().is_some() {
+            out.push_str("\r\n");
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A peer's string shown inside a message of ours: control characters
+/// escaped as by [`escape_line`], and at most `max` characters of it shown,
+/// the cut said in words (`… (1234 more bytes)`), so a long string can
+/// neither flood the message nor pass for complete.
+///
+/// ```
+/// use mcp_types::text::Untrusted;
+/// let shown = format!("it offered {}", Untrusted::new("2025\u{1b}[2J"));
+/// assert_eq!(shown, "it offered 2025\\u{1b}[2J");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Untrusted<'a> {
+    text: &'a str,
+    max: usize,
+}
+
+impl<'a> Untrusted<'a> {
+    /// `text`, bounded to [`UNTRUSTED_DISPLAY_CHARS`] characters.
+    pub fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            max: UNTRUSTED_DISPLAY_CHARS,
+        }
+    }
+
+    /// `text`, bounded to `max` characters.
+    pub fn bounded(text: &'a str, max: usize) -> Self {
+        Self { text, max }
+    }
+}
+
+impl fmt::Display for Untrusted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cut = self.text.char_indices().nth(self.max).map(|(at, _)| at);
+        let shown = &self.text[..cut.unwrap_or(self.text.len())];
+        for c in shown.chars() {
+            if is_dangerous(c) {
+                write_escaped(f, c)?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        if let Some(at) = cut {
+            write!(f, "… ({} more bytes)", self.text.len() - at)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_escapes_every_control_and_direction_override() {
+        assert_eq!(escape_line("plain text é 日本"), "plain text é 日本");
+        assert!(matches!(escape_line("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_line("a\u{1b}[2Jb\u{1b}]0;title\u{7}"),
+            "a\\u{1b}[2Jb\\u{1b}]0;title\\u{7}"
+        );
+        assert_eq!(escape_line("x\ny\tz\rw"), "x\\ny\\tz\\rw");
+        assert_eq!(escape_line("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(escape_line("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(escape_line("\u{7f}\u{2028}"), "\\u{7f}\\u{2028}");
+    }
+
+    #[test]
+    fn content_keeps_lines_and_tabs_but_not_lone_carriage_returns() {
+        assert_eq!(escape_content("a\nb\tc"), "a\nb\tc");
+        assert_eq!(escape_content("ok\r\nnext"), "ok\r\nnext");
+        assert_eq!(escape_content("real\rforged"), "real\\rforged");
+        assert_eq!(
+            escape_content("one\r\n\u{1b}]52;c;ZXZpbA==\u{7}\r"),
+            "one\r\n\\u{1b}]52;c;ZXZpbA==\\u{7}\\r"
+        );
+    }
+
+    #[test]
+    fn untrusted_is_escaped_and_bounded_with_the_cut_said() {
+        assert_eq!(Untrusted::new("2025-06-18").to_string(), "2025-06-18");
+        assert_eq!(
+            Untrusted::new("\u{1b}[2J\u{1b}[1;1Hok").to_string(),
+            "\\u{1b}[2J\\u{1b}[1;1Hok"
+        );
+        assert_eq!(
+            Untrusted::bounded("abcdef", 3).to_string(),
+            "abc… (3 more bytes)"
+        );
+        assert_eq!(Untrusted::bounded("abc", 3).to_string(), "abc");
+        let long = "x".repeat(10_000);
+        assert!(Untrusted::new(&long).to_string().len() < 250);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escaped_text_never_holds_a_dangerous_character(s in "\\PC*|[\\x00-\\x20\\x7f-\\u{a0}\\u{2028}-\\u{206f}a]*") {
+            proptest::prop_assert!(!escape_line(&s).chars().any(is_dangerous));
+            proptest::prop_assert!(!Untrusted::new(&s).to_string().chars().any(is_dangerous));
+            proptest::prop_assert!(!escape_content(&s)
+                .replace("\r\n", "")
+                .chars()
+                .any(|c| is_dangerous(c) && c != '\n' && c != '\t'));
+        }
+    }
+}
