@@ -6,8 +6,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Exit codes and configuration, shown at the end of `mcp --help`.
 const AFTER_HELP: &str = "\
-Servers come from --config FILE, else ./.mcp.json, else $XDG_CONFIG_HOME/mcp/config.json
-(the `mcpServers` shape). Try `mcp demo` first.
+Servers come from --config FILE, else ./.mcp.json (used only once approved with
+`mcp trust`), else $XDG_CONFIG_HOME/mcp/config.json (the `mcpServers` shape). Try
+`mcp demo` first.
 
 Exit codes: 0 ok, 1 usage or configuration error, 2 server could not be started or
 reached, 3 authentication required or failed, 4 protocol error or time-out, 5 the tool
@@ -45,6 +46,9 @@ pub(crate) enum Command {
     Tools(ToolsArgs),
     /// Adds a server to the configuration file.
     Add(AddArgs),
+    /// Approves a project file (./.mcp.json): shows every command, URL and
+    /// variable it uses, and records the approval for these contents.
+    Trust(TrustArgs),
     /// Signs in to an HTTP server with OAuth.
     Login(AuthArgs),
     /// Forgets the stored OAuth credentials of a server.
@@ -80,6 +84,10 @@ pub(crate) struct OneOff {
     /// Environment variable holding the token for `--url`.
     #[arg(long, value_name = "VAR", requires = "url")]
     pub(crate) token_env: Option<String>,
+    /// A local directory offered to the server as a root (repeatable;
+    /// default: the working directory to a local server, none to a URL).
+    #[arg(long = "root", value_name = "DIR")]
+    pub(crate) roots: Vec<String>,
     /// A local server: the command and its arguments after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
@@ -193,6 +201,22 @@ pub(crate) struct AddArgs {
     /// A local server: the command and its arguments after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The file (default ./.mcp.json).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
+    /// Approve without asking (what is approved is still printed).
+    #[arg(long, conflicts_with_all = ["list", "forget"])]
+    pub(crate) yes: bool,
+    /// List the approved files.
+    #[arg(long, conflicts_with_all = ["forget", "file"])]
+    pub(crate) list: bool,
+    /// Forget the approval of the file.
+    #[arg(long)]
+    pub(crate) forget: bool,
 }
 
 #[derive(Debug, Args)]

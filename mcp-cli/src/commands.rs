@@ -9,7 +9,9 @@ pub(crate) mod inspect;
 pub(crate) mod prompt;
 pub(crate) mod read;
 pub(crate) mod tools;
+pub(crate) mod trust;
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,9 +19,10 @@ use std::sync::Arc;
 use mcp_hub::{Discovery, Hub};
 
 use crate::args::{OneOff, RemoteTransport};
-use crate::config::{self, ServerEntry};
+use crate::config::secrets::{NameProblem, check_variable_name};
+use crate::config::{self, Prompt, ServerEntry};
 use crate::connect::{self, Origin, StartOptions};
-use crate::error::CliError;
+use crate::error::{AddRefusal, CliError};
 use crate::output::Ui;
 use crate::progress::Activity;
 
@@ -36,6 +39,16 @@ impl Context {
             verbose: self.ui.verbose > 0,
         }
     }
+
+    /// Whether an unapproved project file may be asked about (only with a
+    /// person at a terminal).
+    pub(crate) fn prompt(&self) -> Prompt {
+        if self.ui.interactive {
+            Prompt::Ask
+        } else {
+            Prompt::Refuse
+        }
+    }
 }
 
 /// The one server a command talks to.
@@ -44,6 +57,8 @@ pub(crate) struct Target {
     pub(crate) entry: ServerEntry,
     pub(crate) file: PathBuf,
     pub(crate) command_line: bool,
+    /// The variables `${VAR}` may read (`None`: any).
+    pub(crate) variables: Option<BTreeSet<String>>,
 }
 
 impl Target {
@@ -51,6 +66,7 @@ impl Target {
         Origin {
             file: &self.file,
             command_line: self.command_line,
+            variables: self.variables.as_ref(),
         }
     }
 
@@ -71,15 +87,31 @@ pub(crate) fn resolve(
         (Some(_), true) => Err(CliError::ServerAndOneOff { what }),
         (None, false) => Err(CliError::NoServerGiven),
         (Some(name), false) => {
-            let config = config::load(ctx.config.as_deref())?;
+            let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
             let entry = config.server(name)?.clone();
             Ok(Target {
                 entry,
                 file: config.file,
                 command_line: false,
+                variables: config.variables,
             })
         }
         (None, true) => {
+            if let Some(var) = &one_off.token_env {
+                // A token given where its variable's name belongs is never
+                // echoed back.
+                let refusal = match check_variable_name(var) {
+                    Ok(()) => None,
+                    Err(NameProblem::TokenValue) => Some(AddRefusal::TokenValue),
+                    Err(NameProblem::NotAName) => Some(AddRefusal::NotAVariableName),
+                };
+                if let Some(refusal) = refusal {
+                    return Err(CliError::FlagRefused {
+                        flag: "--token-env",
+                        refusal,
+                    });
+                }
+            }
             let entry = match &one_off.url {
                 Some(url) => ServerEntry::one_off_remote(
                     url,
@@ -87,11 +119,13 @@ pub(crate) fn resolve(
                     one_off.token_env.as_deref(),
                 ),
                 None => ServerEntry::one_off_stdio(&one_off.command),
-            };
+            }
+            .with_roots(&one_off.roots);
             Ok(Target {
                 entry,
                 file: PathBuf::from("(command line)"),
                 command_line: true,
+                variables: None,
             })
         }
     }
@@ -150,8 +184,8 @@ where
     {
         tracing::info!(
             server = target.name(),
-            version = %info.version,
-            implementation = %info.implementation.name,
+            version = ?info.version.as_str(),
+            implementation = ?info.implementation.name,
             "server ready"
         );
     }

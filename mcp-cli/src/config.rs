@@ -18,14 +18,17 @@
 mod document;
 mod entry;
 mod expand;
+pub(crate) mod secrets;
+pub(crate) mod trust;
 mod url_check;
 
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub(crate) use document::{Document, SERVERS_KEY};
 pub(crate) use entry::{EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, child};
-pub(crate) use expand::{expand, is_variable_name};
+pub(crate) use expand::expand_only;
 pub(crate) use url_check::{UrlProblem, check_url};
 
 use crate::error::{CliError, ConfigProblem};
@@ -36,11 +39,25 @@ pub(crate) const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 /// The project file looked at when `--config` is not given.
 pub(crate) const PROJECT_FILE: &str = ".mcp.json";
 
+/// Whose choice a configuration file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Named with `--config`.
+    Explicit,
+    /// `./.mcp.json`: it came with the directory, so it needs approval.
+    Project,
+    /// The user's own file under the XDG config directory.
+    User,
+}
+
 /// A loaded, checked configuration.
 #[derive(Debug)]
 pub(crate) struct Config {
     pub(crate) file: PathBuf,
     pub(crate) servers: Vec<ServerEntry>,
+    /// The variables `${VAR}` may read: all (`None`) in the user's own
+    /// files, those its approval listed in a project file.
+    pub(crate) variables: Option<BTreeSet<String>>,
 }
 
 impl Config {
@@ -68,18 +85,18 @@ pub(crate) fn user_file() -> Option<PathBuf> {
 }
 
 /// The file to read: `explicit`, else the project file, else the user file.
-pub(crate) fn locate(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
+pub(crate) fn locate(explicit: Option<&Path>) -> Result<(PathBuf, Source), CliError> {
     if let Some(path) = explicit {
-        return Ok(path.to_path_buf());
+        return Ok((path.to_path_buf(), Source::Explicit));
     }
     let project = PathBuf::from(PROJECT_FILE);
     if project.is_file() {
-        return Ok(project);
+        return Ok((project, Source::Project));
     }
     let mut looked = vec![project];
     if let Some(user) = user_file() {
         if user.is_file() {
-            return Ok(user);
+            return Ok((user, Source::User));
         }
         looked.push(user);
     }
@@ -88,15 +105,30 @@ pub(crate) fn locate(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
 
 /// The file `mcp add` writes: `explicit`, else an existing project file,
 /// else the user file (created).
-pub(crate) fn write_target(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
+pub(crate) fn write_target(explicit: Option<&Path>) -> Result<(PathBuf, Source), CliError> {
     match locate(explicit) {
-        Ok(path) => Ok(path),
-        Err(CliError::NoConfig { looked }) => user_file().ok_or(CliError::NoConfig { looked }),
+        Ok(found) => Ok(found),
+        Err(CliError::NoConfig { looked }) => user_file()
+            .map(|user| (user, Source::User))
+            .ok_or(CliError::NoConfig { looked }),
         Err(e) => Err(e),
     }
 }
 
-/// Reads a file of at most [`MAX_CONFIG_BYTES`].
+/// Reads a file of at most `limit` bytes (more is an error, never a cut).
+pub(crate) fn read_text_limited(file: &Path, limit: u64) -> std::io::Result<String> {
+    let handle = std::fs::File::open(file)?;
+    let mut text = String::new();
+    handle.take(limit + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "the file is larger than {limit} bytes"
+        )));
+    }
+    Ok(text)
+}
+
+/// Reads a configuration file of at most [`MAX_CONFIG_BYTES`].
 pub(crate) fn read_text(file: &Path) -> Result<String, CliError> {
     let read_error = |source| CliError::ConfigRead {
         file: file.to_path_buf(),
@@ -117,11 +149,72 @@ pub(crate) fn read_text(file: &Path) -> Result<String, CliError> {
     Ok(text)
 }
 
-/// Loads and checks the configuration `explicit` or the default one.
-pub(crate) fn load(explicit: Option<&Path>) -> Result<Config, CliError> {
-    let file = locate(explicit)?;
+/// How an unapproved project file is handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prompt {
+    /// Show what it would do and ask on the terminal.
+    Ask,
+    /// Refuse it, saying how to approve it.
+    Refuse,
+}
+
+/// Loads and checks the configuration `explicit` or the default one. A
+/// project file is used only once approved (asked for on a terminal with
+/// `Prompt::Ask`), and then reads only the variables its approval lists.
+pub(crate) fn load(explicit: Option<&Path>, prompt: Prompt) -> Result<Config, CliError> {
+    let (file, source) = locate(explicit)?;
     let text = read_text(&file)?;
-    parse(&file, &text)
+    let mut config = parse(&file, &text)?;
+    if source != Source::Project {
+        return Ok(config);
+    }
+    if let Some(user) = user_file().filter(|u| u.is_file()) {
+        eprintln!(
+            "mcp: using the project file {} (the user file {} is not read)",
+            file.display(),
+            user.display()
+        );
+    }
+    let store = trust::TrustStore::default_location()?;
+    let canonical = trust::canonical(&file)?;
+    let standing = store.standing(&canonical, &trust::digest(&text))?;
+    match standing {
+        trust::Standing::Approved(variables) => {
+            config.variables = Some(variables);
+            Ok(config)
+        }
+        standing => {
+            let changed = standing == trust::Standing::Changed;
+            if prompt == Prompt::Refuse {
+                return Err(CliError::NotApproved { file, changed });
+            }
+            let heading = if changed {
+                format!(
+                    "{} has changed since you approved it. It would now let mcp:",
+                    file.display()
+                )
+            } else {
+                format!(
+                    "{} is a project file: it came with this directory, not from you. It would let mcp:",
+                    file.display()
+                )
+            };
+            eprint!("{heading}\n{}", trust::summary(&config));
+            let approved = trust::ask(
+                "Trust this file and go on? [y/N] ",
+                &mut std::io::stdin().lock(),
+                &mut std::io::stderr(),
+            )
+            .unwrap_or(false);
+            if !approved {
+                return Err(CliError::NotApproved { file, changed });
+            }
+            let record = trust::record_for(&config, &text)?;
+            config.variables = Some(record.variables.clone());
+            store.approve(record)?;
+            Ok(config)
+        }
+    }
 }
 
 /// Checks a whole document.
@@ -157,6 +250,7 @@ pub(crate) fn parse(file: &Path, text: &str) -> Result<Config, CliError> {
     Ok(Config {
         file: file.to_path_buf(),
         servers,
+        variables: None,
     })
 }
 

@@ -82,7 +82,7 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
                     });
                 let result = session.call_tool(&tool.name, arguments).await;
                 if let Err(e) = result {
-                    tracing::warn!(tool = %tool.name, error = %e, "tool call failed");
+                    tracing::warn!(tool = ?tool.name, error = %e, "tool call failed");
                 }
             }
         }

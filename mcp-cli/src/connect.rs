@@ -2,6 +2,7 @@
 //! and hubs. Everything protocol-related is the library's; this only maps
 //! settings.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +20,7 @@ use mcp_types::Root;
 use crate::args::RemoteTransport;
 use crate::config::{
     EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, UrlProblem, check_url, child,
-    expand,
+    expand_only,
 };
 use crate::error::{CliError, ConfigProblem};
 
@@ -29,6 +30,9 @@ pub(crate) struct Origin<'a> {
     pub(crate) file: &'a Path,
     /// Whether the entry came from the command line (paths then name flags).
     pub(crate) command_line: bool,
+    /// The variables `${VAR}` may read (`None`: any; a project file: those
+    /// its approval listed).
+    pub(crate) variables: Option<&'a BTreeSet<String>>,
 }
 
 /// How servers are started.
@@ -40,7 +44,7 @@ pub(crate) struct StartOptions {
 
 /// `${VAR}`-expands `text` found at `path`.
 fn expanded(origin: Origin<'_>, path: &str, text: &str) -> Result<String, CliError> {
-    expand(text).map_err(|problem| CliError::config(origin.file, path, problem))
+    expand_only(text, origin.variables).map_err(|problem| CliError::config(origin.file, path, problem))
 }
 
 fn entry_path(origin: Origin<'_>, entry: &ServerEntry, key: &str) -> String {
@@ -144,22 +148,44 @@ fn credential(token: &TokenEntry) -> Arc<dyn CredentialProvider> {
     Arc::new(StaticHeader::new(header, prefix, &token.env))
 }
 
-/// Session settings: the entry's deadline, and the working directory
-/// offered as the client's root (servers such as server-filesystem ask).
-fn session_config(entry: &ServerEntry) -> SessionConfig {
+/// Session settings: the entry's deadline and its roots (servers such as
+/// server-filesystem ask for them). Roots are local directories: a local
+/// server is offered the working directory unless `roots` says otherwise;
+/// a remote one only the `roots` configured. Without roots the client does
+/// not declare the capability at all.
+fn session_config(origin: Origin<'_>, entry: &ServerEntry) -> Result<SessionConfig, CliError> {
     let mut config = SessionConfig::default();
     if let Some(timeout) = entry.request_timeout {
         config.request_timeout = timeout;
     }
+    let cwd = std::env::current_dir().ok();
+    let dirs: Vec<std::path::PathBuf> = match (&entry.roots, &entry.kind) {
+        (Some(roots), _) => {
+            let mut dirs = Vec::with_capacity(roots.len());
+            for (i, root) in roots.iter().enumerate() {
+                let at = format!("{}[{i}]", entry_path(origin, entry, "roots"));
+                let path = std::path::PathBuf::from(expanded(origin, &at, root)?);
+                dirs.push(match &cwd {
+                    Some(cwd) if path.is_relative() => cwd.join(path),
+                    _ => path,
+                });
+            }
+            dirs
+        }
+        (None, EntryKind::Stdio(_)) => cwd.into_iter().collect(),
+        (None, EntryKind::Remote(_)) => Vec::new(),
+    };
+    let roots: Vec<Root> = dirs
+        .iter()
+        .filter_map(|d| url::Url::from_directory_path(d).ok())
+        .map(|uri| Root::new(uri.as_str()))
+        .collect();
     let mut handlers = ClientHandlers::new();
-    if let Some(uri) = std::env::current_dir()
-        .ok()
-        .and_then(|d| url::Url::from_directory_path(d).ok())
-    {
-        handlers = handlers.roots(Roots::new(vec![Root::new(uri.as_str())]));
+    if !roots.is_empty() {
+        handlers = handlers.roots(Roots::new(roots));
     }
     config.handlers = handlers;
-    config
+    Ok(config)
 }
 
 /// The hub's spec of `entry`: never restarted (a CLI run is short, and a
@@ -180,7 +206,7 @@ pub(crate) fn spec(
     );
     let mut spec = ServerSpec::new(&entry.name, connector)?
         .negotiation(entry.negotiation)
-        .session(session_config(entry))
+        .session(session_config(origin, entry)?)
         .restart(RestartPolicy::Never)
         .retry(RetryPolicy::none())
         .discovery(discovery);

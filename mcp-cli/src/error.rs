@@ -21,6 +21,7 @@ use mcp_transport::{RequestFailure, TransportError};
 use serde_json::{Value, json};
 
 use crate::output::Paint;
+use mcp_types::text::escape_line;
 
 /// How the process ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +95,16 @@ pub(crate) enum ConfigProblem {
     MissingVariable { variable: String },
     /// An empty string where a value is needed.
     Empty,
+    /// A value that looks like a credential, written where a reference
+    /// (`${VAR}`, `token_env`) belongs. The value is never shown.
+    LiteralSecret,
+    /// A token value where a variable name belongs. Never shown.
+    TokenAsName,
+    /// A `${VAR}` in a project file naming a variable its approval did not
+    /// list.
+    VariableNotApproved { variable: String },
+    /// A root that is a URI, not a local path.
+    RootNotLocalPath,
 }
 
 impl fmt::Display for ConfigProblem {
@@ -140,6 +151,19 @@ impl fmt::Display for ConfigProblem {
                 write!(f, "environment variable `{variable}` is not set")
             }
             ConfigProblem::Empty => f.write_str("expected a non-empty string"),
+            ConfigProblem::LiteralSecret => f.write_str(
+                "this looks like a credential written as a value (not shown); keep it in an environment variable and write `${VAR}` here (for a remote server's Authorization header: `token_env`)",
+            ),
+            ConfigProblem::TokenAsName => f.write_str(
+                "this looks like a token value (not shown), not the NAME of the environment variable that holds it",
+            ),
+            ConfigProblem::VariableNotApproved { variable } => write!(
+                f,
+                "`${{{variable}}}` is not among the variables this project file was approved to read; approve it again with `mcp trust`"
+            ),
+            ConfigProblem::RootNotLocalPath => {
+                f.write_str("a root is a local directory path, not a URI")
+            }
         }
     }
 }
@@ -163,6 +187,8 @@ pub(crate) enum AddRefusal {
     InvalidName,
     /// `--env-inherit` with `--url`.
     EnvForRemote,
+    /// A command argument that writes a credential as a value.
+    SecretInArguments,
 }
 
 impl fmt::Display for AddRefusal {
@@ -186,6 +212,9 @@ impl fmt::Display for AddRefusal {
                 "a server name is 1 to 64 characters of ASCII letters, digits, `_` and `-`"
             }
             AddRefusal::EnvForRemote => "only local (stdio) servers inherit environment variables",
+            AddRefusal::SecretInArguments => {
+                "an argument looks like a credential (not shown); the file would keep it: pass it through an environment variable instead (`--env-inherit VAR`, and `${VAR}` in the argument)"
+            }
         })
     }
 }
@@ -289,13 +318,32 @@ pub(crate) enum CliError {
         flag: &'static str,
         refusal: AddRefusal,
     },
+    #[error("the project file {} {}; nothing was started. Review it, then approve it with `mcp trust` (or name it with --config to use it once)", .file.display(), if *.changed { "has changed since you approved it" } else { "is not approved (it can start programs and read environment variables)" })]
+    NotApproved { file: PathBuf, changed: bool },
+    #[error("the trust store {} cannot be used", .file.display())]
+    TrustStore {
+        file: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("no state directory for the trust store: set XDG_STATE_HOME or HOME")]
+    NoStateDir,
+    #[error("the path {} is not UTF-8 and cannot be recorded", .file.display())]
+    NotUtf8Path { file: PathBuf },
+    #[error("{} was not approved: pass --yes to approve it without a prompt", .file.display())]
+    TrustDeclined { file: PathBuf },
+    #[error("refusing {flag}: {refusal}")]
+    FlagRefused {
+        flag: &'static str,
+        refusal: AddRefusal,
+    },
     #[error("a server named `{name}` already exists in {}; pass --force to replace it", .file.display())]
     NameTaken { name: String, file: PathBuf },
     #[error("cannot write configuration file {}", .file.display())]
     ConfigWrite {
         file: PathBuf,
         #[source]
-        source: std::io::Error,
+        source: crate::safe_write::WriteError,
     },
     #[error("OAuth sign-in failed")]
     Auth(#[source] mcp_auth::AuthError),
@@ -359,10 +407,15 @@ impl CliError {
             CliError::UnknownServer { .. } => "unknown_server",
             CliError::NoServerGiven
             | CliError::ServerAndOneOff { .. }
-            | CliError::MissingWord { .. } => "usage",
+            | CliError::MissingWord { .. }
+            | CliError::FlagRefused { .. } => "usage",
             CliError::Argument { .. } => "argument",
             CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",
             CliError::NameTaken { .. } => "name_taken",
+            CliError::NotApproved { .. } | CliError::TrustDeclined { .. } => "not_approved",
+            CliError::TrustStore { .. } | CliError::NoStateDir | CliError::NotUtf8Path { .. } => {
+                "trust_store"
+            }
             CliError::ConfigWrite { .. } => "config_write",
             CliError::Auth(_) => "auth",
             CliError::NotRemote { .. } => "not_remote",
@@ -495,7 +548,9 @@ pub(crate) fn render_report(
     verbose: bool,
 ) -> String {
     let mut out = String::new();
-    let mut lines = chain.iter();
+    // Our errors carry a server's strings escaped already; escaping every
+    // line again keeps a cause from another crate honest too.
+    let mut lines = chain.iter().map(|l| escape_line(l));
     if let Some(first) = lines.next() {
         out.push_str(&format!("{} {first}\n", paint.red("mcp: error:")));
     }
@@ -503,10 +558,12 @@ pub(crate) fn render_report(
         out.push_str(&format!("  {} {cause}\n", paint.dim("caused by:")));
     }
     if let Some(message) = server_message {
+        // Quoted as a JSON string, which escapes C0 controls; C1 and
+        // direction controls are escaped on top.
         out.push_str(&format!(
             "  {} {}\n",
             paint.dim("the server said:"),
-            Value::String(message.to_owned())
+            escape_line(&Value::String(message.to_owned()).to_string())
         ));
     }
     if let Some(tail) = stderr_tail.filter(|t| !t.trim().is_empty()) {
@@ -523,7 +580,7 @@ pub(crate) fn render_report(
         };
         out.push_str(&format!("  {}\n", paint.dim(&label)));
         for line in shown {
-            out.push_str(&format!("  | {line}\n"));
+            out.push_str(&format!("  | {}\n", escape_line(line)));
         }
     }
     out

@@ -16,6 +16,7 @@ mod connect;
 mod error;
 mod output;
 mod progress;
+mod safe_write;
 
 use std::process::ExitCode;
 
@@ -95,6 +96,7 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Prompt(args) => commands::prompt::run(ctx, args).await.map(ok),
         Command::Tools(args) => commands::tools::run(ctx, args).await,
         Command::Add(args) => commands::add::run(ctx, &args).map(ok),
+        Command::Trust(args) => commands::trust::run(ctx, &args).map(ok),
         Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),
         Command::Logout(args) => commands::auth::logout(ctx, &args).await.map(ok),
         Command::Demo(_) => commands::interruptible(commands::demo::run(ctx))

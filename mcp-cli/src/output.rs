@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 
 use comfy_table::{ColumnConstraint, Table, TableStyle, Width};
+use mcp_types::text::{escape_content, escape_line};
 use mcp_types::{ContentBlock, ResourceContents};
 use serde_json::Value;
 
@@ -20,6 +21,8 @@ pub(crate) struct Ui {
     pub(crate) live: bool,
     /// `-v` count.
     pub(crate) verbose: u8,
+    /// A person can answer a question: stdin and stderr are terminals.
+    pub(crate) interactive: bool,
 }
 
 impl Ui {
@@ -32,6 +35,7 @@ impl Ui {
             err_color: stderr_tty && !no_color,
             live: stderr_tty,
             verbose,
+            interactive: stderr_tty && std::io::stdin().is_terminal(),
         }
     }
 
@@ -79,7 +83,8 @@ impl Paint {
 }
 
 /// An aligned table with upper-case headers and no borders. Cells are plain
-/// text (colour would upset the alignment).
+/// text (colour would upset the alignment), shown with their control
+/// characters escaped: most cells are a server's names and descriptions.
 pub(crate) fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
     if rows.is_empty() {
         return String::new();
@@ -88,7 +93,11 @@ pub(crate) fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
     table.load_style(TableStyle::new());
     table.set_header(headers.iter().map(|h| h.to_uppercase()).collect::<Vec<_>>());
     for row in rows {
-        table.add_row(row);
+        table.add_row(
+            row.iter()
+                .map(|cell| escape_line(cell).into_owned())
+                .collect::<Vec<_>>(),
+        );
     }
     for column in table.column_iter_mut() {
         column.set_padding((0, 2));
@@ -144,28 +153,35 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Value {
 }
 
 /// Human form of content blocks: text as text, other kinds summarised.
+/// Everything in them is the server's: text is shown with its control
+/// characters escaped (newlines and tabs kept), labels on one line.
 pub(crate) fn render_content(blocks: &[ContentBlock], paint: Paint) -> String {
     let mut out = String::new();
     for block in blocks {
         match block {
             ContentBlock::Text(t) => {
-                out.push_str(&t.text);
-                if !t.text.ends_with('\n') {
+                let text = escape_content(&t.text);
+                out.push_str(&text);
+                if !text.ends_with('\n') {
                     out.push('\n');
                 }
             }
             ContentBlock::Image(i) => out.push_str(&paint.dim(&format!(
                 "[image {}, {} of base64]\n",
-                i.mime_type,
+                escape_line(&i.mime_type),
                 size(i.data.len())
             ))),
             ContentBlock::Audio(a) => out.push_str(&paint.dim(&format!(
                 "[audio {}, {} of base64]\n",
-                a.mime_type,
+                escape_line(&a.mime_type),
                 size(a.data.len())
             ))),
             ContentBlock::ResourceLink(l) => {
-                out.push_str(&paint.dim(&format!("[resource link {} ({})]\n", l.uri, l.name)));
+                out.push_str(&paint.dim(&format!(
+                    "[resource link {} ({})]\n",
+                    escape_line(&l.uri),
+                    escape_line(&l.name)
+                )));
             }
             ContentBlock::Resource(r) => {
                 out.push_str(&render_resource_contents(&r.resource, paint));
@@ -175,7 +191,10 @@ pub(crate) fn render_content(blocks: &[ContentBlock], paint: Paint) -> String {
                     "" => "unknown",
                     k => k,
                 };
-                out.push_str(&paint.dim(&format!("[{kind} content; see --json]\n")));
+                out.push_str(&paint.dim(&format!(
+                    "[{} content; see --json]\n",
+                    escape_line(kind)
+                )));
             }
         }
     }
@@ -186,7 +205,7 @@ pub(crate) fn render_content(blocks: &[ContentBlock], paint: Paint) -> String {
 pub(crate) fn render_resource_contents(contents: &ResourceContents, paint: Paint) -> String {
     match contents {
         ResourceContents::Text(t) => {
-            let mut s = t.text.clone();
+            let mut s = escape_content(&t.text).into_owned();
             if !s.ends_with('\n') {
                 s.push('\n');
             }
@@ -194,8 +213,8 @@ pub(crate) fn render_resource_contents(contents: &ResourceContents, paint: Paint
         }
         ResourceContents::Blob(b) => paint.dim(&format!(
             "[blob {} {}, {} of base64]\n",
-            b.uri,
-            b.mime_type.as_deref().unwrap_or("(no type)"),
+            escape_line(&b.uri),
+            escape_line(b.mime_type.as_deref().unwrap_or("(no type)")),
             size(b.blob.len())
         )),
     }

@@ -133,7 +133,8 @@ pub(crate) fn describe_progress(params: &[u8]) -> Option<String> {
     };
     if let Some(message) = value.get("message").and_then(Value::as_str) {
         text.push(' ');
-        text.push_str(message);
+        // The server's words, on one line.
+        text.push_str(&mcp_types::text::escape_line(message));
     }
     Some(text)
 }

@@ -45,7 +45,14 @@ impl Sandbox {
             ".mcp.json",
             &format!("{{\"mcpServers\": {{{}}}}}", members.join(", ")),
         );
+        self.trust();
         self
+    }
+
+    /// Approves `./.mcp.json` as it is now (`mcp trust --yes`).
+    fn trust(&self) {
+        let (code, _, stderr) = self.run(&["trust", "--yes"]);
+        assert_eq!(code, 0, "{stderr}");
     }
 
     fn write(&self, name: &str, text: &str) {
@@ -61,6 +68,7 @@ impl Sandbox {
         cmd.current_dir(self.path())
             .env("XDG_CONFIG_HOME", self.path().join("xdg"))
             .env("XDG_DATA_HOME", self.path().join("data"))
+            .env("XDG_STATE_HOME", self.path().join("state"))
             .env_remove("RUST_LOG")
             .env_remove("NO_COLOR")
             .timeout(Duration::from_secs(60));
@@ -700,6 +708,8 @@ fn add_writes_entries_and_refuses_secrets() {
         ".mcp.json",
         r#"{"$schema": "x", "mcpServers": {"zeta": {"command": "z"}}}"#,
     );
+    // Approved before: the user's own additions keep it approved.
+    sandbox.trust();
     let (code, stdout, stderr) = sandbox.run(&[
         "add",
         "local",

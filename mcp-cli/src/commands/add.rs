@@ -5,65 +5,30 @@
 //! taken (unless `--force`). The file is rewritten whole, atomically, with
 //! its top-level members and servers in their order.
 
-use std::path::Path;
-
 use mcp_hub::ServerName;
 use serde_json::{Map, Value, json};
 
 use crate::args::{AddArgs, RemoteTransport};
 use crate::commands::Context;
-use crate::config::{self, Document, UrlProblem, check_url, is_variable_name};
+use crate::config::secrets::{NameProblem, check_variable_name, holds_secret, secret_argument};
+use crate::config::{self, Document, Source, UrlProblem, check_url, trust};
 use crate::error::{AddRefusal, CliError};
 use crate::output;
+use crate::safe_write::Locked;
 
-/// Prefixes of well-known token formats.
-const TOKEN_PREFIXES: &[&str] = &[
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "sk-",
-    "sk_live_",
-    "xoxb-",
-    "xoxp-",
-    "xoxa-",
-    "bearer ",
-    "basic ",
-    "eyj",
-    "ya29.",
-    "akia",
-];
-
-/// Whether `value` given as a variable name is more likely a secret.
-pub(crate) fn looks_like_token(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    if TOKEN_PREFIXES.iter().any(|p| lower.starts_with(p)) {
-        return true;
-    }
-    let has = |f: fn(&char) -> bool| value.chars().any(|c| f(&c));
-    let mixed =
-        has(char::is_ascii_lowercase) && has(char::is_ascii_uppercase) && has(char::is_ascii_digit);
-    (mixed && value.len() >= 16) || (!is_variable_name(value) && value.len() >= 20)
-}
-
+/// A value given where a variable name belongs; never echoed when refused.
 fn variable(flag: &'static str, value: &str) -> Result<(), CliError> {
-    if looks_like_token(value) {
-        return Err(CliError::AddRefusedHidden {
+    match check_variable_name(value) {
+        Ok(()) => Ok(()),
+        Err(NameProblem::TokenValue) => Err(CliError::AddRefusedHidden {
             flag,
             refusal: AddRefusal::TokenValue,
-        });
-    }
-    if !is_variable_name(value) {
-        return Err(CliError::AddRefused {
+        }),
+        Err(NameProblem::NotAName) => Err(CliError::AddRefusedHidden {
             flag,
-            value: value.to_owned(),
             refusal: AddRefusal::NotAVariableName,
-        });
+        }),
     }
-    Ok(())
 }
 
 /// The entry `args` describe, checked.
@@ -125,7 +90,7 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
                 entry.insert("token_header".into(), json!(header));
             }
             if let Some(prefix) = &args.token_prefix {
-                if looks_like_token(prefix.trim()) {
+                if holds_secret(prefix, false) {
                     return Err(CliError::AddRefusedHidden {
                         flag: "--token-prefix",
                         refusal: AddRefusal::TokenValue,
@@ -135,6 +100,12 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
             }
         }
         (None, Some((command, rest))) => {
+            if holds_secret(command, false) || secret_argument(rest).is_some() {
+                return Err(CliError::AddRefusedHidden {
+                    flag: "the command",
+                    refusal: AddRefusal::SecretInArguments,
+                });
+            }
             entry.insert("command".into(), json!(command));
             if !rest.is_empty() {
                 entry.insert("args".into(), json!(rest));
@@ -155,14 +126,21 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
 
 pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<(), CliError> {
     let entry = entry(args)?;
-    let file = config::write_target(ctx.config.as_deref())?;
-    let mut doc = if file.exists() {
+    let (file, source) = config::write_target(ctx.config.as_deref())?;
+    let write_error = |source| CliError::ConfigWrite {
+        file: file.clone(),
+        source,
+    };
+    // Held from reading the file to replacing it: a concurrent `mcp add`
+    // waits, so neither change is lost.
+    let lock = Locked::acquire(&file, 0o700).map_err(write_error)?;
+    let (mut doc, old_text) = if file.exists() {
         let text = config::read_text(&file)?;
         // The file must be valid before we touch it.
         config::parse(&file, &text)?;
-        Document::parse(&file, &text)?
+        (Document::parse(&file, &text)?, Some(text))
     } else {
-        Document::default()
+        (Document::default(), None)
     };
     let replaced = match doc.servers.iter_mut().find(|(n, _)| *n == args.name) {
         Some(_) if !args.force => {
@@ -182,61 +160,29 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<(), CliError> {
     };
     let text = doc.to_pretty();
     // What we write must read back.
-    config::parse(&file, &text)?;
-    write_atomically(&file, &text)?;
+    let new_config = config::parse(&file, &text)?;
+    // A project file the user had approved stays approved with the entry
+    // they just added (it is their own change); an unapproved one stays so.
+    let store = match (source, &old_text) {
+        (Source::Project, Some(old)) => {
+            let store = trust::TrustStore::default_location()?;
+            let approved = matches!(
+                store.standing(&trust::canonical(&file)?, &trust::digest(old))?,
+                trust::Standing::Approved(_)
+            );
+            approved.then_some(store)
+        }
+        _ => None,
+    };
+    lock.replace(&text, 0o600).map_err(write_error)?;
+    drop(lock);
+    if let Some(store) = store {
+        store.approve(trust::record_for(&new_config, &text)?)?;
+    }
     output::print(&format!(
         "{} server `{}` in {}\n",
         if replaced { "replaced" } else { "added" },
         args.name,
         file.display()
     ))
-}
-
-fn write_atomically(file: &Path, text: &str) -> Result<(), CliError> {
-    let error = |source| CliError::ConfigWrite {
-        file: file.to_path_buf(),
-        source,
-    };
-    if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(error)?;
-    }
-    let mut temp = file.as_os_str().to_owned();
-    temp.push(format!(".{}.tmp", std::process::id()));
-    let temp = std::path::PathBuf::from(temp);
-    std::fs::write(&temp, text).map_err(error)?;
-    if let Ok(meta) = std::fs::metadata(file) {
-        let _ = std::fs::set_permissions(&temp, meta.permissions());
-    }
-    std::fs::rename(&temp, file).map_err(|e| {
-        let _ = std::fs::remove_file(&temp);
-        error(e)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_are_told_from_variable_names() {
-        for token in [
-            "ghp_abcDEF1234567890",
-            "github_pat_11AAA",
-            "sk-proj-abc",
-            "Bearer abc",
-            "eyJhbGciOiJIUzI1NiJ9",
-            "aB3dE5gH7jK9mN1pQ3",
-            "abc/def+ghi=jkl0123456",
-        ] {
-            assert!(looks_like_token(token), "{token}");
-        }
-        for name in [
-            "GITHUB_TOKEN",
-            "API_KEY",
-            "my_token",
-            "AZURE_OPENAI_API_KEY_2",
-        ] {
-            assert!(!looks_like_token(name), "{name}");
-        }
-    }
 }

@@ -19,7 +19,8 @@ use mcp_transport::BoxFuture;
 
 use crate::args::AuthArgs;
 use crate::commands::{Context, interruptible};
-use crate::config::{self, EntryKind, expand};
+use crate::config::{self, EntryKind, expand_only};
+use mcp_types::text::escape_line;
 use crate::error::CliError;
 use crate::output;
 
@@ -70,10 +71,10 @@ impl AuthorizationHandler for LoginFirst {
 
 /// The URL of the configured HTTP server `name`, `${VAR}`-expanded.
 fn server_url(ctx: &Context, name: &str) -> Result<String, CliError> {
-    let config = config::load(ctx.config.as_deref())?;
+    let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
     let entry = config.server(name)?;
     match &entry.kind {
-        EntryKind::Remote(remote) => expand(&remote.url).map_err(|problem| {
+        EntryKind::Remote(remote) => expand_only(&remote.url, config.variables.as_ref()).map_err(|problem| {
             CliError::config(
                 &config.file,
                 &format!("{}.url", config::child("mcpServers", name)),
@@ -94,11 +95,13 @@ pub(crate) async fn login(ctx: &Context, args: &AuthArgs) -> Result<(), CliError
         .credentials()
         .await
         .map(|c| {
-            let scopes = c.granted_scopes().join(" ");
+            // The issuer and scopes are the authorization server's words.
+            let scopes = escape_line(&c.granted_scopes().join(" ")).into_owned();
+            let issuer = escape_line(c.issuer());
             if scopes.is_empty() {
-                format!(" (issuer {})", c.issuer())
+                format!(" (issuer {issuer})")
             } else {
-                format!(" (issuer {}, scopes: {scopes})", c.issuer())
+                format!(" (issuer {issuer}, scopes: {scopes})")
             }
         })
         .unwrap_or_default();

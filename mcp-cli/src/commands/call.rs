@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use mcp_hub::{CallOptions, Discovery};
 use mcp_types::CallToolResult;
+use mcp_types::text::{escape_content, escape_line};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -75,7 +76,10 @@ fn human(result: &CallToolResult, paint: Paint) -> String {
         // Text content usually repeats the structured result; show the
         // structure only when there is nothing else.
         if result.content.is_empty() {
-            out.push_str(&serde_json::to_string_pretty(structured).unwrap_or_default());
+            // JSON escapes C0 controls in strings but not C1 or bidi ones.
+            out.push_str(&escape_content(
+                &serde_json::to_string_pretty(structured).unwrap_or_default(),
+            ));
             out.push('\n');
         }
     }
@@ -84,8 +88,9 @@ fn human(result: &CallToolResult, paint: Paint) -> String {
 
 fn tool_error(tool: &str, result: &CallToolResult, paint: Paint) -> String {
     let mut out = format!(
-        "{} tool `{tool}` reported an error {}\n",
+        "{} tool `{}` reported an error {}\n",
         paint.red("mcp:"),
+        escape_line(tool),
         paint.dim("(the server's words follow)")
     );
     for line in render_content(&result.content, paint).lines() {

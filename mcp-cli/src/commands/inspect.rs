@@ -1,6 +1,7 @@
 //! `mcp inspect`: who the server is and one page of what it offers.
 
 use mcp_hub::{Discovery, Hub, Page, ServerInfo};
+use mcp_types::text::{escape_content, escape_line};
 use mcp_types::{Era, Prompt, Resource, ResourceTemplate, Tool};
 use serde_json::{Map, Value, json};
 
@@ -116,11 +117,13 @@ pub(crate) fn capability_words(capabilities: &Value) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
-            if flags.is_empty() {
+            // Capability names are the server's.
+            let shown = if flags.is_empty() {
                 name.clone()
             } else {
                 format!("{name} ({})", flags.join(", "))
-            }
+            };
+            escape_line(&shown).into_owned()
         })
         .collect();
     if words.is_empty() {
@@ -144,13 +147,18 @@ fn human(server: &str, info: &ServerInfo, c: &Catalogs, paint: Paint) -> String 
         "server",
         &format!(
             "{server} ({} {})",
-            implementation.name, implementation.version
+            escape_line(&implementation.name),
+            escape_line(&implementation.version)
         ),
     );
     field(
         &mut out,
         "protocol",
-        &format!("{} ({} era)", info.version, era_name(info.era)),
+        &format!(
+            "{} ({} era)",
+            escape_line(info.version.as_str()),
+            era_name(info.era)
+        ),
     );
     field(
         &mut out,
@@ -163,7 +171,7 @@ fn human(server: &str, info: &ServerInfo, c: &Catalogs, paint: Paint) -> String 
             paint.bold(&format!("{:<13}", "instructions")),
             paint.dim("(the server's words)")
         ));
-        for line in instructions.lines() {
+        for line in escape_content(instructions).lines() {
             out.push_str(&format!("  {line}\n"));
         }
     }
@@ -278,7 +286,8 @@ fn section<T>(
     }
     if let Some(cursor) = &page.next_cursor {
         out.push_str(&paint.dim(&format!(
-            "next page: mcp inspect {server} --catalog {catalog} --cursor {cursor}\n"
+            "next page: mcp inspect {server} --catalog {catalog} --cursor {}\n",
+            escape_line(cursor)
         )));
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use mcp_hub::Discovery;
+use mcp_types::text::{escape_content, escape_line};
 use serde_json::json;
 
 use crate::args::PromptArgs;
@@ -49,7 +50,7 @@ pub(crate) async fn run(ctx: &Context, args: PromptArgs) -> Result<(), CliError>
     let paint = ctx.ui.out();
     let mut out = String::new();
     if let Some(description) = &result.description {
-        out.push_str(&paint.dim(description));
+        out.push_str(&paint.dim(&escape_content(description)));
         out.push_str("\n\n");
     }
     for message in &result.messages {
@@ -57,7 +58,7 @@ pub(crate) async fn run(ctx: &Context, args: PromptArgs) -> Result<(), CliError>
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
-        out.push_str(&paint.bold(&format!("{role}:")));
+        out.push_str(&paint.bold(&format!("{}:", escape_line(&role))));
         out.push('\n');
         for line in render_content(std::slice::from_ref(&message.content), paint).lines() {
             out.push_str(&format!("  {line}\n"));

@@ -1,6 +1,7 @@
 //! `mcp read`: one resource.
 
 use mcp_hub::Discovery;
+use mcp_types::text::escape_line;
 use serde_json::json;
 
 use crate::args::ReadArgs;
@@ -35,8 +36,8 @@ pub(crate) async fn run(ctx: &Context, args: ReadArgs) -> Result<(), CliError> {
         if several {
             out.push_str(&paint.dim(&format!(
                 "── {} {}\n",
-                contents.uri(),
-                contents.mime_type().unwrap_or("")
+                escape_line(contents.uri()),
+                escape_line(contents.mime_type().unwrap_or(""))
             )));
         }
         out.push_str(&render_resource_contents(contents, paint));

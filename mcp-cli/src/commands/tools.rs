@@ -9,6 +9,7 @@ use mcp_hub::{
     Authority, CollisionPolicy, Discovery, Hub, HubError, HubEvent, HubEvents, Namespace,
     NamespaceNote, ServerSpec, anthropic_tools, openai_tools,
 };
+use mcp_types::text::escape_line;
 use mcp_types::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
@@ -92,11 +93,12 @@ pub(crate) async fn start_all(
                         version,
                         tools,
                     } => {
-                        tracing::info!(server = %server, version = %version, "server ready");
+                        tracing::info!(server = %server, version = ?version.as_str(), "server ready");
                         lines.set(
                             server.as_str(),
                             format!(
-                                "ready  {version} ({} era), {} tools",
+                                "ready  {} ({} era), {} tools",
+                                escape_line(version.as_str()),
                                 era_name(era),
                                 tools.unwrap_or(0)
                             ),
@@ -143,11 +145,12 @@ pub(crate) async fn start_all(
 }
 
 pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError> {
-    let config = config::load(ctx.config.as_deref())?;
+    let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
     let entries: Vec<&ServerEntry> = config.servers.iter().filter(|e| !e.disabled).collect();
     let origin = Origin {
         file: &config.file,
         command_line: false,
+        variables: config.variables.as_ref(),
     };
     let provider_safe = matches!(args.format, Format::Anthropic | Format::Openai);
     let specs = entries
@@ -300,23 +303,28 @@ pub(crate) fn note_text(note: &NamespaceNote) -> String {
             tool,
             kept_by,
         } => format!(
-            "`{tool}` of {server} is reachable only qualified: {kept_by} keeps the bare name"
+            "`{}` of {server} is reachable only qualified: {kept_by} keeps the bare name",
+            escape_line(tool)
         ),
         NamespaceNote::Refused {
             server,
             tool,
             existing,
-        } => format!("server {server} is refused: its tool `{tool}` collides with {existing}"),
+        } => format!(
+            "server {server} is refused: its tool `{}` collides with {existing}",
+            escape_line(tool)
+        ),
         NamespaceNote::NameConflict { name, servers } => {
             let servers: Vec<String> = servers.iter().map(ToString::to_string).collect();
             format!(
-                "`{name}` is claimed by {}; neither is exposed under it",
+                "`{}` is claimed by {}; neither is exposed under it",
+                escape_line(name),
                 servers.join(" and ")
             )
         }
         NamespaceNote::HelperSkipped { server, helper } => format!(
             "helper `{}` of {server} is left out: a real tool has its name",
-            helper.local_name()
+            escape_line(helper.local_name())
         ),
         other => format!("{other:?}"),
     }
@@ -337,9 +345,10 @@ fn human(started: &Started, namespace: &Namespace, paint: Paint) -> String {
     }
     for (name, candidates) in shared {
         out.push_str(&format!(
-            "{} `{name}` is offered by several servers; call it as {}\n",
+            "{} `{}` is offered by several servers; call it as {}\n",
             paint.yellow("note:"),
-            candidates.join(", ")
+            escape_line(&name),
+            escape_line(&candidates.join(", "))
         ));
     }
     for note in notes {

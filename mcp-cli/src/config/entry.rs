@@ -11,6 +11,9 @@ use serde_json::{Map, Value};
 use crate::args::RemoteTransport;
 use crate::config::document::json_type;
 use crate::config::expand::is_variable_name;
+use crate::config::secrets::{
+    NameProblem, check_variable_name, holds_secret, is_secret_name, secret_argument,
+};
 use crate::config::url_check::{UrlProblem, check_url};
 use crate::error::{CliError, ConfigProblem};
 
@@ -23,6 +26,7 @@ const COMMON_KEYS: &[&str] = &[
     "allow",
     "max_content_bytes",
     "disabled",
+    "roots",
 ];
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd", "env_inherit"];
 const REMOTE_KEYS: &[&str] = &[
@@ -50,6 +54,7 @@ const ALL_KEYS: &[&str] = &[
     "allow",
     "max_content_bytes",
     "disabled",
+    "roots",
 ];
 const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts"];
 
@@ -67,6 +72,9 @@ pub(crate) struct ServerEntry {
     pub(crate) allow: Option<ServerAuthority>,
     pub(crate) max_content_bytes: Option<ContentLimit>,
     pub(crate) disabled: bool,
+    /// Directories offered to the server as roots; `None`: the working
+    /// directory to a local server, nothing to a remote one.
+    pub(crate) roots: Option<Vec<String>>,
 }
 
 /// How the server is reached.
@@ -145,7 +153,16 @@ impl ServerEntry {
             allow: None,
             max_content_bytes: None,
             disabled: false,
+            roots: None,
         }
+    }
+
+    /// The same entry offering `roots` (when any are given).
+    pub(crate) fn with_roots(mut self, roots: &[String]) -> Self {
+        if !roots.is_empty() {
+            self.roots = Some(roots.to_vec());
+        }
+        self
     }
 }
 
@@ -231,7 +248,36 @@ pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<Serv
         allow: parse_allow(&at)?,
         max_content_bytes,
         disabled: at.boolean("disabled")?.unwrap_or(false),
+        roots: parse_roots(&at)?,
     })
+}
+
+/// `roots`: local directories (a path, absolute or from the working
+/// directory), never a URI.
+fn parse_roots(at: &Fields<'_>) -> Result<Option<Vec<String>>, CliError> {
+    if !at.object.contains_key("roots") {
+        return Ok(None);
+    }
+    let roots = at.string_list("roots")?;
+    for (i, root) in roots.iter().enumerate() {
+        let path = format!("{}[{i}]", at.path("roots"));
+        if root.is_empty() {
+            return Err(at.error(&path, ConfigProblem::Empty));
+        }
+        if root.contains("://") || root.starts_with("file:") {
+            return Err(at.error(&path, ConfigProblem::RootNotLocalPath));
+        }
+    }
+    Ok(Some(roots))
+}
+
+/// A value given where a variable name belongs, checked without echoing it.
+fn variable_name(at: &Fields<'_>, path: &str, value: &str) -> Result<(), CliError> {
+    match check_variable_name(value) {
+        Ok(()) => Ok(()),
+        Err(NameProblem::TokenValue) => Err(at.error(path, ConfigProblem::TokenAsName)),
+        Err(NameProblem::NotAName) => Err(at.error(path, ConfigProblem::InvalidVariableName)),
+    }
 }
 
 fn parse_stdio(at: &Fields<'_>) -> Result<StdioEntry, CliError> {
@@ -241,27 +287,33 @@ fn parse_stdio(at: &Fields<'_>) -> Result<StdioEntry, CliError> {
     if command.is_empty() {
         return Err(at.error(&at.path("command"), ConfigProblem::Empty));
     }
+    if holds_secret(command, false) {
+        return Err(at.error(&at.path("command"), ConfigProblem::LiteralSecret));
+    }
+    let args = at.string_list("args")?;
+    if let Some(i) = secret_argument(&args) {
+        return Err(at.error(
+            &format!("{}[{i}]", at.path("args")),
+            ConfigProblem::LiteralSecret,
+        ));
+    }
     let env = at.string_map("env")?;
-    for (key, _) in &env {
+    for (key, value) in &env {
+        let path = child(&at.path("env"), key);
         if !is_variable_name(key) {
-            return Err(at.error(
-                &child(&at.path("env"), key),
-                ConfigProblem::InvalidVariableName,
-            ));
+            return Err(at.error(&path, ConfigProblem::InvalidVariableName));
+        }
+        if holds_secret(value, is_secret_name(key)) {
+            return Err(at.error(&path, ConfigProblem::LiteralSecret));
         }
     }
     let env_inherit = at.string_list("env_inherit")?;
     for (i, name) in env_inherit.iter().enumerate() {
-        if !is_variable_name(name) {
-            return Err(at.error(
-                &format!("{}[{i}]", at.path("env_inherit")),
-                ConfigProblem::InvalidVariableName,
-            ));
-        }
+        variable_name(at, &format!("{}[{i}]", at.path("env_inherit")), name)?;
     }
     Ok(StdioEntry {
         command: command.to_owned(),
-        args: at.string_list("args")?,
+        args,
         env,
         env_inherit,
         cwd: at.string("cwd")?.map(str::to_owned),
@@ -284,29 +336,32 @@ fn parse_remote(at: &Fields<'_>, kind: Option<&str>) -> Result<RemoteEntry, CliE
         }
     }
     let headers = at.string_map("headers")?;
-    for (name, _) in &headers {
+    for (name, value) in &headers {
+        let path = child(&at.path("headers"), name);
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            return Err(at.error(
-                &child(&at.path("headers"), name),
-                ConfigProblem::InvalidHeaderName,
-            ));
+            return Err(at.error(&path, ConfigProblem::InvalidHeaderName));
+        }
+        if holds_secret(value, is_secret_name(name)) {
+            return Err(at.error(&path, ConfigProblem::LiteralSecret));
         }
     }
     let token = match at.string("token_env")? {
         Some(env) => {
-            if !is_variable_name(env) {
-                return Err(at.error(&at.path("token_env"), ConfigProblem::InvalidVariableName));
-            }
+            variable_name(at, &at.path("token_env"), env)?;
             let header = at.string("token_header")?;
             if let Some(h) = header
                 && http::HeaderName::from_bytes(h.as_bytes()).is_err()
             {
                 return Err(at.error(&at.path("token_header"), ConfigProblem::InvalidHeaderName));
             }
+            let prefix = at.string("token_prefix")?;
+            if prefix.is_some_and(|p| holds_secret(p, false)) {
+                return Err(at.error(&at.path("token_prefix"), ConfigProblem::LiteralSecret));
+            }
             Some(TokenEntry {
                 env: env.to_owned(),
                 header: header.map(str::to_owned),
-                prefix: at.string("token_prefix")?.map(str::to_owned),
+                prefix: prefix.map(str::to_owned),
             })
         }
         None => {

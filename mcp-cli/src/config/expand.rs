@@ -55,6 +55,52 @@ pub(crate) fn expand(text: &str) -> Result<String, ConfigProblem> {
     expand_with(text, &|name| std::env::var(name).ok())
 }
 
+/// [`expand_with`] over the process environment, reading only the variables
+/// `allowed` names when it is given (a project file may read only what its
+/// approval listed); another name is an error naming it.
+pub(crate) fn expand_only(
+    text: &str,
+    allowed: Option<&std::collections::BTreeSet<String>>,
+) -> Result<String, ConfigProblem> {
+    let Some(allowed) = allowed else {
+        return expand(text);
+    };
+    if let Some(name) = references(text)
+        .into_iter()
+        .find(|name| !allowed.contains(*name))
+    {
+        return Err(ConfigProblem::VariableNotApproved {
+            variable: name.to_owned(),
+        });
+    }
+    expand_with(text, &|name| std::env::var(name).ok())
+}
+
+/// The names of the variables `text` refers to (`${NAME}`, `${NAME:-…}`),
+/// in order; malformed references are left to [`expand_with`] to report.
+pub(crate) fn references(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{')
+            && let Some(end) = body.find('}')
+        {
+            let inner = &body[..end];
+            let name = inner.split_once(":-").map_or(inner, |(name, _)| name);
+            if is_variable_name(name) {
+                names.push(name);
+            }
+            rest = &body[end + 1..];
+        } else {
+            rest = after;
+        }
+    }
+    names
+}
+
 /// `[A-Za-z_][A-Za-z0-9_]*`.
 pub(crate) fn is_variable_name(name: &str) -> bool {
     let mut bytes = name.bytes();
@@ -89,6 +135,22 @@ mod tests {
         check("${HOME:-fallback}", Ok("/home/u"));
         check("$$HOME costs $5", Ok("$HOME costs $5"));
         check("$HOME", Ok("$HOME"));
+    }
+
+    #[test]
+    fn references_are_listed_and_only_approved_ones_are_read() {
+        assert_eq!(
+            references("a ${HOME} $$ {X} ${TOKEN:-d} $${NOT} ${1X} ${"),
+            vec!["HOME", "TOKEN"]
+        );
+        let allowed: std::collections::BTreeSet<String> = ["PATH".to_owned()].into();
+        assert_eq!(
+            expand_only("${HOME}", Some(&allowed)),
+            Err(ConfigProblem::VariableNotApproved {
+                variable: "HOME".into()
+            })
+        );
+        assert!(expand_only("${PATH}", Some(&allowed)).is_ok());
     }
 
     #[test]
