@@ -44,7 +44,8 @@ pub(crate) struct StartOptions {
 
 /// `${VAR}`-expands `text` found at `path`.
 fn expanded(origin: Origin<'_>, path: &str, text: &str) -> Result<String, CliError> {
-    expand_only(text, origin.variables).map_err(|problem| CliError::config(origin.file, path, problem))
+    expand_only(text, origin.variables)
+        .map_err(|problem| CliError::config(origin.file, path, problem))
 }
 
 fn entry_path(origin: Origin<'_>, entry: &ServerEntry, key: &str) -> String {

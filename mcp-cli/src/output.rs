@@ -191,10 +191,7 @@ pub(crate) fn render_content(blocks: &[ContentBlock], paint: Paint) -> String {
                     "" => "unknown",
                     k => k,
                 };
-                out.push_str(&paint.dim(&format!(
-                    "[{} content; see --json]\n",
-                    escape_line(kind)
-                )));
+                out.push_str(&paint.dim(&format!("[{} content; see --json]\n", escape_line(kind))));
             }
         }
     }

@@ -96,7 +96,9 @@ impl Locked {
                 Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                Err(rustix::io::Errno::WOULDBLOCK) => return Err(WriteError::Busy { dir: dir_path }),
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    return Err(WriteError::Busy { dir: dir_path });
+                }
                 Err(rustix::io::Errno::INTR) => {}
                 Err(e) => return Err(std::io::Error::from(e).into()),
             }

@@ -4,134 +4,12 @@
 //! in-process HTTP server. Human and `--json` output are snapshots (timings,
 //! versions and paths redacted).
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+mod support;
+
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
-use tempfile::TempDir;
-
-const MCP: &str = env!("CARGO_BIN_EXE_mcp");
-
-fn testkit() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| mcp_testkit::build_server_binary().expect("testkit server binary"))
-}
-
-/// A working directory with its own (empty) XDG config home.
-struct Sandbox {
-    dir: TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Writes `./.mcp.json` with these servers, in this order.
-    fn with_servers(self, servers: &[(&str, Value)]) -> Self {
-        let members: Vec<String> = servers
-            .iter()
-            .map(|(name, entry)| format!("{}: {entry}", json!(name)))
-            .collect();
-        self.write(
-            ".mcp.json",
-            &format!("{{\"mcpServers\": {{{}}}}}", members.join(", ")),
-        );
-        self.trust();
-        self
-    }
-
-    /// Approves `./.mcp.json` as it is now (`mcp trust --yes`).
-    fn trust(&self) {
-        let (code, _, stderr) = self.run(&["trust", "--yes"]);
-        assert_eq!(code, 0, "{stderr}");
-    }
-
-    fn write(&self, name: &str, text: &str) {
-        std::fs::write(self.path().join(name), text).unwrap();
-    }
-
-    fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.path().join(name)).unwrap()
-    }
-
-    fn mcp(&self) -> Command {
-        let mut cmd = Command::new(MCP);
-        cmd.current_dir(self.path())
-            .env("XDG_CONFIG_HOME", self.path().join("xdg"))
-            .env("XDG_DATA_HOME", self.path().join("data"))
-            .env("XDG_STATE_HOME", self.path().join("state"))
-            .env_remove("RUST_LOG")
-            .env_remove("NO_COLOR")
-            .timeout(Duration::from_secs(60));
-        cmd
-    }
-
-    /// Runs `args`; returns (exit code, stdout, stderr), normalised.
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = self.mcp().args(args).output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            self.normalise(&String::from_utf8_lossy(&out.stdout)),
-            self.normalise(&String::from_utf8_lossy(&out.stderr)),
-        )
-    }
-
-    fn normalise(&self, text: &str) -> String {
-        let dir = self.path().to_string_lossy().into_owned();
-        let text = text
-            .replace(&dir, "[DIR]")
-            .replace(&*testkit_path_text(), "[TESTKIT]")
-            .replace(MCP, "[MCP]")
-            .replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
-        redact_millis(&text)
-    }
-}
-
-fn testkit_path_text() -> String {
-    testkit().to_string_lossy().into_owned()
-}
-
-/// `37 ms` → `[N] ms`.
-fn redact_millis(text: &str) -> String {
-    let mut out = String::new();
-    let mut digits = String::new();
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        rest = &rest[c.len_utf8()..];
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        if !digits.is_empty() {
-            if c == ' ' && rest.starts_with("ms") {
-                out.push_str("[N]");
-            } else {
-                out.push_str(&digits);
-            }
-            digits.clear();
-        }
-        out.push(c);
-    }
-    out.push_str(&digits);
-    out
-}
-
-fn demo(name: &str) -> Value {
-    json!({"command": MCP, "args": ["__serve-demo", name]})
-}
-
-fn script(script: Value) -> Value {
-    json!({"command": testkit(), "args": ["--script-json", script.to_string()]})
-}
+use support::*;
 
 fn schema_object() -> Value {
     json!({"type": "object"})
@@ -923,14 +801,6 @@ fn ctrl_c_cancels_the_call_and_stops_the_server() {
 }
 
 // ---------------------------------------------------------------- HTTP
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn http_script() -> mcp_testkit::Script {
     mcp_testkit::Script::from_json(&rich_script().to_string()).unwrap()

@@ -20,9 +20,9 @@ use mcp_transport::BoxFuture;
 use crate::args::AuthArgs;
 use crate::commands::{Context, interruptible};
 use crate::config::{self, EntryKind, expand_only};
-use mcp_types::text::escape_line;
 use crate::error::CliError;
 use crate::output;
+use mcp_types::text::escape_line;
 
 /// The `client_name` registered with authorization servers.
 const CLIENT_NAME: &str = "mcp-cli";
@@ -74,13 +74,15 @@ fn server_url(ctx: &Context, name: &str) -> Result<String, CliError> {
     let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
     let entry = config.server(name)?;
     match &entry.kind {
-        EntryKind::Remote(remote) => expand_only(&remote.url, config.variables.as_ref()).map_err(|problem| {
-            CliError::config(
-                &config.file,
-                &format!("{}.url", config::child("mcpServers", name)),
-                problem,
-            )
-        }),
+        EntryKind::Remote(remote) => {
+            expand_only(&remote.url, config.variables.as_ref()).map_err(|problem| {
+                CliError::config(
+                    &config.file,
+                    &format!("{}.url", config::child("mcpServers", name)),
+                    problem,
+                )
+            })
+        }
         EntryKind::Stdio(_) => Err(CliError::NotRemote {
             name: name.to_owned(),
         }),

