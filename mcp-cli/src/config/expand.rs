@@ -7,30 +7,70 @@
 
 use crate::error::ConfigProblem;
 
+/// One piece of a configuration string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Piece<'a> {
+    /// Text as it is (`$$` reads as a `$` of its own).
+    Literal(&'a str),
+    /// `${name}` or `${name:-default}`.
+    Reference {
+        name: &'a str,
+        default: Option<&'a str>,
+    },
+    /// `${` without its `}`, or with no variable name.
+    Malformed,
+}
+
+/// Splits `text` into literal text and references, in order.
+pub(crate) fn pieces(text: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        if at > 0 {
+            out.push(Piece::Literal(&rest[..at]));
+        }
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push(Piece::Literal("$"));
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let Some(end) = body.find('}') else {
+                out.push(Piece::Malformed);
+                return out;
+            };
+            let inner = &body[..end];
+            let (name, default) = match inner.split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (inner, None),
+            };
+            out.push(if is_variable_name(name) {
+                Piece::Reference { name, default }
+            } else {
+                Piece::Malformed
+            });
+            rest = &body[end + 1..];
+        } else {
+            out.push(Piece::Literal("$"));
+            rest = after;
+        }
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Literal(rest));
+    }
+    out
+}
+
 /// Expands the references in `text`, looking variables up with `lookup`.
 pub(crate) fn expand_with(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ConfigProblem> {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-        } else if let Some(body) = after.strip_prefix('{') {
-            let end = body.find('}').ok_or(ConfigProblem::BadReference)?;
-            let inner = &body[..end];
-            let (name, default) = match inner.split_once(":-") {
-                Some((name, default)) => (name, Some(default)),
-                None => (inner, None),
-            };
-            if !is_variable_name(name) {
-                return Err(ConfigProblem::BadReference);
-            }
-            match (lookup(name), default) {
+    for piece in pieces(text) {
+        match piece {
+            Piece::Literal(literal) => out.push_str(literal),
+            Piece::Malformed => return Err(ConfigProblem::BadReference),
+            Piece::Reference { name, default } => match (lookup(name), default) {
                 (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
                 (Some(value), _) => out.push_str(&value),
                 (None, Some(default)) => out.push_str(default),
@@ -39,14 +79,9 @@ pub(crate) fn expand_with(
                         variable: name.to_owned(),
                     });
                 }
-            }
-            rest = &body[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
+            },
         }
     }
-    out.push_str(rest);
     Ok(out)
 }
 
@@ -79,26 +114,13 @@ pub(crate) fn expand_only(
 /// The names of the variables `text` refers to (`${NAME}`, `${NAME:-…}`),
 /// in order; malformed references are left to [`expand_with`] to report.
 pub(crate) fn references(text: &str) -> Vec<&str> {
-    let mut names = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            rest = tail;
-        } else if let Some(body) = after.strip_prefix('{')
-            && let Some(end) = body.find('}')
-        {
-            let inner = &body[..end];
-            let name = inner.split_once(":-").map_or(inner, |(name, _)| name);
-            if is_variable_name(name) {
-                names.push(name);
-            }
-            rest = &body[end + 1..];
-        } else {
-            rest = after;
-        }
-    }
-    names
+    pieces(text)
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Piece::Reference { name, .. } => Some(name),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`.

@@ -9,7 +9,7 @@
 //! (`Authorization`, `API_KEY`, `--password=`), while leaving paths, URLs,
 //! hashes and ordinary settings alone.
 
-use crate::config::expand::is_variable_name;
+use crate::config::expand::{Piece, is_variable_name, pieces};
 
 /// Prefixes of well-known token formats, with the least length of a real
 /// token of each (prefix included), so that words like `sk-learn` pass.
@@ -93,31 +93,20 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
 }
 
 /// `text` without its `${VAR}` references (their `:-default` kept: a default
-/// is written in the file) and with `$$` as `$`: what the file itself says.
+/// is written in the file): what the file itself says.
 fn literal_parts(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-        } else if let Some(body) = after.strip_prefix('{')
-            && let Some(end) = body.find('}')
-        {
-            if let Some((_, default)) = body[..end].split_once(":-") {
+    for piece in pieces(text) {
+        match piece {
+            Piece::Literal(literal) => out.push_str(literal),
+            Piece::Reference { default, .. } => {
                 out.push(' ');
-                out.push_str(default);
+                out.push_str(default.unwrap_or_default());
+                out.push(' ');
             }
-            out.push(' ');
-            rest = &body[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
+            Piece::Malformed => out.push(' '),
         }
     }
-    out.push_str(rest);
     out
 }
 
