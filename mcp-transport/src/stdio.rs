@@ -13,6 +13,7 @@
 //! [`StderrTail`], so a chatty server can never block on a full pipe.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -38,7 +39,10 @@ pub const SAFE_ENV_VARS: &[&str] = &[
 ];
 
 /// How to start a stdio server, and how to treat it.
-#[derive(Clone, Debug)]
+///
+/// `Debug` shows the names of the variables in `env`, never their values
+/// (they may be expanded secrets).
+#[derive(Clone)]
 pub struct StdioConfig {
     /// The program to run (looked up on the child's `PATH`).
     pub command: String,
@@ -60,6 +64,37 @@ pub struct StdioConfig {
     pub shutdown_grace: Duration,
     /// After SIGTERM, how long before SIGKILL.
     pub term_grace: Duration,
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Every field but the values of `env`.
+        let Self {
+            command,
+            args,
+            inherit_env,
+            env,
+            cwd,
+            max_frame,
+            stderr_tail_bytes,
+            forward_stderr,
+            shutdown_grace,
+            term_grace,
+        } = self;
+        let env_names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("StdioConfig")
+            .field("command", command)
+            .field("args", args)
+            .field("inherit_env", inherit_env)
+            .field("env_names", &env_names)
+            .field("cwd", cwd)
+            .field("max_frame", max_frame)
+            .field("stderr_tail_bytes", stderr_tail_bytes)
+            .field("forward_stderr", forward_stderr)
+            .field("shutdown_grace", shutdown_grace)
+            .field("term_grace", term_grace)
+            .finish()
+    }
 }
 
 impl StdioConfig {
@@ -315,7 +350,10 @@ fn forward_lines(line: &mut Vec<u8>, chunk: &[u8]) {
         }
         if part.ends_with(b"\n") {
             let text = String::from_utf8_lossy(line);
-            tracing::info!(target: "mcp_transport::stderr", "{}", text.trim_end());
+            // The server's text: `Debug` escapes its control characters
+            // (an escape sequence must not reach the terminal the log goes
+            // to); the line is bounded above.
+            tracing::info!(target: "mcp_transport::stderr", "{:?}", text.trim_end());
             line.clear();
         }
     }

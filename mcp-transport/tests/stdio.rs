@@ -92,6 +92,47 @@ async fn the_child_gets_a_clean_environment() {
     assert_eq!(info.exit_code, Some(0));
 }
 
+#[test]
+fn debug_shows_env_names_but_never_their_values() {
+    let mut config = StdioConfig::new("server")
+        .args(["--port", "7"])
+        .env("API_TOKEN", "sk-live-0123456789")
+        .inherit("HOME_DIR");
+    config.cwd = Some("/srv".into());
+    let shown = format!("{config:?}");
+    assert!(!shown.contains("sk-live-0123456789"), "{shown}");
+    for kept in [
+        "API_TOKEN",
+        "server",
+        "--port",
+        "HOME_DIR",
+        "/srv",
+        "max_frame",
+    ] {
+        assert!(shown.contains(kept), "{kept}: {shown}");
+    }
+    // The connector shows its config the same way.
+    let shown = format!("{:?}", StdioConnector::new(config));
+    assert!(!shown.contains("sk-live-0123456789"), "{shown}");
+}
+
+#[tokio::test]
+async fn exit_info_shows_no_stderr_even_when_it_holds_escape_sequences() {
+    let mut conn = open(sh("printf 'boom\\033[2J\\033[1;1Hforged\\n' >&2; exit 4")).await;
+    let (_, _, info) = drain(&mut conn).await;
+    assert_eq!(
+        info.stderr_tail.as_deref(),
+        Some("boom\u{1b}[2J\u{1b}[1;1Hforged\n"),
+        "the accessor keeps the server's text as it was"
+    );
+    let shown = info.to_string();
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains("forged"),
+        "{shown:?}"
+    );
+    assert!(shown.contains("exited with code 4"), "{shown}");
+}
+
 #[tokio::test]
 async fn exit_code_and_stderr_tail_are_reported_on_exit() {
     let mut conn = open(sh("echo hello; echo oops >&2; exit 3")).await;
