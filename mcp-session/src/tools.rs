@@ -9,6 +9,7 @@
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
+use mcp_types::text::Untrusted;
 use mcp_types::{
     CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, RequestOutcome, Tool,
 };
@@ -63,12 +64,14 @@ impl ToolCatalog {
                         true
                     }
                     Err(problems) => {
+                        // The location is made of the server's property
+                        // names: escaped and bounded here.
                         let why = problems
                             .iter()
-                            .map(ToString::to_string)
+                            .map(|p| format!("{p} (at {})", Untrusted::new(p.location())))
                             .collect::<Vec<_>>()
                             .join("; ");
-                        tracing::warn!(tool = %tool.name, reason = %why, "tool left out: invalid x-mcp-header");
+                        tracing::warn!(tool = %Untrusted::new(&tool.name), reason = %why, "tool left out: invalid x-mcp-header");
                         rejected.push((tool.name.clone(), why));
                         false
                     }
@@ -96,7 +99,9 @@ impl ToolCatalog {
     }
 
     /// Tools the server listed that were left out, with the reason (2026
-    /// over HTTP: invalid `x-mcp-header` annotations).
+    /// over HTTP: invalid `x-mcp-header` annotations). The name is as the
+    /// server listed it; the reason is ours, with the schema locations it
+    /// quotes escaped.
     pub fn rejected(&self) -> &[(String, String)] {
         &self.rejected
     }
@@ -167,7 +172,9 @@ fn compile(schema: Option<Value>) -> Option<Box<Check>> {
     match jsonschema::validator_for(&schema) {
         Ok(v) => Some(Box::new(Check::Full(v))),
         Err(e) => {
-            tracing::warn!(error = %e.masked(), "tool schema not usable for validation; check skipped");
+            // The message can quote the server's schema (a `$ref`, a pattern).
+            let error = e.masked().to_string();
+            tracing::warn!(error = %Untrusted::new(&error), "tool schema not usable for validation; check skipped");
             None
         }
     }

@@ -183,6 +183,26 @@ async fn tools_with_invalid_header_annotations_are_left_out_over_http() {
 }
 
 #[tokio::test]
+async fn a_left_out_tool_names_the_annotation_with_the_servers_property_names_escaped() {
+    let script = Script::modern().tool_json(
+        json!({"name": "bad", "inputSchema": {"type": "object", "properties": {
+                "\u{1b}[2Jn": {"type": "number", "x-mcp-header": "N"}}}}),
+        Behavior::Echo,
+    );
+    let http = server(script, HttpServerOptions::default()).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Modern).await;
+    let catalog = session.list_tools().await.unwrap();
+    let (name, why) = &catalog.rejected()[0];
+    assert_eq!(name, "bad");
+    assert!(!why.contains('\u{1b}'), "{why:?}");
+    assert_eq!(
+        why,
+        "x-mcp-header is on a property that is not integer, string or boolean \
+         (at /properties/\\u{1b}[2Jn/x-mcp-header)"
+    );
+}
+
+#[tokio::test]
 async fn an_expired_session_is_reinitialized_and_reads_are_retried() {
     let script = Script::legacy()
         .tool("echo", Behavior::Echo)

@@ -88,47 +88,66 @@ impl ParamHeader {
 
 /// Why an `x-mcp-header` annotation makes its tool invalid. `location` is a
 /// JSON pointer into the `inputSchema`.
+///
+/// `Display` leaves the location out: it is made of the server's property
+/// names, which may hold control characters. Get it from
+/// [`HeaderAnnotationProblem::location`] and show it escaped.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HeaderAnnotationProblem {
     /// The annotation is not a string.
-    #[error("x-mcp-header at {location} is not a string")]
+    #[error("x-mcp-header is not a string")]
     NotAString {
         /// Where the annotation is.
         location: String,
     },
     /// The annotation is empty.
-    #[error("x-mcp-header at {location} is empty")]
+    #[error("x-mcp-header is empty")]
     Empty {
         /// Where the annotation is.
         location: String,
     },
     /// The annotation is not an HTTP field-name token (space, colon,
     /// non-ASCII or control characters …).
-    #[error("x-mcp-header at {location} is not a valid header name token")]
+    #[error("x-mcp-header is not a valid header name token")]
     NotAToken {
         /// Where the annotation is.
         location: String,
     },
     /// The annotated property is not of type integer, string or boolean.
-    #[error("x-mcp-header at {location} is on a property that is not integer, string or boolean")]
+    #[error("x-mcp-header is on a property that is not integer, string or boolean")]
     NotPrimitive {
         /// Where the annotation is.
         location: String,
     },
     /// Two annotations share a name (compared case-insensitively).
-    #[error("x-mcp-header at {location} repeats the name of another annotation")]
+    #[error("x-mcp-header repeats the name of another annotation")]
     Duplicate {
         /// Where the second annotation is.
         location: String,
     },
     /// The annotation is not on a property reachable from the root through
     /// `properties` keys only (it is under `items`, `oneOf`, `$defs` …).
-    #[error("x-mcp-header at {location} is not on a statically reachable property")]
+    #[error("x-mcp-header is not on a statically reachable property")]
     NotReachable {
         /// Where the annotation is.
         location: String,
     },
+}
+
+impl HeaderAnnotationProblem {
+    /// Where the annotation is: a JSON pointer into the `inputSchema`, made
+    /// of the server's property names (show it escaped).
+    pub fn location(&self) -> &str {
+        match self {
+            HeaderAnnotationProblem::NotAString { location }
+            | HeaderAnnotationProblem::Empty { location }
+            | HeaderAnnotationProblem::NotAToken { location }
+            | HeaderAnnotationProblem::NotPrimitive { location }
+            | HeaderAnnotationProblem::Duplicate { location }
+            | HeaderAnnotationProblem::NotReachable { location } => location,
+        }
+    }
 }
 
 /// Reads the `x-mcp-header` annotations of a tool's `inputSchema`.
@@ -385,6 +404,30 @@ mod tests {
         assert_eq!(
             problem_of(json!({"type": "string", "x-mcp-header": 5})),
             HeaderAnnotationProblem::NotAString { location: loc }
+        );
+    }
+
+    #[test]
+    fn a_location_made_of_server_names_stays_out_of_display() {
+        // The property name is the server's: it could clear the screen.
+        let schema = json!({"type": "object", "properties": {
+            "\u{1b}[2Jforged": {"type": "object", "x-mcp-header": "X"}}});
+        let problems = param_headers(&schema).unwrap_err();
+        let [problem] = &problems[..] else {
+            panic!("{problems:?}")
+        };
+        assert_eq!(
+            problem.location(),
+            "/properties/\u{1b}[2Jforged/x-mcp-header"
+        );
+        let shown = problem.to_string();
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains("forged"),
+            "{shown}"
+        );
+        assert_eq!(
+            shown,
+            "x-mcp-header is on a property that is not integer, string or boolean"
         );
     }
 
