@@ -1,16 +1,21 @@
 //! The one error type of this crate.
 
+use std::fmt;
 use std::time::Duration;
 
 use mcp_transport::{ExitInfo, TransportError};
 use mcp_types::ErrorObject;
+use mcp_types::text::Untrusted;
 
 /// Everything a session operation can fail with.
 ///
 /// `Display` says what happened in our words. A server's own prose (its
 /// JSON-RPC error message, its stderr) never appears in `Display`; reach it
 /// through [`SessionError::server_message`] and [`SessionError::stderr_tail`]
-/// and show it labelled as the server's.
+/// and show it labelled as the server's. Every other string a server (or a
+/// caller) chose, such as a tool name, a URI, a protocol version or a schema
+/// failure quoting the server's schema, is shown escaped and bounded
+/// ([`Untrusted`]); the fields keep it as it was.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionError {
@@ -22,7 +27,7 @@ pub enum SessionError {
     Dead(ExitInfo),
     /// The server did not answer within the deadline (it was sent a
     /// cancellation).
-    #[error("`{method}` got no answer within {after:?}")]
+    #[error("`{}` got no answer within {after:?}", Untrusted::new(.method))]
     Timeout {
         /// The method of the request.
         method: String,
@@ -30,7 +35,7 @@ pub enum SessionError {
         after: Duration,
     },
     /// The server answered with a JSON-RPC error.
-    #[error("the server answered `{method}` with error {code} ({})", describe_code(*code))]
+    #[error("the server answered `{}` with error {code} ({})", Untrusted::new(.method), describe_code(*code))]
     Server {
         /// The method of the request.
         method: String,
@@ -41,7 +46,7 @@ pub enum SessionError {
     },
     /// The server's result did not have the shape the method's result type
     /// requires.
-    #[error("the server's result for `{method}` does not match the protocol")]
+    #[error("the server's result for `{}` does not match the protocol", Untrusted::new(.method))]
     BadResult {
         /// The method of the request.
         method: String,
@@ -65,7 +70,7 @@ pub enum SessionError {
         limit: usize,
     },
     /// Tool arguments do not satisfy the tool's `inputSchema`; nothing was sent.
-    #[error("arguments for tool `{tool}` do not match its input schema: {}", .failures.join("; "))]
+    #[error("arguments for tool `{}` do not match its input schema: {}", Untrusted::new(.tool), Lines(.failures))]
     InvalidArguments {
         /// The tool.
         tool: String,
@@ -74,7 +79,7 @@ pub enum SessionError {
     },
     /// A tool's `structuredContent` does not match its `outputSchema`. The raw
     /// result is kept.
-    #[error("structured content of tool `{tool}` does not match its output schema: {}", .failures.join("; "))]
+    #[error("structured content of tool `{}` does not match its output schema: {}", Untrusted::new(.tool), Lines(.failures))]
     InvalidStructuredContent {
         /// The tool.
         tool: String,
@@ -85,19 +90,19 @@ pub enum SessionError {
     },
     /// A tool's schema could not be compiled, so its arguments or results
     /// cannot be checked.
-    #[error("the schema of tool `{tool}` is not a usable JSON Schema")]
+    #[error("the schema of tool `{}` is not a usable JSON Schema", Untrusted::new(.tool))]
     UnusableSchema {
         /// The tool.
         tool: String,
     },
     /// The tool is not in the session's tool list.
-    #[error("no tool named `{tool}` is known on this server (list the tools first)")]
+    #[error("no tool named `{}` is known on this server (list the tools first)", Untrusted::new(.tool))]
     UnknownTool {
         /// The tool.
         tool: String,
     },
     /// Pagination stopped at the page bound.
-    #[error("`{method}` returned more than {limit} pages")]
+    #[error("`{}` returned more than {limit} pages", Untrusted::new(.method))]
     TooManyPages {
         /// The list method.
         method: String,
@@ -106,13 +111,13 @@ pub enum SessionError {
     },
     /// The server returned a cursor it had returned before: following it would
     /// loop forever.
-    #[error("`{method}` returned a repeated cursor; the listing would never end")]
+    #[error("`{}` returned a repeated cursor; the listing would never end", Untrusted::new(.method))]
     CursorCycle {
         /// The list method.
         method: String,
     },
     /// A listing went over an item bound.
-    #[error("`{method}` returned more than {limit} items")]
+    #[error("`{}` returned more than {limit} items", Untrusted::new(.method))]
     TooManyItems {
         /// The list method.
         method: String,
@@ -120,7 +125,10 @@ pub enum SessionError {
         limit: usize,
     },
     /// Negotiation ended without a protocol version both sides speak.
-    #[error("no protocol version in common with the server (it offered {offered})")]
+    #[error(
+        "no protocol version in common with the server (it offered {})",
+        Untrusted::new(.offered)
+    )]
     UnsupportedVersion {
         /// What the server offered.
         offered: String,
@@ -138,7 +146,8 @@ pub enum SessionError {
     /// `input_required` result with no host handler, or an unknown
     /// `resultType`).
     #[error(
-        "the server's result for `{method}` needs a feature this client does not offer: {feature}"
+        "the server's result for `{}` needs a feature this client does not offer: {feature}",
+        Untrusted::new(.method)
     )]
     Unsupported {
         /// The method of the request.
@@ -147,7 +156,7 @@ pub enum SessionError {
         feature: &'static str,
     },
     /// An HTTP transport could not deliver the request or its answer.
-    #[error("`{method}` failed: {failure}")]
+    #[error("`{}` failed: {failure}", Untrusted::new(.method))]
     Http {
         /// The method of the request.
         method: String,
@@ -155,7 +164,7 @@ pub enum SessionError {
         failure: mcp_transport::RequestFailure,
     },
     /// A request went through more `input_required` rounds than allowed.
-    #[error("`{method}` still needed more input after {limit} rounds")]
+    #[error("`{}` still needed more input after {limit} rounds", Untrusted::new(.method))]
     TooManyRounds {
         /// The method of the request.
         method: String,
@@ -164,7 +173,11 @@ pub enum SessionError {
     },
     /// The server needed input the host did not give (no handler for it, or
     /// the handler refused).
-    #[error("`{method}` needs input the client did not provide (`{asked}`, error {code})")]
+    #[error(
+        "`{}` needs input the client did not provide (`{}`, error {code})",
+        Untrusted::new(.method),
+        Untrusted::new(.asked)
+    )]
     InputNotProvided {
         /// The method of the request.
         method: String,
@@ -175,14 +188,14 @@ pub enum SessionError {
     },
     /// The server does not have the resource (`-32002`, or `-32602` in the
     /// 2026 era).
-    #[error("the server has no resource `{uri}`")]
+    #[error("the server has no resource `{}`", Untrusted::new(.uri))]
     ResourceNotFound {
         /// The URI asked for.
         uri: String,
     },
     /// The server answered with a task where a direct result was asked for
     /// (use the task API to follow it).
-    #[error("`{method}` returned a task instead of a result")]
+    #[error("`{}` returned a task instead of a result", Untrusted::new(.method))]
     UnexpectedTask {
         /// The method of the request.
         method: String,
@@ -199,7 +212,8 @@ pub enum SessionError {
     /// session was established again, but a tool call is never replayed: it
     /// may already have run.
     #[error(
-        "the server's session expired during `{method}`; it was re-established, but the call was not repeated"
+        "the server's session expired during `{}`; it was re-established, but the call was not repeated",
+        Untrusted::new(.method)
     )]
     NotReplayed {
         /// The method (`tools/call`).
@@ -265,6 +279,24 @@ impl SessionError {
     }
 }
 
+/// Failure lines inside a message: each escaped and bounded, joined by `; `.
+/// The lines quote the server's schema (a `pattern`, a required property's
+/// name) and the caller's argument paths, so they are escaped when shown and
+/// kept as they are in the error's fields.
+struct Lines<'a>(&'a [String]);
+
+impl fmt::Display for Lines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, line) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{}", Untrusted::new(line))?;
+        }
+        Ok(())
+    }
+}
+
 /// Our words for the standard codes.
 fn describe_code(code: i64) -> &'static str {
     use mcp_types::error_codes as c;
@@ -280,5 +312,74 @@ fn describe_code(code: i64) -> &'static str {
         c::MISSING_REQUIRED_CLIENT_CAPABILITY => "missing required client capability",
         c::UNSUPPORTED_PROTOCOL_VERSION => "unsupported protocol version",
         _ => "server-defined error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTILE: &str = "x\u{1b}]0;title\u{7}\u{202e}y\nz";
+    const ESCAPED: &str = "x\\u{1b}]0;title\\u{7}\\u{202e}y\\nz";
+
+    fn shows_escaped(err: &SessionError) {
+        let shown = err.to_string();
+        assert!(
+            !shown.contains(['\u{1b}', '\u{7}', '\u{202e}', '\n']),
+            "{shown:?}"
+        );
+        assert!(shown.contains(ESCAPED), "{shown:?}");
+    }
+
+    #[test]
+    fn strings_a_server_chose_are_escaped_in_display() {
+        for err in [
+            SessionError::InputNotProvided {
+                method: "tools/call".into(),
+                asked: HOSTILE.into(),
+                code: -32601,
+            },
+            SessionError::ResourceNotFound {
+                uri: HOSTILE.into(),
+            },
+            SessionError::UnknownTool {
+                tool: HOSTILE.into(),
+            },
+            SessionError::UnusableSchema {
+                tool: HOSTILE.into(),
+            },
+            SessionError::UnsupportedVersion {
+                offered: HOSTILE.into(),
+            },
+            SessionError::InvalidArguments {
+                tool: HOSTILE.into(),
+                failures: vec![format!("/a: does not match \"{HOSTILE}\"")],
+            },
+            SessionError::Timeout {
+                method: HOSTILE.into(),
+                after: Duration::from_secs(1),
+            },
+        ] {
+            shows_escaped(&err);
+        }
+    }
+
+    #[test]
+    fn each_failure_line_is_bounded_and_the_lines_stay_apart() {
+        let err = SessionError::InvalidArguments {
+            tool: "t".into(),
+            failures: vec!["x".repeat(10_000), "/b: too short".into()],
+        };
+        let shown = err.to_string();
+        assert!(shown.len() < 400, "{} bytes", shown.len());
+        assert!(
+            shown.contains("… (9800 more bytes); /b: too short"),
+            "{shown}"
+        );
+        // The field keeps the line whole.
+        let SessionError::InvalidArguments { failures, .. } = &err else {
+            unreachable!()
+        };
+        assert_eq!(failures[0].len(), 10_000);
     }
 }

@@ -195,3 +195,66 @@ async fn any_other_error_on_the_probe_means_legacy() {
     let session = ready(connector, quick_config(), Negotiation::Auto).await;
     assert_eq!(session.era(), Era::Legacy);
 }
+
+/// A hand-written legacy server whose `initialize` answer names `version`.
+fn initialize_answering(version: &'static str) -> std::sync::Arc<dyn mcp_transport::Connector> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    std::sync::Arc::new(mcp_transport::MemoryConnector::new(move |end| {
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(end.input).lines();
+            let mut out = end.output;
+            while let Ok(Some(line)) = lines.next_line().await {
+                let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if msg["method"] != "initialize" {
+                    continue;
+                }
+                let reply = serde_json::json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                    "protocolVersion": version, "capabilities": {},
+                    "serverInfo": {"name": "hostile", "version": "1"}}});
+                if out
+                    .write_all(format!("{reply}\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }))
+}
+
+#[tokio::test]
+async fn an_offered_version_with_escape_sequences_is_escaped_in_the_error() {
+    // Clears the screen, goes home and forges a line of ours.
+    let offered = "2025-11-25\u{1b}[2J\u{1b}[1;1Hconnected to the server";
+    let session = Session::connect(initialize_answering(offered), quick_config())
+        .await
+        .unwrap();
+    let err = session.negotiate(Negotiation::Legacy).await.unwrap_err();
+    match err.error() {
+        SessionError::UnsupportedVersion { offered: kept } => assert_eq!(kept, offered),
+        other => panic!("unexpected {other:?}"),
+    }
+    let shown = err.to_string();
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    assert!(
+        shown.contains("2025-11-25\\u{1b}[2J\\u{1b}[1;1Hconnected to the server"),
+        "{shown:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_long_offered_version_is_bounded_in_the_error() {
+    let offered: &'static str = "9".repeat(100_000).leak();
+    let session = Session::connect(initialize_answering(offered), quick_config())
+        .await
+        .unwrap();
+    let err = session.negotiate(Negotiation::Legacy).await.unwrap_err();
+    assert!(matches!(
+        err.error(),
+        SessionError::UnsupportedVersion { .. }
+    ));
+    let shown = err.to_string();
+    assert!(shown.len() < 400, "{} bytes", shown.len());
+    assert!(shown.contains("more bytes)"), "{shown}");
+}
