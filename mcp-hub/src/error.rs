@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use mcp_session::SessionError;
 use mcp_transport::{ExitInfo, TransportError};
+use mcp_types::text::Untrusted;
 
 use crate::name::ServerName;
 
@@ -59,13 +60,15 @@ impl std::fmt::Display for TargetKind {
 ///
 /// `Display` is in our words. A server's own prose (JSON-RPC error messages,
 /// stderr) is never part of it: reach it through [`HubError::server_message`]
-/// and [`HubError::stderr_tail`], and show it labelled as the server's.
+/// and [`HubError::stderr_tail`], and show it labelled as the server's. Names
+/// and URIs a server (or a caller) chose are shown escaped and bounded
+/// ([`Untrusted`]); the fields keep them as they were.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HubError {
     /// A server name is not usable (empty, too long, or a character outside
     /// `[A-Za-z0-9_-]`).
-    #[error("`{name}` is not a valid server name: {problem}")]
+    #[error("`{}` is not a valid server name: {problem}", Untrusted::new(.name))]
     InvalidServerName {
         /// The name as given.
         name: String,
@@ -76,7 +79,7 @@ pub enum HubError {
     #[error("a server named `{0}` is already registered")]
     DuplicateServer(ServerName),
     /// No server is registered under this name.
-    #[error("no server named `{name}` is registered")]
+    #[error("no server named `{}` is registered", Untrusted::new(.name))]
     UnknownServer {
         /// The name asked for.
         name: String,
@@ -103,14 +106,20 @@ pub enum HubError {
     AuthorityParse(#[source] serde_json::Error),
     /// The authority document names a server that is not registered (a typo
     /// there would otherwise leave the real server unrestricted).
-    #[error("the authority document names `{name}`, which is not a registered server")]
+    #[error(
+        "the authority document names `{}`, which is not a registered server",
+        Untrusted::new(.name)
+    )]
     AuthorityUnknownServer {
         /// The name in the document.
         name: String,
     },
     /// Under the `reject` policy, a server offers a tool whose name an
     /// earlier-registered server already has; the later server is refused.
-    #[error("server `{server}` is refused: its tool `{tool}` collides with server `{existing}`")]
+    #[error(
+        "server `{server}` is refused: its tool `{}` collides with server `{existing}`",
+        Untrusted::new(.tool)
+    )]
     Collision {
         /// The refused server.
         server: ServerName,
@@ -189,14 +198,14 @@ pub enum HubError {
         status: crate::ServerStatusKind,
     },
     /// No tool is exposed under this name.
-    #[error("no tool named `{name}` is exposed")]
+    #[error("no tool named `{}` is exposed", Untrusted::new(.name))]
     UnknownTool {
         /// The name asked for.
         name: String,
     },
     /// The bare name is shared by several servers; one of the qualified names
     /// must be used.
-    #[error("`{name}` is ambiguous; use one of: {}", .candidates.join(", "))]
+    #[error("`{}` is ambiguous; use one of: {}", Untrusted::new(.name), Names(.candidates))]
     Ambiguous {
         /// The bare name.
         name: String,
@@ -204,7 +213,7 @@ pub enum HubError {
         candidates: Vec<String>,
     },
     /// The host's authority refused the operation; nothing was sent.
-    #[error("{kind} `{name}` of server `{server}` is denied: {reason}")]
+    #[error("{kind} `{}` of server `{server}` is denied: {reason}", Untrusted::new(.name))]
     Denied {
         /// The server.
         server: ServerName,
@@ -216,7 +225,7 @@ pub enum HubError {
         reason: DenyReason,
     },
     /// The host's approval hook denied the call; nothing was sent.
-    #[error("the call to `{tool}` on server `{server}` was not approved")]
+    #[error("the call to `{}` on server `{server}` was not approved", Untrusted::new(.tool))]
     NotApproved {
         /// The server.
         server: ServerName,
@@ -259,7 +268,7 @@ pub enum HubError {
         operation: &'static str,
     },
     /// A context helper tool was called with arguments of the wrong shape.
-    #[error("helper `{helper}` called with bad arguments: {problem}")]
+    #[error("helper `{}` called with bad arguments: {problem}", Untrusted::new(.helper))]
     HelperArguments {
         /// The helper's exposed name.
         helper: String,
@@ -276,13 +285,19 @@ pub enum HubError {
     },
     /// A name is not provider-safe, so the namespace cannot be exported in a
     /// provider's format; build the hub with provider-safe names.
-    #[error("exposed name `{name}` is not provider-safe ([A-Za-z0-9_-], at most 64 characters)")]
+    #[error(
+        "exposed name `{}` is not provider-safe ([A-Za-z0-9_-], at most 64 characters)",
+        Untrusted::new(.name)
+    )]
     NotProviderSafe {
         /// The name.
         name: String,
     },
     /// Making names provider-safe would still leave two equal names.
-    #[error("provider-safe names collide even with hash suffixes: `{name}`")]
+    #[error(
+        "provider-safe names collide even with hash suffixes: `{}`",
+        Untrusted::new(.name)
+    )]
     ProviderNameCollision {
         /// The colliding safe name.
         name: String,
@@ -306,7 +321,8 @@ pub enum HubError {
     /// offer (`subscriptions/listen` is 2026-07-28 only, `resources/subscribe`
     /// legacy only); the hub never switches on its own.
     #[error(
-        "subscription to `{uri}` on server `{server}` asks for `{mechanism}`, which a {era:?}-era session does not offer"
+        "subscription to `{}` on server `{server}` asks for `{mechanism}`, which a {era:?}-era session does not offer",
+        Untrusted::new(.uri)
     )]
     MechanismMismatch {
         /// The server.
@@ -320,7 +336,10 @@ pub enum HubError {
     },
     /// The server did not accept a subscription to the URI (its
     /// acknowledgement left it out, or the stream ended before one).
-    #[error("server `{server}` did not accept a subscription to `{uri}`")]
+    #[error(
+        "server `{server}` did not accept a subscription to `{}`",
+        Untrusted::new(.uri)
+    )]
     SubscriptionRefused {
         /// The server.
         server: ServerName,
@@ -329,7 +348,10 @@ pub enum HubError {
     },
     /// A subscription could not be established at start, so the hub did not
     /// start.
-    #[error("the subscription to `{uri}` on server `{server}` could not be established")]
+    #[error(
+        "the subscription to `{}` on server `{server}` could not be established",
+        Untrusted::new(.uri)
+    )]
     SubscriptionFailed {
         /// The server.
         server: ServerName,
@@ -342,6 +364,21 @@ pub enum HubError {
     /// The hub is shutting down.
     #[error("the hub is shutting down")]
     ShuttingDown,
+}
+
+/// Names inside a message: each escaped and bounded, joined by `, `.
+struct Names<'a>(&'a [String]);
+
+impl std::fmt::Display for Names<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, name) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", Untrusted::new(name))?;
+        }
+        Ok(())
+    }
 }
 
 /// A resource limit value: a number or unlimited.
@@ -497,5 +534,58 @@ impl HubError {
                 source,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URI: &str = "note://a\u{1b}]52;c;ZXZpbA==\u{7}\u{202e}";
+    const ESCAPED: &str = "note://a\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{202e}";
+
+    #[test]
+    fn names_and_uris_a_server_chose_are_escaped_in_display() {
+        let server = ServerName::new("notes").unwrap();
+        for err in [
+            HubError::Denied {
+                server: server.clone(),
+                kind: TargetKind::Resource,
+                name: URI.into(),
+                reason: DenyReason::NotAllowListed,
+            },
+            HubError::SubscriptionRefused {
+                server: server.clone(),
+                uri: URI.into(),
+            },
+            HubError::MechanismMismatch {
+                server: server.clone(),
+                uri: URI.into(),
+                mechanism: crate::Mechanism::Listen,
+                era: mcp_types::Era::Legacy,
+            },
+            HubError::NotApproved {
+                server: server.clone(),
+                tool: URI.into(),
+            },
+            HubError::NotProviderSafe { name: URI.into() },
+        ] {
+            let shown = err.to_string();
+            assert!(
+                !shown.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+                "{shown:?}"
+            );
+            assert!(shown.contains(ESCAPED), "{shown:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_name_is_bounded() {
+        let err = HubError::UnknownTool {
+            name: "n".repeat(50_000),
+        };
+        let shown = err.to_string();
+        assert!(shown.len() < 300, "{} bytes", shown.len());
+        assert!(shown.contains("(49800 more bytes)"), "{shown}");
     }
 }
