@@ -220,14 +220,13 @@ pub(crate) fn spec(
     Ok(spec)
 }
 
-/// The allow-lists of `entries` as the hub's authority document.
+/// The configuration as the hub's authority document: every configured
+/// server is named (so none the file does not list could get anything),
+/// with its `allow` lists, or all of it without them.
 pub(crate) fn authority<'a>(entries: impl IntoIterator<Item = &'a ServerEntry>) -> Authority {
-    entries
-        .into_iter()
-        .filter_map(|e| e.allow.clone().map(|rules| (e.name.clone(), rules)))
-        .fold(Authority::default(), |a, (name, rules)| {
-            a.with_server(&name, rules)
-        })
+    entries.into_iter().fold(Authority::named(), |a, e| {
+        a.with_server(&e.name, e.allow.clone().unwrap_or_default())
+    })
 }
 
 /// Hub settings of a CLI run.

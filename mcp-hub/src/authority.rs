@@ -13,10 +13,16 @@
 //! }
 //! ```
 //!
-//! Per category (`tools`, `resources`, `prompts`): absent allows everything,
-//! `[]` denies the category, a list allows exactly those names. Resources are
-//! exact URIs: listing a URI template authorises no URI expanded from it.
-//! A server absent from the document is unrestricted by allow-lists.
+//! Two forms, never confused: no document ([`Authority::unrestricted`], or
+//! `{"unrestricted": true}`) lets every server offer everything; a document
+//! (`{"servers": {...}}`, [`Authority::named`], [`Authority::with_server`])
+//! names the servers it governs, and **a server it does not name gets
+//! nothing** (fail closed).
+//!
+//! Per category (`tools`, `resources`, `prompts`) of a named server: absent
+//! allows everything, `[]` denies the category, a list allows exactly those
+//! names. Resources are exact URIs: listing a URI template authorises no URI
+//! expanded from it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -29,13 +35,49 @@ use crate::error::DenyReason;
 /// Largest authority file read.
 pub const MAX_AUTHORITY_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The authority document.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The host's authority: no document at all (everything allowed), or a
+/// document naming the servers it governs (everything else denied).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "AuthorityFile", into = "AuthorityFile")]
 pub struct Authority {
-    /// Rules per server, keyed by the host's server name.
-    #[serde(default)]
-    pub servers: BTreeMap<String, ServerAuthority>,
+    /// `None`: unrestricted. `Some`: rules per named server, keyed by the
+    /// host's server name; an unnamed server gets nothing.
+    servers: Option<BTreeMap<String, ServerAuthority>>,
+}
+
+/// The JSON form: `{"servers": {...}}` or `{"unrestricted": true}`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthorityFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    servers: Option<BTreeMap<String, ServerAuthority>>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    unrestricted: bool,
+}
+
+impl TryFrom<AuthorityFile> for Authority {
+    type Error = &'static str;
+
+    fn try_from(file: AuthorityFile) -> Result<Self, Self::Error> {
+        match (file.servers, file.unrestricted) {
+            (Some(_), true) => {
+                Err("an authority document is either `unrestricted` or names `servers`, not both")
+            }
+            (None, false) => {
+                Err("an authority document names its `servers` (or says `\"unrestricted\": true`)")
+            }
+            (servers, _) => Ok(Self { servers }),
+        }
+    }
+}
+
+impl From<Authority> for AuthorityFile {
+    fn from(authority: Authority) -> Self {
+        Self {
+            unrestricted: authority.servers.is_none(),
+            servers: authority.servers,
+        }
+    }
 }
 
 /// The rules for one server.
@@ -60,9 +102,29 @@ pub struct ServerAuthority {
 }
 
 impl Authority {
-    /// Allows everything.
-    pub fn allow_all() -> Self {
-        Self::default()
+    /// No document: every server may offer everything (permission tags
+    /// aside, there are none). What a hub has when the host sets no
+    /// authority.
+    pub fn unrestricted() -> Self {
+        Self { servers: None }
+    }
+
+    /// A document naming no server yet: nothing is allowed until
+    /// [`with_server`](Self::with_server) names servers.
+    pub fn named() -> Self {
+        Self {
+            servers: Some(BTreeMap::new()),
+        }
+    }
+
+    /// Whether this is the unrestricted form (no document).
+    pub fn is_unrestricted(&self) -> bool {
+        self.servers.is_none()
+    }
+
+    /// The named servers and their rules (`None` when unrestricted).
+    pub fn servers(&self) -> Option<&BTreeMap<String, ServerAuthority>> {
+        self.servers.as_ref()
     }
 
     /// Parses a document.
@@ -86,15 +148,43 @@ impl Authority {
         Self::from_json(&text)
     }
 
-    /// Adds or replaces the rules of `server`.
+    /// Adds or replaces the rules of `server`. This makes the authority a
+    /// document even if it was unrestricted: servers it does not name get
+    /// nothing. Name a server with `ServerAuthority::default()` to allow all
+    /// of it.
     pub fn with_server(mut self, server: &str, rules: ServerAuthority) -> Self {
-        self.servers.insert(server.to_owned(), rules);
+        self.servers
+            .get_or_insert_with(BTreeMap::new)
+            .insert(server.to_owned(), rules);
         self
     }
 
-    /// The rules of `server` (unrestricted when absent).
-    pub(crate) fn rules(&self, server: &str) -> Option<&ServerAuthority> {
-        self.servers.get(server)
+    /// What governs `server`.
+    fn rules(&self, server: &str) -> Rules<'_> {
+        match &self.servers {
+            None => Rules::Unrestricted,
+            Some(servers) => servers.get(server).map_or(Rules::Unnamed, Rules::Named),
+        }
+    }
+}
+
+/// What governs one server.
+#[derive(Clone, Copy, Debug)]
+enum Rules<'a> {
+    /// No document.
+    Unrestricted,
+    /// The document's rules for it.
+    Named(&'a ServerAuthority),
+    /// A document that does not name it: nothing is allowed.
+    Unnamed,
+}
+
+impl<'a> Rules<'a> {
+    fn named(self) -> Option<&'a ServerAuthority> {
+        match self {
+            Rules::Named(rules) => Some(rules),
+            _ => None,
+        }
     }
 }
 
@@ -205,7 +295,7 @@ impl Principal {
 /// The authority as it applies to one server and the current principal.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gate<'a> {
-    rules: Option<&'a ServerAuthority>,
+    rules: Rules<'a>,
     principal: &'a Principal,
 }
 
@@ -218,11 +308,14 @@ impl<'a> Gate<'a> {
     }
 
     fn server_permission(&self) -> Option<&'a str> {
-        self.rules.and_then(|r| r.permission.as_deref())
+        self.rules.named().and_then(|r| r.permission.as_deref())
     }
 
     /// May the principal use the server at all (catalogues, helpers)?
     pub(crate) fn server(&self) -> Result<(), DenyReason> {
+        if let Rules::Unnamed = self.rules {
+            return Err(DenyReason::NotNamed);
+        }
         if self.principal.permits(self.server_permission(), None) {
             Ok(())
         } else {
@@ -231,11 +324,15 @@ impl<'a> Gate<'a> {
     }
 
     pub(crate) fn tool(&self, name: &str) -> Result<(), DenyReason> {
-        if !listed(self.rules.and_then(|r| r.tools.as_ref()), name) {
+        if let Rules::Unnamed = self.rules {
+            return Err(DenyReason::NotNamed);
+        }
+        if !listed(self.rules.named().and_then(|r| r.tools.as_ref()), name) {
             return Err(DenyReason::NotAllowListed);
         }
         let tool_permission = self
             .rules
+            .named()
             .and_then(|r| r.tool_permissions.get(name))
             .map(String::as_str);
         if self
@@ -249,31 +346,47 @@ impl<'a> Gate<'a> {
     }
 
     pub(crate) fn resource(&self, uri: &str) -> Result<(), DenyReason> {
-        if !listed(self.rules.and_then(|r| r.resources.as_ref()), uri) {
+        if let Rules::Unnamed = self.rules {
+            return Err(DenyReason::NotNamed);
+        }
+        if !listed(self.rules.named().and_then(|r| r.resources.as_ref()), uri) {
             return Err(DenyReason::NotAllowListed);
         }
         self.server()
     }
 
     pub(crate) fn prompt(&self, name: &str) -> Result<(), DenyReason> {
-        if !listed(self.rules.and_then(|r| r.prompts.as_ref()), name) {
+        if let Rules::Unnamed = self.rules {
+            return Err(DenyReason::NotNamed);
+        }
+        if !listed(self.rules.named().and_then(|r| r.prompts.as_ref()), name) {
             return Err(DenyReason::NotAllowListed);
         }
         self.server()
     }
 
-    /// Whether the resources category is denied whole (`[]`).
+    /// Whether the resources category is denied whole (`[]`, or a server
+    /// the document does not name).
     pub(crate) fn resources_denied(&self) -> bool {
-        self.rules
-            .and_then(|r| r.resources.as_ref())
-            .is_some_and(BTreeSet::is_empty)
+        match self.rules {
+            Rules::Unnamed => true,
+            rules => rules
+                .named()
+                .and_then(|r| r.resources.as_ref())
+                .is_some_and(BTreeSet::is_empty),
+        }
     }
 
-    /// Whether the prompts category is denied whole (`[]`).
+    /// Whether the prompts category is denied whole (`[]`, or a server the
+    /// document does not name).
     pub(crate) fn prompts_denied(&self) -> bool {
-        self.rules
-            .and_then(|r| r.prompts.as_ref())
-            .is_some_and(BTreeSet::is_empty)
+        match self.rules {
+            Rules::Unnamed => true,
+            rules => rules
+                .named()
+                .and_then(|r| r.prompts.as_ref())
+                .is_some_and(BTreeSet::is_empty),
+        }
     }
 }
 
@@ -300,14 +413,54 @@ mod tests {
         assert!(notes.prompt("daily").is_ok());
         assert!(notes.prompt("weekly").is_err());
         assert!(!notes.prompts_denied());
+    }
+
+    #[test]
+    fn a_document_gives_a_server_it_does_not_name_nothing() {
+        let doc = Authority::from_json(r#"{"servers": {"notes": {}}}"#).unwrap();
+        let p = Principal::new("me");
+        assert!(Gate::new(&doc, &p, "notes").tool("anything").is_ok());
         let other = Gate::new(&doc, &p, "files");
-        assert!(other.tool("anything").is_ok());
-        assert!(other.resource("file:///a").is_ok());
+        assert_eq!(other.tool("anything"), Err(DenyReason::NotNamed));
+        assert_eq!(other.resource("file:///a"), Err(DenyReason::NotNamed));
+        assert_eq!(other.prompt("p"), Err(DenyReason::NotNamed));
+        assert_eq!(other.server(), Err(DenyReason::NotNamed));
+        assert!(other.resources_denied() && other.prompts_denied());
+        // Naming a server turns "no document" into a document.
+        let named = Authority::unrestricted().with_server("notes", ServerAuthority::default());
+        assert!(!named.is_unrestricted());
+        assert!(Gate::new(&named, &p, "files").tool("x").is_err());
+        assert!(
+            Gate::new(&Authority::named(), &p, "notes")
+                .server()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn no_document_allows_every_server_and_says_so() {
+        let open = Authority::unrestricted();
+        assert!(open.is_unrestricted());
+        assert!(open.servers().is_none());
+        let p = Principal::new("me");
+        let gate = Gate::new(&open, &p, "files");
+        assert!(gate.tool("anything").is_ok() && gate.resource("x:/y").is_ok());
+        // The two forms differ in JSON too, and each reads back as itself.
+        let json = serde_json::to_string(&open).unwrap();
+        assert_eq!(json, r#"{"unrestricted":true}"#);
+        assert_eq!(Authority::from_json(&json).unwrap(), open);
+        let doc = Authority::named().with_server("a", ServerAuthority::default());
+        let json = serde_json::to_string(&doc).unwrap();
+        assert_eq!(json, r#"{"servers":{"a":{}}}"#);
+        assert_eq!(Authority::from_json(&json).unwrap(), doc);
+        for ambiguous in ["{}", r#"{"servers": {}, "unrestricted": true}"#] {
+            assert!(Authority::from_json(ambiguous).is_err(), "{ambiguous}");
+        }
     }
 
     #[test]
     fn a_template_authorises_no_expanded_uri() {
-        let doc = Authority::default().with_server(
+        let doc = Authority::named().with_server(
             "files",
             ServerAuthority::default().resources(["file:///{path}", "file:///README.md"]),
         );
@@ -319,12 +472,13 @@ mod tests {
 
     #[test]
     fn permissions_check_every_tag_and_untagged_follows_the_principal() {
-        let doc = Authority::default()
+        let doc = Authority::named()
             .with_server("github", ServerAuthority::default().permission("gh"))
             .with_server(
                 "notes",
                 ServerAuthority::default().tool_permission("create", "notes.write"),
-            );
+            )
+            .with_server("files", ServerAuthority::default());
         let reader = Principal::default_deny("reader").grant("gh");
         assert!(Gate::new(&doc, &reader, "github").tool("search").is_ok());
         // Untagged server under default deny: nothing.

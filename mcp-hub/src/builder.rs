@@ -37,7 +37,7 @@ impl HubBuilder {
         Self {
             config,
             servers: Vec::new(),
-            authority: Authority::default(),
+            authority: Authority::unrestricted(),
             principal: Principal::new("host"),
             approval: None,
             audit: None,
@@ -131,7 +131,7 @@ impl HubBuilder {
                 });
             }
         }
-        for name in self.authority.servers.keys() {
+        for name in self.authority.servers().into_iter().flat_map(|s| s.keys()) {
             if !self.servers.iter().any(|s| s.name.as_str() == name) {
                 return Err(HubError::AuthorityUnknownServer { name: name.clone() });
             }

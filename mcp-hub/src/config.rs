@@ -119,14 +119,22 @@ pub enum Discovery {
 }
 
 /// What happens with a new tool listing after `list_changed` (or a restart).
+///
+/// The first listing of a server is always adopted: it is what the host
+/// approves. After that a server cannot change what the host approved by
+/// itself: by default a changed listing (a tool added, removed, or with
+/// another description, schema or annotations) waits for review, announced
+/// by [`HubEvent::SnapshotPending`](crate::HubEvent::SnapshotPending) with
+/// its diff.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Adoption {
-    /// The new snapshot becomes active at once.
-    #[default]
-    Automatic,
     /// The new snapshot waits for the host ([`crate::Hub::adopt`] or
     /// [`crate::Hub::discard`]); the active surface stays as it was.
+    #[default]
     Review,
+    /// The new snapshot becomes active at once: the host's explicit choice
+    /// to let its servers change the surface.
+    Automatic,
 }
 
 /// The largest result handed to a consumer, in serialised bytes: 1 KiB to
@@ -280,7 +288,8 @@ pub struct ServerSpec {
 
 impl ServerSpec {
     /// A server called `name`, reached through `connector`, with defaults:
-    /// optional, restarted with back-off, eager discovery, automatic adoption.
+    /// optional, restarted with back-off, eager discovery, changed listings
+    /// held for review.
     pub fn new(name: &str, connector: Arc<dyn Connector>) -> Result<Self, HubError> {
         Ok(Self {
             name: ServerName::new(name)?,
@@ -290,7 +299,7 @@ impl ServerSpec {
             required: false,
             restart: RestartPolicy::default(),
             discovery: Discovery::Eager,
-            adoption: Adoption::Automatic,
+            adoption: Adoption::Review,
             max_content_bytes: ContentLimit::DEFAULT,
             call_limits: CallLimits::default(),
             retry: RetryPolicy::default(),

@@ -223,9 +223,9 @@ mod tests {
             ..Default::default()
         };
         let p = Principal::new("me");
-        let open = Authority::default();
+        let open = Authority::unrestricted();
         assert_eq!(Helper::offered(&caps, &Gate::new(&open, &p, "s")).len(), 5);
-        let no_resources = Authority::default().with_server(
+        let no_resources = Authority::named().with_server(
             "s",
             ServerAuthority::default().resources(Vec::<String>::new()),
         );

@@ -20,6 +20,8 @@ pub enum DenyReason {
     /// tagged with, or the server is untagged and the principal denies
     /// untagged servers.
     MissingPermission,
+    /// The authority document does not name the server, so it gets nothing.
+    NotNamed,
 }
 
 impl std::fmt::Display for DenyReason {
@@ -27,6 +29,7 @@ impl std::fmt::Display for DenyReason {
         f.write_str(match self {
             DenyReason::NotAllowListed => "not on the authority document's allow-list",
             DenyReason::MissingPermission => "the current principal lacks the permission",
+            DenyReason::NotNamed => "the authority document does not name this server",
         })
     }
 }

@@ -36,10 +36,13 @@
 //!   [`ToolSnapshot`]s in registration order under a [`CollisionPolicy`]
 //!   (`prefix`, `reject`, `first`), optionally with provider-safe names
 //!   (stable FNV-1a hash suffixes). `list_changed` yields a new snapshot,
-//!   adopted automatically or held for review ([`Adoption`]). [`export`]
+//!   held for review by default (an event with its diff; [`Hub::adopt`] or
+//!   [`Hub::discard`]) or, as the host's explicit choice, adopted
+//!   automatically ([`Adoption`]). [`export`]
 //!   writes Anthropic and OpenAI tool lists and maps a model's call back.
-//! - **Authority** ([`Authority`], [`Principal`]): allow-lists per server and
-//!   category, permission tags checked against the principal's grants,
+//! - **Authority** ([`Authority`], [`Principal`]): no document
+//!   ([`Authority::unrestricted`]) or a document naming its servers (an
+//!   unnamed server gets nothing); allow-lists per server and category, permission tags checked against the principal's grants,
 //!   [`ContentLimit`] on results, an [`ApprovalHook`]; tool annotations are
 //!   passed raw and never used as policy.
 //! - **What the model and host code see**: context helper tools

@@ -55,9 +55,48 @@ fn exposed(hub: &Hub) -> Vec<String> {
 }
 
 #[tokio::test]
+async fn a_server_the_document_does_not_name_gets_nothing() {
+    let authority = Authority::from_json(r#"{"servers": {"notes": {}}}"#).unwrap();
+    let (hub, [_, files, github]) = classic_with(authority, Principal::new("me")).await;
+    assert_eq!(exposed(&hub), ["search", "create"]);
+    assert!(
+        hub.namespace()
+            .tools()
+            .iter()
+            .all(|t| t.server().as_str() == "notes")
+    );
+    match hub
+        .facade()
+        .call_tool("files", "read", args(json!({"path": "README.md"})))
+        .await
+    {
+        Err(HubError::Denied {
+            kind: TargetKind::Tool,
+            reason: DenyReason::NotNamed,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        hub.facade().list_tools("github", None).await,
+        Err(HubError::Denied {
+            reason: DenyReason::NotNamed,
+            ..
+        })
+    ));
+    assert_eq!(calls_of(&files, "read"), 0);
+    assert_eq!(calls_of(&github, "search"), 0);
+    // Without a document every server is open.
+    let (hub2, _) = classic_with(Authority::unrestricted(), Principal::new("me")).await;
+    assert!(exposed(&hub2).contains(&"files/search".to_owned()));
+    hub.shutdown().await;
+    hub2.shutdown().await;
+}
+
+#[tokio::test]
 async fn calls_outside_the_authority_are_refused_before_anything_is_sent() {
     let authority = Authority::from_json(
-        r#"{"servers": {"notes": {"tools": ["create"]}, "github": {"tools": []}}}"#,
+        r#"{"servers": {"notes": {"tools": ["create"]}, "github": {"tools": []}, "files": {}}}"#,
     )
     .unwrap();
     let (hub, [notes, _, github]) = classic_with(authority, Principal::new("me")).await;
@@ -115,7 +154,7 @@ async fn an_authority_naming_an_unknown_server_is_refused() {
     let err = Hub::builder(HubConfig::default())
         .server(notes)
         .unwrap()
-        .authority(Authority::default().with_server("nots", ServerAuthority::default()))
+        .authority(Authority::named().with_server("nots", ServerAuthority::default()))
         .start()
         .await
         .unwrap_err();
@@ -127,14 +166,15 @@ async fn an_authority_naming_an_unknown_server_is_refused() {
 
 #[tokio::test]
 async fn permissions_follow_the_current_principal() {
-    let authority = Authority::default()
+    let authority = Authority::named()
         .with_server("notes", ServerAuthority::default().permission("personal"))
         .with_server(
             "github",
             ServerAuthority::default()
                 .permission("github")
                 .tool_permission("open_pr", "github.write"),
-        );
+        )
+        .with_server("files", ServerAuthority::default());
     let reader = Principal::default_deny("reader").grant("github");
     let (hub, _) = classic_with(authority, reader).await;
     // Default deny: untagged `files` exposes nothing, `notes` lacks the grant.
@@ -409,7 +449,7 @@ async fn every_governed_operation_is_audited_without_secrets() {
         .server(notes)
         .unwrap()
         .authority(
-            Authority::default().with_server("notes", ServerAuthority::default().tools(["search"])),
+            Authority::named().with_server("notes", ServerAuthority::default().tools(["search"])),
         )
         .principal(Principal::new("alice"))
         .audit_sink(trail.clone())

@@ -388,7 +388,7 @@ async fn a_uri_outside_the_allow_list_fails_the_start() {
         .server(spec)
         .unwrap()
         .authority(
-            Authority::allow_all()
+            Authority::unrestricted()
                 .with_server("docs", ServerAuthority::default().resources([OTHER])),
         )
         .subscription(

@@ -137,7 +137,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
     let mut started = start_all(
         ctx,
         specs,
-        Authority::default(),
+        Authority::unrestricted(),
         CollisionPolicy::Prefix,
         false,
     )

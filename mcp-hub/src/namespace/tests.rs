@@ -49,7 +49,7 @@ impl Fixture {
                 .map(|(i, (n, t))| snapshot(n, i as u64 + 1, t))
                 .collect(),
             helpers: vec![Vec::new(); servers.len()],
-            authority: Authority::default(),
+            authority: Authority::unrestricted(),
             principal: Principal::new("me"),
         }
     }
@@ -261,12 +261,13 @@ fn outcomes_do_not_depend_on_discovery_order() {
 #[test]
 fn the_published_surface_is_the_intersection_with_the_authority() {
     let mut f = Fixture::classic();
-    f.authority = Authority::default()
+    f.authority = Authority::named()
         .with_server("notes", ServerAuthority::default().tools(["create"]))
         .with_server(
             "github",
             ServerAuthority::default().tools(Vec::<String>::new()),
-        );
+        )
+        .with_server("files", ServerAuthority::default());
     let ns = f.build(CollisionPolicy::Prefix);
     // notes/search is not published, so `search` is unique to files now.
     assert_eq!(names(&ns), ["create", "read", "search"]);
@@ -278,8 +279,10 @@ fn the_published_surface_is_the_intersection_with_the_authority() {
 #[test]
 fn a_default_deny_principal_sees_nothing_untagged() {
     let mut f = Fixture::classic();
-    f.authority =
-        Authority::default().with_server("github", ServerAuthority::default().permission("gh"));
+    f.authority = Authority::named()
+        .with_server("github", ServerAuthority::default().permission("gh"))
+        .with_server("notes", ServerAuthority::default())
+        .with_server("files", ServerAuthority::default());
     f.principal = Principal::default_deny("reader").grant("gh");
     let ns = f.build(CollisionPolicy::Prefix);
     assert_eq!(names(&ns), ["list_issues", "open_pr", "search"]);

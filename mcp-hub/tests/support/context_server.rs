@@ -58,7 +58,8 @@ impl ContextServer {
         }))
     }
 
-    /// Replaces the tool list (without telling anyone).
+    /// Replaces the tool list (without telling anyone); `name:description`
+    /// gives a tool another description than `tool name`.
     pub fn set_tools(&self, tools: &[&str]) {
         self.state.lock().unwrap().tools = tools.iter().map(|s| (*s).to_owned()).collect();
     }
@@ -151,10 +152,14 @@ impl ContextServer {
                 )
             }
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({"tools": tools.iter().map(|t| json!({
-                "name": t, "description": format!("tool {t}"),
-                "inputSchema": {"type": "object"}
-            })).collect::<Vec<_>>()})),
+            // `name:description` sets a description other than `tool name`.
+            "tools/list" => Ok(json!({"tools": tools.iter().map(|t| {
+                let (name, description) = match t.split_once(':') {
+                    Some((name, description)) => (name.to_owned(), description.to_owned()),
+                    None => (t.clone(), format!("tool {t}")),
+                };
+                json!({"name": name, "description": description, "inputSchema": {"type": "object"}})
+            }).collect::<Vec<_>>()})),
             "tools/call" => {
                 let name = params["name"].as_str().unwrap_or_default();
                 if name == "slow" {
