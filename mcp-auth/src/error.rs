@@ -163,6 +163,17 @@ pub enum AuthError {
         /// Which URL.
         role: UrlRole,
     },
+    /// A URL on this machine (loopback, `localhost`, `*.localhost`, an
+    /// unspecified address) learnt from a server that is not itself on this
+    /// machine: a remote server's metadata may not point the client at local
+    /// ports.
+    #[error(
+        "refusing the {role} URL: it points at this machine (loopback), and the MCP server is not on loopback"
+    )]
+    LoopbackAddress {
+        /// Which URL.
+        role: UrlRole,
+    },
     /// A URL with `user:password@` in it.
     #[error("refusing the {role} URL: it carries a user name or password")]
     CredentialsInUrl {

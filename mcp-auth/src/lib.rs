@@ -57,6 +57,14 @@
 //! (logged by the transport; returned by `on_unauthorized` and, at connect,
 //! by the connector).
 //!
+//! Architecture Invariant: loopback is trusted only for an MCP server that
+//! is itself on loopback. A remote server's metadata, its authorization
+//! server and that server's endpoints may not point at this machine
+//! (127.0.0.0/8, `[::1]`, `localhost`, `*.localhost`, `0.0.0.0`):
+//! [`AuthError::LoopbackAddress`], before anything is sent there. Our own
+//! loopback redirect URI is not a URL learnt from a server and is not
+//! subject to this.
+//!
 //! Architecture Invariant: no error, log line or `Debug` output of this crate
 //! contains a token, an authorization code, a PKCE verifier, a client secret
 //! or an `Authorization` header value; such values live in [`Secret`].

@@ -11,15 +11,26 @@ use crate::error::{AuthError, UrlRole};
 /// The rules for URLs learnt from servers.
 ///
 /// Every URL must be `https`, or `http` to a loopback host; `user:pass@` is
-/// refused. An IP literal in a private, link-local or otherwise internal
-/// range is refused unless it is loopback or the MCP server's own host (the
-/// user chose to talk to that host; a metadata document pointing elsewhere
-/// inside the network is what server-side request forgery looks like).
+/// refused. A URL that reaches this machine (127.0.0.0/8, `[::1]`, an
+/// IPv4-mapped loopback, `0.0.0.0` / `[::]`, `localhost` and
+/// `*.localhost`) is allowed only when the MCP server itself is on this
+/// machine: a remote server's metadata must not point the client at local
+/// ports ([`AuthError::LoopbackAddress`]). An IP literal in a private,
+/// link-local or otherwise internal range is refused unless it is the MCP
+/// server's own host (the user chose to talk to that host; a metadata
+/// document pointing elsewhere inside the network is what server-side
+/// request forgery looks like).
+///
 /// Host names are not resolved here: a host that must stop names resolving
-/// to internal addresses does so in the HTTP client it injects.
+/// to loopback or internal addresses does so in the HTTP client it injects.
+///
+/// The redirect URI (our own loopback callback) is not a URL learnt from a
+/// server and is never checked here.
 #[derive(Debug, Clone)]
 pub(crate) struct UrlPolicy {
     server_host: Option<Host<String>>,
+    /// Whether the MCP server itself is on this machine.
+    server_local: bool,
     allow_private_networks: bool,
 }
 
@@ -27,6 +38,7 @@ impl UrlPolicy {
     pub(crate) fn new(server: &Url, allow_private_networks: bool) -> Self {
         Self {
             server_host: server.host().map(|h| h.to_owned()),
+            server_local: reaches_this_machine(server),
             allow_private_networks,
         }
     }
@@ -54,6 +66,9 @@ impl UrlPolicy {
         if !url.username().is_empty() || url.password().is_some() {
             return Err(AuthError::CredentialsInUrl { role });
         }
+        if reaches_this_machine(url) && !self.server_local {
+            return Err(AuthError::LoopbackAddress { role });
+        }
         let host = url.host().map(|h| h.to_owned());
         let internal = match url.host() {
             Some(Host::Ipv4(ip)) => is_internal(IpAddr::V4(ip)),
@@ -80,8 +95,29 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
     }
 }
 
+/// Whether `url` names this machine: what [`is_loopback`] accepts, any
+/// `*.localhost` name (RFC 6761), and the unspecified addresses `0.0.0.0`
+/// and `[::]` (a connection to them reaches local ports). A trailing dot
+/// (`localhost.`) is ignored.
+pub(crate) fn reaches_this_machine(url: &Url) -> bool {
+    if is_loopback(url) {
+        return true;
+    }
+    match url.host() {
+        Some(Host::Domain(d)) => {
+            let d = d.strip_suffix('.').unwrap_or(d).to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(Host::Ipv4(ip)) => ip.is_unspecified(),
+        Some(Host::Ipv6(ip)) => {
+            ip.is_unspecified() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_unspecified())
+        }
+        None => false,
+    }
+}
+
 /// Private, link-local, shared (CGNAT), unspecified, broadcast or unique-local
-/// addresses; loopback is not internal here (it is allowed on its own).
+/// addresses; loopback is not internal here (it has its own rule).
 fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_internal_v4(v4),
@@ -193,17 +229,36 @@ mod tests {
         UrlPolicy::new(&Url::parse("https://mcp.example.com/mcp").unwrap(), false)
     }
 
+    fn local_policy() -> UrlPolicy {
+        UrlPolicy::new(&Url::parse("http://127.0.0.1:8000/mcp").unwrap(), false)
+    }
+
     #[test]
     fn https_everywhere_http_on_loopback_only() {
         let p = policy();
+        assert!(
+            p.parse(
+                "https://as.example.com/authorize",
+                UrlRole::AuthorizationEndpoint
+            )
+            .is_ok()
+        );
+        let local = local_policy();
         for ok in [
             "https://as.example.com/authorize",
             "http://localhost:8080/x",
             "http://127.0.0.1/x",
             "http://[::1]:9/x",
         ] {
-            assert!(p.parse(ok, UrlRole::AuthorizationEndpoint).is_ok(), "{ok}");
+            assert!(
+                local.parse(ok, UrlRole::AuthorizationEndpoint).is_ok(),
+                "{ok}"
+            );
         }
+        assert!(matches!(
+            local.parse("http://as.example.com/", UrlRole::TokenEndpoint),
+            Err(AuthError::InsecureUrl { .. })
+        ));
         assert!(matches!(
             p.parse("http://as.example.com/", UrlRole::TokenEndpoint),
             Err(AuthError::InsecureUrl {
@@ -235,7 +290,6 @@ mod tests {
             "https://172.16.0.1/x",
             "https://169.254.169.254/latest/meta-data",
             "https://100.64.0.1/x",
-            "https://0.0.0.0/x",
             "https://[fe80::1]/x",
             "https://[fd00::1]/x",
             "https://[::ffff:10.0.0.1]/x",
@@ -273,6 +327,72 @@ mod tests {
             open.parse("https://10.1.2.4/x", UrlRole::ResourceMetadata)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn this_machine_is_refused_unless_the_server_is_on_it() {
+        let remote = policy();
+        let open = UrlPolicy::new(&Url::parse("https://mcp.example.com/mcp").unwrap(), true);
+        for bad in [
+            "http://127.0.0.1:80/.well-known/oauth-protected-resource",
+            "https://127.0.0.1/x",
+            "http://127.1.2.3:9/x",
+            "http://[::1]:9/x",
+            "https://[::ffff:127.0.0.1]/x",
+            "http://localhost:8080/register",
+            "https://LOCALHOST./x",
+            "https://app.localhost/authorize",
+            "https://a.b.Localhost/x",
+            "https://0.0.0.0/x",
+            "https://[::]/x",
+            "https://2130706433/x",
+        ] {
+            for p in [&remote, &open] {
+                for role in [
+                    UrlRole::ResourceMetadata,
+                    UrlRole::AuthorizationServer,
+                    UrlRole::RegistrationEndpoint,
+                    UrlRole::TokenEndpoint,
+                    UrlRole::AuthorizationEndpoint,
+                ] {
+                    match p.parse(bad, role) {
+                        Err(AuthError::LoopbackAddress { role: r }) => assert_eq!(r, role),
+                        other => panic!("{bad} as {role}: {other:?}"),
+                    }
+                }
+            }
+        }
+        // Names that merely contain "localhost" are not this machine.
+        for ok in [
+            "https://localhost.example.com/x",
+            "https://mylocalhost/x",
+            "https://localhost-as.example/x",
+        ] {
+            assert!(
+                remote.parse(ok, UrlRole::AuthorizationServer).is_ok(),
+                "{ok}"
+            );
+        }
+        // A server on this machine may use this machine, under any of its names.
+        for server in [
+            "http://127.0.0.1:8000/mcp",
+            "http://localhost:8000/mcp",
+            "http://[::1]:8000/mcp",
+            "https://mcp.localhost/mcp",
+        ] {
+            let local = UrlPolicy::new(&Url::parse(server).unwrap(), false);
+            for ok in [
+                "http://127.0.0.1:80/x",
+                "http://localhost:9/register",
+                "http://[::1]:9/token",
+                "https://app.localhost/authorize",
+            ] {
+                assert!(
+                    local.parse(ok, UrlRole::TokenEndpoint).is_ok(),
+                    "{server}: {ok}"
+                );
+            }
+        }
     }
 
     #[test]

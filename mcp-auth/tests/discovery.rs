@@ -342,3 +342,164 @@ async fn a_server_url_off_loopback_must_be_https() {
         }
     ));
 }
+
+/// An [`AuthHttpClient`](mcp_auth::AuthHttpClient) that answers from a
+/// table of URLs (anything else: 404) and records every request, so a
+/// "remote" MCP server can be played without leaving the machine.
+#[derive(Debug, Default)]
+struct Scripted {
+    answers: std::collections::HashMap<String, serde_json::Value>,
+    seen: std::sync::Mutex<Vec<(mcp_auth::HttpMethod, String)>>,
+}
+
+impl Scripted {
+    fn with(mut self, url: &str, body: serde_json::Value) -> Self {
+        self.answers.insert(url.to_owned(), body);
+        self
+    }
+
+    fn seen(&self) -> Vec<(mcp_auth::HttpMethod, String)> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl mcp_auth::AuthHttpClient for Scripted {
+    fn send(
+        &self,
+        request: mcp_auth::AuthHttpRequest,
+    ) -> mcp_transport::BoxFuture<'_, Result<mcp_auth::AuthHttpResponse, AuthError>> {
+        let url = request.url.to_string();
+        self.seen
+            .lock()
+            .unwrap()
+            .push((request.method, url.clone()));
+        let (status, body) = match self.answers.get(&url) {
+            Some(doc) => (200, doc.to_string().into_bytes()),
+            None => (404, b"{}".to_vec()),
+        };
+        Box::pin(async move {
+            Ok(mcp_auth::AuthHttpResponse {
+                status,
+                location: None,
+                body,
+            })
+        })
+    }
+}
+
+/// A remote MCP server (not on loopback) whose metadata points the client
+/// at local ports is refused by name, and nothing is sent there: not the
+/// metadata fetch, not the registration POST.
+#[tokio::test]
+async fn a_remote_servers_metadata_may_not_point_at_this_machine() {
+    use mcp_transport::CredentialProvider;
+    use std::sync::Arc;
+
+    const MCP_URL: &str = "https://mcp.example.com/mcp";
+    const PRM: &str = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
+    const AS_META: &str = "https://as.example.com/.well-known/oauth-authorization-server";
+    let provider_for = |http: Arc<Scripted>| {
+        let handler = Arc::new(mcp_auth::HeadlessRedirectFlow::with_http_client(
+            support::REDIRECT_URI,
+            http.clone(),
+        ));
+        mcp_auth::OAuthProvider::new(mcp_auth::OAuthConfig::new(MCP_URL), handler)
+            .unwrap()
+            .with_http_client(http)
+    };
+    let as_metadata = |patch: serde_json::Value| {
+        let mut doc = serde_json::json!({
+            "issuer": "https://as.example.com",
+            "authorization_endpoint": "https://as.example.com/authorize",
+            "token_endpoint": "https://as.example.com/token",
+            "registration_endpoint": "https://as.example.com/register",
+            "code_challenge_methods_supported": ["S256"],
+        });
+        for (k, v) in patch.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        doc
+    };
+    let prm = |servers: &[&str]| serde_json::json!({"resource": MCP_URL, "authorization_servers": servers});
+    let local = |seen: &[(mcp_auth::HttpMethod, String)]| {
+        seen.iter()
+            .filter(|(_, u)| {
+                !u.starts_with("https://mcp.example.com/")
+                    && !u.starts_with("https://as.example.com/")
+            })
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+
+    // The 401's `resource_metadata` names a local port: not fetched at all.
+    for challenge_url in [
+        "http://127.0.0.1:80/.well-known/oauth-protected-resource",
+        "http://localhost:6379/",
+        "http://[::1]:8080/x",
+        "https://admin.localhost/x",
+    ] {
+        let http = Arc::new(Scripted::default().with(PRM, prm(&["https://as.example.com"])));
+        let p = provider_for(http.clone());
+        let header = format!("Bearer resource_metadata=\"{challenge_url}\"");
+        let err = support::auth_error(p.on_unauthorized(401, Some(&header)).await.unwrap_err());
+        assert!(
+            matches!(
+                err,
+                AuthError::LoopbackAddress {
+                    role: UrlRole::ResourceMetadata
+                }
+            ),
+            "{challenge_url}: {err:?}"
+        );
+        assert!(http.seen().is_empty(), "{:?}", http.seen());
+    }
+
+    // The protected resource metadata names a local authorization server.
+    let http = Arc::new(Scripted::default().with(PRM, prm(&["http://127.0.0.1:80"])));
+    let p = provider_for(http.clone());
+    let err = p.login().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            AuthError::LoopbackAddress {
+                role: UrlRole::AuthorizationServer
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(local(&http.seen()), []);
+
+    // The authorization server's metadata names local endpoints.
+    for (patch, role) in [
+        (
+            serde_json::json!({"registration_endpoint": "http://127.0.0.1:80/register"}),
+            UrlRole::RegistrationEndpoint,
+        ),
+        (
+            serde_json::json!({"token_endpoint": "http://[::1]:9/token"}),
+            UrlRole::TokenEndpoint,
+        ),
+        (
+            serde_json::json!({"authorization_endpoint": "http://localhost:3000/authorize"}),
+            UrlRole::AuthorizationEndpoint,
+        ),
+    ] {
+        let http = Arc::new(
+            Scripted::default()
+                .with(PRM, prm(&["https://as.example.com"]))
+                .with(AS_META, as_metadata(patch.clone())),
+        );
+        let p = provider_for(http.clone());
+        let err = p.login().await.unwrap_err();
+        match err {
+            AuthError::LoopbackAddress { role: r } => assert_eq!(r, role, "{patch}"),
+            other => panic!("{patch}: {other:?}"),
+        }
+        let seen = http.seen();
+        assert_eq!(local(&seen), [], "{patch}");
+        assert!(
+            seen.iter().all(|(m, _)| *m == mcp_auth::HttpMethod::Get),
+            "nothing may be registered: {seen:?}"
+        );
+    }
+}
