@@ -19,6 +19,7 @@ use url::Url;
 
 use crate::discovery::AuthorizationServer;
 use crate::error::{AuthError, ServerErrorCode};
+use crate::pkce::constant_time_eq;
 use crate::secret::Secret;
 
 /// What a handler must have the user (or a test) visit.
@@ -219,7 +220,10 @@ pub(crate) fn accept_response(
         None if server.iss_parameter_supported => return Err(AuthError::IssuerResponseMissing),
         None => {}
     }
-    if response.state() != Some(expected_state) {
+    let state_matches = response
+        .state()
+        .is_some_and(|state| constant_time_eq(state.as_bytes(), expected_state.as_bytes()));
+    if !state_matches {
         return Err(AuthError::StateMismatch);
     }
     if let Some(error) = response.error() {

@@ -6,17 +6,26 @@
 //! runs only with the same redirect URI) and doubles as a lock: a second
 //! process trying to log in at the same time cannot bind it and gets
 //! [`AuthError::LoginInProgress`] instead of racing the first.
+//!
+//! Connections are served concurrently, each on its own task (at most
+//! [`MAX_CONNECTIONS`] at a time) with a short read deadline
+//! ([`READ_DEADLINE`]): an idle or slow connection (a browser's
+//! speculative pre-connection, or another local process) cannot hold up
+//! the real callback. The `state` is compared in constant time.
 
 use std::io::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_transport::BoxFuture;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
 use url::Url;
 
 use crate::authorize::{AuthorizationHandler, AuthorizationRequest, AuthorizationResponse};
 use crate::error::AuthError;
+use crate::pkce::constant_time_eq;
 
 /// The default loopback port.
 pub const DEFAULT_LOOPBACK_PORT: u16 = 33418;
@@ -24,6 +33,13 @@ pub const DEFAULT_LOOPBACK_PORT: u16 = 33418;
 const CALLBACK_PATH: &str = "/callback";
 /// Bound on one callback request's head.
 const MAX_REQUEST_HEAD: usize = 8 * 1024;
+/// Connections served at the same time; more wait in the listen backlog
+/// until one is done (each is done within [`READ_DEADLINE`]).
+const MAX_CONNECTIONS: usize = 16;
+/// How long a connection may take to send its request head.
+const READ_DEADLINE: Duration = Duration::from_secs(5);
+/// How long writing the small answer may take.
+const WRITE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Prints the authorization URL, opens a browser when it can, and waits for
 /// the redirect on `http://127.0.0.1:<port>/callback`.
@@ -86,11 +102,22 @@ impl LoopbackBrowserFlow {
         if self.open_browser {
             open_browser(request.url());
         }
+        let expected: Arc<str> = Arc::from(request.state());
         let wait = async {
+            // Every connection on its own task: dropping the set (the
+            // callback arrived, or the wait timed out) aborts the rest.
+            let mut connections = JoinSet::new();
             loop {
-                let (stream, _) = listener.accept().await?;
-                if let Some(response) = answer(stream, request.state()).await {
-                    return Ok::<_, AuthError>(response);
+                tokio::select! {
+                    accepted = listener.accept(), if connections.len() < MAX_CONNECTIONS => {
+                        let (stream, _) = accepted?;
+                        connections.spawn(answer(stream, expected.clone()));
+                    }
+                    Some(done) = connections.join_next() => {
+                        if let Ok(Some(response)) = done {
+                            return Ok::<_, AuthError>(response);
+                        }
+                    }
                 }
             }
         };
@@ -117,11 +144,12 @@ impl AuthorizationHandler for LoopbackBrowserFlow {
 
 /// Reads one request; returns the authorization response when it is the
 /// callback with our `state`. Anything else (a favicon, a stray or forged
-/// callback) is answered and ignored.
-async fn answer(mut stream: TcpStream, expected_state: &str) -> Option<AuthorizationResponse> {
+/// callback, a connection that sends nothing within [`READ_DEADLINE`]) is
+/// answered or dropped, and ignored.
+async fn answer(mut stream: TcpStream, expected_state: Arc<str>) -> Option<AuthorizationResponse> {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
-    let read = tokio::time::timeout(Duration::from_secs(10), async {
+    let read = tokio::time::timeout(READ_DEADLINE, async {
         while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
             let n = stream.read(&mut buf).await.ok()?;
             if n == 0 {
@@ -151,7 +179,10 @@ async fn answer(mut stream: TcpStream, expected_state: &str) -> Option<Authoriza
         return None;
     };
     let response = AuthorizationResponse::from_redirect(&callback);
-    if response.state() != Some(expected_state) {
+    let state_matches = response
+        .state()
+        .is_some_and(|state| constant_time_eq(state.as_bytes(), expected_state.as_bytes()));
+    if !state_matches {
         reply(
             &mut stream,
             "400 Bad Request",
@@ -174,8 +205,11 @@ async fn reply(stream: &mut TcpStream, status: &str, text: &str) {
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{text}",
         text.len()
     );
-    let _ = stream.write_all(response.as_bytes()).await;
-    let _ = stream.shutdown().await;
+    let _ = tokio::time::timeout(WRITE_DEADLINE, async {
+        let _ = stream.write_all(response.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
 }
 
 /// Starts the platform's URL opener when there is a display, never

@@ -40,6 +40,17 @@ async fn get(port: u16, target: &str) -> String {
     panic!("nothing listens on {port}");
 }
 
+/// Opens a connection to the loopback listener (retrying until it listens).
+async fn connect(port: u16) -> tokio::net::TcpStream {
+    for _ in 0..100 {
+        if let Ok(s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("nothing listens on {port}");
+}
+
 fn request(port: u16) -> AuthorizationRequest {
     AuthorizationRequest::new(
         url::Url::parse("https://as.example.com/authorize?client_id=x").unwrap(),
@@ -85,6 +96,47 @@ async fn the_loopback_listener_takes_only_its_callback_and_locks_the_port() {
     assert_eq!(response.code().unwrap().expose(), "SEKRIT-c");
     assert_eq!(response.iss(), Some("https://as.example.com"));
     assert!(!format!("{response:?}").contains("SEKRIT"));
+}
+
+/// Connections that send nothing (a browser's pre-connections) or stop
+/// half-way, held open for the whole test, do not hold up the real
+/// callback: it is answered, and the login completes, while they are still
+/// open. (Served one after another, each would cost its read deadline
+/// first: 40 s for these four before this change, longer than the 20 s
+/// allowed here.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_do_not_hold_up_the_callback() {
+    let port = free_port();
+    let flow = LoopbackBrowserFlow::new()
+        .port(port)
+        .open_browser(false)
+        .timeout(Duration::from_secs(120));
+    let waiting = tokio::spawn(async move { flow.authorize(request(port)).await });
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        idle.push(connect(port).await);
+    }
+    let mut slow = connect(port).await;
+    slow.write_all(b"GET /callback?code=SEKRIT-slow&sta")
+        .await
+        .unwrap();
+    idle.push(slow);
+
+    let answered = tokio::time::timeout(
+        Duration::from_secs(20),
+        get(port, "/callback?code=SEKRIT-c&state=st-1"),
+    )
+    .await
+    .expect("the callback is answered while idle connections are open");
+    assert!(answered.contains("200"), "{answered}");
+    let response = tokio::time::timeout(Duration::from_secs(20), waiting)
+        .await
+        .expect("the login completes while idle connections are open")
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.code().unwrap().expose(), "SEKRIT-c");
+    // Held open until the login completed.
+    drop(idle);
 }
 
 #[tokio::test]
