@@ -139,10 +139,18 @@ impl HubBuilder {
         let descriptor_limit = self.config.raise_descriptor_limit.then(fdlimit::raise);
         let (events, receiver) = EventSink::new(self.config.event_queue, self.audit);
         let (shutdown, _) = watch::channel(false);
+        // The hub's servers learn eras from each other (a restart does not
+        // probe again), unless the host gave a server a cache of its own.
+        let era_cache = mcp_session::EraCache::new();
         let cells: Vec<Arc<ServerCell>> = self
             .servers
             .into_iter()
-            .map(|spec| Arc::new(ServerCell::new(spec)))
+            .map(|mut spec| {
+                spec.session
+                    .era_cache
+                    .get_or_insert_with(|| era_cache.clone());
+                Arc::new(ServerCell::new(spec))
+            })
             .collect();
         let index = cells
             .iter()

@@ -1,8 +1,10 @@
 //! Session settings, with the design's default bounds.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_types::Implementation;
+use mcp_types::{Era, Implementation};
 
 use crate::events::DEFAULT_EVENT_QUEUE;
 use crate::handler::ClientHandlers;
@@ -56,6 +58,68 @@ pub struct SessionConfig {
     /// 2026-07-28: declare the tasks extension, so a server may answer a
     /// `tools/call` with a task (follow it with the task API).
     pub accept_tasks: bool,
+    /// Where `Negotiation::Auto` remembers the era each HTTP endpoint spoke,
+    /// so the next connection to it does not probe again. `None`: nothing is
+    /// remembered. Share one [`EraCache`] among the sessions that should
+    /// learn from each other (a hub shares its own among its servers).
+    pub era_cache: Option<EraCache>,
+}
+
+/// The protocol era each endpoint spoke, learnt by `Negotiation::Auto`,
+/// keyed by [`Connector::cache_key`](mcp_transport::Connector::cache_key)
+/// (HTTP endpoints only: a local program may be another one next time).
+///
+/// A value the host owns: clones share one table, and two caches (two hubs,
+/// two tests) never see each other's verdicts. Bounded to
+/// [`EraCache::CAPACITY`] endpoints; a full cache starts over (a forgotten
+/// verdict only costs a probe).
+#[derive(Clone, Debug, Default)]
+pub struct EraCache {
+    verdicts: Arc<Mutex<HashMap<String, Era>>>,
+}
+
+impl EraCache {
+    /// Endpoints remembered at most.
+    pub const CAPACITY: usize = 1024;
+
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Era>> {
+        // A panic while holding the lock left a table that is still whole.
+        self.verdicts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The era remembered for `key`.
+    pub fn get(&self, key: &str) -> Option<Era> {
+        self.table().get(key).copied()
+    }
+
+    /// Remembers that `key` speaks `era`.
+    pub fn insert(&self, key: String, era: Era) {
+        let mut table = self.table();
+        if table.len() >= Self::CAPACITY && !table.contains_key(&key) {
+            table.clear();
+        }
+        table.insert(key, era);
+    }
+
+    /// How many endpoints are remembered.
+    pub fn len(&self) -> usize {
+        self.table().len()
+    }
+
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets every verdict.
+    pub fn clear(&self) {
+        self.table().clear();
+    }
 }
 
 impl SessionConfig {
@@ -86,6 +150,7 @@ impl Default for SessionConfig {
             handlers: ClientHandlers::default(),
             max_input_rounds: 8,
             accept_tasks: false,
+            era_cache: None,
         }
     }
 }

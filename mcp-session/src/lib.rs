@@ -54,7 +54,7 @@ mod surface;
 mod tasks;
 mod tools;
 
-pub use config::{Negotiation, SessionConfig};
+pub use config::{EraCache, Negotiation, SessionConfig};
 pub use error::SessionError;
 pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
 pub use handler::{

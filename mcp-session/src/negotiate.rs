@@ -18,11 +18,11 @@
 //! Legacy means `initialize` offering 2025-11-25 with no session id and no
 //! 2026 version header; over HTTP, if that `initialize` fails with 400, 404 or
 //! 405 and no modern error body, the connector's fallback (legacy HTTP+SSE)
-//! is tried. The verdict is remembered per endpoint for the process (HTTP
-//! only: a local process may be a different program next time). The era is
-//! fixed for the life of the connection.
+//! is tried. The verdict is remembered per endpoint in the
+//! [`EraCache`](crate::EraCache) the host gave (`SessionConfig::era_cache`;
+//! HTTP only: a local process may be a different program next time). The era
+//! is fixed for the life of the connection.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcp_transport::RequestFailure;
@@ -40,27 +40,21 @@ enum Verdict {
     Respawn,
 }
 
-/// Eras already learnt, per endpoint ([`mcp_transport::Connector::cache_key`]).
-static VERDICTS: Mutex<Option<HashMap<String, Era>>> = Mutex::new(None);
-
+/// The era the host's cache remembers for this endpoint.
 fn remembered(session: &Session<Spawned>) -> Option<Era> {
-    let key = session.link.connector.cache_key()?;
-    let guard = VERDICTS.lock().unwrap_or_else(|p| p.into_inner());
-    guard.as_ref()?.get(&key).copied()
+    let cache = session.link.config.era_cache.as_ref()?;
+    cache.get(&session.link.connector.cache_key()?)
 }
 
+/// Remembers the era in the host's cache.
 fn remember(session: &Session<Ready>) {
-    let Some(key) = session.link.connector.cache_key() else {
+    let (Some(cache), Some(key)) = (
+        session.link.config.era_cache.as_ref(),
+        session.link.connector.cache_key(),
+    ) else {
         return;
     };
-    let mut guard = VERDICTS.lock().unwrap_or_else(|p| p.into_inner());
-    let map = guard.get_or_insert_with(HashMap::new);
-    // Bounded: a process talks to a bounded set of endpoints in practice,
-    // but never let the cache grow without limit.
-    if map.len() >= 1024 {
-        map.clear();
-    }
-    map.insert(key, session.era());
+    cache.insert(key, session.era());
 }
 
 pub(crate) async fn negotiate(

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mcp_session::{Negotiation, Session, SessionError};
+use mcp_session::{Negotiation, Session, SessionConfig, SessionError};
 use mcp_testkit::http::HttpProbe;
 use mcp_testkit::{
     Behavior, HttpFakeServer, HttpServerOptions, OnProbe, RunningHttpServer, Script,
@@ -256,17 +256,44 @@ async fn a_server_without_streamable_http_falls_back_to_http_sse() {
 }
 
 #[tokio::test]
-async fn the_era_verdict_is_remembered_per_endpoint() {
+async fn the_era_verdict_is_remembered_per_endpoint_in_the_hosts_cache() {
     let http = server(Script::legacy(), HttpServerOptions::default()).await;
-    let first = ready(connector(&http.url()), quick_config(), Negotiation::Auto).await;
+    let cache = mcp_session::EraCache::new();
+    let config = || SessionConfig {
+        era_cache: Some(cache.clone()),
+        ..quick_config()
+    };
+    let first = ready(connector(&http.url()), config(), Negotiation::Auto).await;
     first.close().await;
-    let second = ready(connector(&http.url()), quick_config(), Negotiation::Auto).await;
+    assert_eq!(cache.len(), 1);
+    let second = ready(connector(&http.url()), config(), Negotiation::Auto).await;
     assert_eq!(second.era(), Era::Legacy);
     assert_eq!(
         http.requests.posts_of("server/discover").len(),
         1,
         "the second connection did not probe again"
     );
+    second.close().await;
+    // Another cache (another hub, another test) knows nothing of it, and
+    // without a cache nothing is remembered.
+    let other = SessionConfig {
+        era_cache: Some(mcp_session::EraCache::new()),
+        ..quick_config()
+    };
+    ready(connector(&http.url()), other, Negotiation::Auto)
+        .await
+        .close()
+        .await;
+    assert_eq!(http.requests.posts_of("server/discover").len(), 2);
+    ready(connector(&http.url()), quick_config(), Negotiation::Auto)
+        .await
+        .close()
+        .await;
+    ready(connector(&http.url()), quick_config(), Negotiation::Auto)
+        .await
+        .close()
+        .await;
+    assert_eq!(http.requests.posts_of("server/discover").len(), 4);
 }
 
 #[tokio::test]
