@@ -7,7 +7,8 @@ use crate::registration::PreRegisteredClient;
 /// Default bound on one discovery, registration or token request.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default number of authorizations allowed for one scope set within
-/// [`AUTHORIZATION_WINDOW`].
+/// [`AUTHORIZATION_WINDOW`], and of step-ups per provider whatever the
+/// scopes.
 pub const DEFAULT_MAX_AUTHORIZATIONS: u32 = 3;
 /// The window in which authorizations for the same scope set are counted.
 pub const AUTHORIZATION_WINDOW: Duration = Duration::from_secs(600);
@@ -34,7 +35,8 @@ impl OAuthConfig {
     /// Settings for the MCP server at `server_url` (the same string the
     /// transport is given): dynamic registration allowed, the 2025-03-26
     /// fallbacks on, `offline_access` requested when offered, at most
-    /// [`DEFAULT_MAX_AUTHORIZATIONS`] authorizations per scope set.
+    /// [`DEFAULT_MAX_AUTHORIZATIONS`] authorizations per scope set and as
+    /// many step-ups.
     pub fn new(server_url: impl Into<String>) -> Self {
         Self {
             server_url: server_url.into(),
@@ -103,7 +105,12 @@ impl OAuthConfig {
     }
 
     /// At most this many authorizations for the same scope set within
-    /// [`AUTHORIZATION_WINDOW`] (step-up loops stop there).
+    /// [`AUTHORIZATION_WINDOW`] (a server that never accepts what it asked
+    /// for stops there), and at most this many step-ups (403
+    /// `insufficient_scope`) whatever the scopes, from the provider's
+    /// creation or its last [`login`](crate::OAuthProvider::login) on (a
+    /// server naming a new scope in every challenge stops there). Beyond
+    /// either: [`AuthError::TooManyAuthorizations`](crate::AuthError::TooManyAuthorizations).
     pub fn max_authorizations(mut self, max: u32) -> Self {
         self.max_authorizations = max;
         self

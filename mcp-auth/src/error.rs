@@ -77,6 +77,31 @@ impl fmt::Display for UrlRole {
     }
 }
 
+/// Which count of authorizations reached its limit
+/// ([`AuthError::TooManyAuthorizations`]). Both use
+/// [`OAuthConfig::max_authorizations`](crate::OAuthConfig::max_authorizations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuthorizationLimit {
+    /// Authorizations for one scope set within
+    /// [`AUTHORIZATION_WINDOW`](crate::AUTHORIZATION_WINDOW): a server that
+    /// never accepts what it was given.
+    SameScopes,
+    /// Step-ups (403 `insufficient_scope`) since the provider was made or
+    /// last asked to [`login`](crate::OAuthProvider::login), whatever the
+    /// scopes: a server that names a new scope in every challenge.
+    StepUps,
+}
+
+impl fmt::Display for AuthorizationLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AuthorizationLimit::SameScopes => "authorizations for the same scopes",
+            AuthorizationLimit::StepUps => "step-up authorizations for this server",
+        })
+    }
+}
+
 /// An OAuth `error` code as a server sent it. Only codes registered by the
 /// OAuth RFCs are shown by `Debug`; anything else reads `(unregistered)`, so
 /// a server cannot smuggle text (or a secret it echoes) into logs.
@@ -294,11 +319,14 @@ pub enum AuthError {
     /// The token response's `token_type` is not `Bearer`.
     #[error("the token response is not a Bearer token")]
     UnsupportedTokenType,
-    /// The step-up / re-authorization limit was reached for one scope set.
-    #[error("gave up after {limit} authorizations for the same scopes")]
+    /// A re-authorization limit was reached: for one scope set, or for
+    /// step-ups whatever their scopes (see `counted`).
+    #[error("gave up after {limit} {counted}")]
     TooManyAuthorizations {
         /// The limit.
         limit: u32,
+        /// What was counted.
+        counted: AuthorizationLimit,
     },
     /// Another process holds the loopback port: a login is in progress.
     #[error("another login is already waiting on 127.0.0.1:{port}")]

@@ -16,7 +16,8 @@
 //!   RFC 7591 with `application_type`), authorization code + PKCE S256 with
 //!   `state`, RFC 8707 `resource` on the authorization, token and refresh
 //!   requests, RFC 9207 `iss` checks, and step-up on 403
-//!   `insufficient_scope` with a retry limit. Tokens are refreshed before
+//!   `insufficient_scope` with retry limits (per scope set, and on
+//!   step-ups whatever their scopes). Tokens are refreshed before
 //!   expiry and after a 401; concurrent refreshes are serialised.
 //!
 //! Hosts choose:
@@ -91,7 +92,7 @@ pub use authorize::{AuthorizationHandler, AuthorizationRequest, AuthorizationRes
 pub use config::{
     AUTHORIZATION_WINDOW, DEFAULT_MAX_AUTHORIZATIONS, DEFAULT_REQUEST_TIMEOUT, OAuthConfig,
 };
-pub use error::{AuthError, ServerErrorCode, Step, UrlRole};
+pub use error::{AuthError, AuthorizationLimit, ServerErrorCode, Step, UrlRole};
 pub use file_store::FileTokenStore;
 pub use headless::HeadlessRedirectFlow;
 pub use http::{

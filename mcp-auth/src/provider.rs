@@ -11,6 +11,8 @@
 //!                    (handler) → iss / state checks → code exchange
 //!     └─ 403 insufficient_scope ─► the same, authorizing with the union of
 //!                                  the scopes asked before and the challenge's
+//!                                  (at most `max_authorizations` step-ups,
+//!                                  whatever the scopes)
 //! ```
 //!
 //! One lock serialises every refresh and authorization, so concurrent
@@ -32,7 +34,7 @@ use crate::authorize::{
 use crate::challenge::{BearerChallenge, parse_bearer};
 use crate::config::{AUTHORIZATION_WINDOW, OAuthConfig};
 use crate::discovery::{Discovered, Discovery};
-use crate::error::{AuthError, UrlRole};
+use crate::error::{AuthError, AuthorizationLimit, UrlRole};
 use crate::http::{AuthHttpClient, default_http_client};
 use crate::pkce::{Pkce, random_token};
 use crate::registration::{self, Registrar};
@@ -63,6 +65,8 @@ struct State {
     requested_scopes: Vec<String>,
     /// Recent authorizations (sorted scope set, when), for the retry limit.
     attempts: VecDeque<(Vec<String>, Instant)>,
+    /// Step-ups since the provider was made or last asked to log in.
+    step_ups: u32,
     /// Recent refreshes caused by a 401: a server that keeps refusing
     /// fresh tokens gets a new authorization (itself limited) instead of
     /// a refresh per request forever.
@@ -150,8 +154,12 @@ impl OAuthProvider {
 
     /// Authorizes now, without waiting for the server to ask (`mcp login`):
     /// discovery without a challenge, then registration and authorization.
+    ///
+    /// The count of step-ups starts again (see
+    /// [`OAuthConfig::max_authorizations`]).
     pub async fn login(&self) -> Result<(), AuthError> {
         let mut st = self.state.lock().await;
+        st.step_ups = 0;
         self.renew(&mut st, Trigger::Login, None).await?;
         self.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())
@@ -162,6 +170,7 @@ impl OAuthProvider {
         let mut st = self.state.lock().await;
         st.current = None;
         st.requested_scopes.clear();
+        st.step_ups = 0;
         st.loaded = true;
         self.generation.fetch_add(1, Ordering::SeqCst);
         for record in self.store.load(&self.config.server_url).await? {
@@ -322,6 +331,15 @@ impl OAuthProvider {
         trigger: Trigger,
         challenge: Option<&BearerChallenge>,
     ) -> Result<(), AuthError> {
+        let limit = self.config.max_authorizations;
+        if trigger == Trigger::StepUp && st.step_ups >= limit {
+            // Refused before any request: each step-up is a new
+            // authorization, and a server can name a new scope every time.
+            return Err(AuthError::TooManyAuthorizations {
+                limit,
+                counted: AuthorizationLimit::StepUps,
+            });
+        }
         self.ensure_loaded(st).await?;
         let discovered = Discovery {
             http: self.http.as_ref(),
@@ -364,6 +382,9 @@ impl OAuthProvider {
         }
         let scopes = self.select_scopes(st, &discovered, challenge);
         self.count_attempt(st, &scopes)?;
+        if trigger == Trigger::StepUp {
+            st.step_ups += 1;
+        }
         self.authorize(st, &discovered, scopes).await
     }
 
@@ -408,7 +429,10 @@ impl OAuthProvider {
         let limit = self.config.max_authorizations;
         let count = st.attempts.iter().filter(|(k, _)| *k == key).count();
         if count >= limit as usize {
-            return Err(AuthError::TooManyAuthorizations { limit });
+            return Err(AuthError::TooManyAuthorizations {
+                limit,
+                counted: AuthorizationLimit::SameScopes,
+            });
         }
         st.attempts.push_back((key, now));
         Ok(())

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
-use mcp_auth::AuthError;
+use mcp_auth::{AuthError, AuthorizationLimit};
 use mcp_transport::CredentialProvider;
 use sha2::{Digest, Sha256};
 use support::{AsConfig, IssMode, RsConfig, attempt, auth_error, call, pair, provider, refused};
@@ -316,7 +316,7 @@ async fn step_up_asks_for_the_union_of_scopes_and_gives_up_after_three_tries() {
     );
 
     // A scope the server will never grant: the same challenge again and
-    // again ends after three authorizations for that scope set.
+    // again ends after the third step-up (the one to mcp:write counted).
     let challenge = "Bearer error=\"insufficient_scope\", scope=\"mcp:admin\"";
     let mut answers = Vec::new();
     for _ in 0..5 {
@@ -326,14 +326,20 @@ async fn step_up_asks_for_the_union_of_scopes_and_gives_up_after_three_tries() {
                 .map_err(auth_error),
         );
     }
-    assert!(matches!(answers[..3], [Ok(true), Ok(true), Ok(true)]));
-    for answer in &answers[3..] {
+    assert!(matches!(answers[..2], [Ok(true), Ok(true)]));
+    for answer in &answers[2..] {
         assert!(
-            matches!(answer, Err(AuthError::TooManyAuthorizations { limit: 3 })),
+            matches!(
+                answer,
+                Err(AuthError::TooManyAuthorizations {
+                    limit: 3,
+                    counted: AuthorizationLimit::StepUps
+                })
+            ),
             "{answer:?}"
         );
     }
-    assert_eq!(auth.log.to("/authorize").len(), 5);
+    assert_eq!(auth.log.to("/authorize").len(), 4);
     // A 403 that is not about scope is not an authorization matter.
     assert!(
         !p.on_unauthorized(403, Some("Bearer error=\"invalid_token\""))
@@ -341,6 +347,58 @@ async fn step_up_asks_for_the_union_of_scopes_and_gives_up_after_three_tries() {
             .unwrap()
     );
     assert!(!p.on_unauthorized(404, None).await.unwrap());
+}
+
+/// A server naming a new scope in every 403 gets three step-ups, not one
+/// per scope; the error says which limit stopped it, and a login (the
+/// user's own action) starts the count again.
+#[tokio::test]
+async fn a_new_scope_in_every_403_gets_three_step_ups_in_all() {
+    let (auth, rs) = pair(AsConfig::default(), RsConfig::default()).await;
+    let p = provider(&rs.url(), |c| c);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let step_up = |i: u32| format!("Bearer error=\"insufficient_scope\", scope=\"mcp:s{i}\"");
+    let mut answers = Vec::new();
+    for i in 0..8 {
+        answers.push(
+            p.on_unauthorized(403, Some(&step_up(i)))
+                .await
+                .map_err(auth_error),
+        );
+    }
+    assert!(
+        matches!(answers[..3], [Ok(true), Ok(true), Ok(true)]),
+        "{answers:?}"
+    );
+    for answer in &answers[3..] {
+        match answer {
+            Err(
+                e @ AuthError::TooManyAuthorizations {
+                    limit: 3,
+                    counted: AuthorizationLimit::StepUps,
+                },
+            ) => assert_eq!(
+                e.to_string(),
+                "gave up after 3 step-up authorizations for this server"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    // One authorization for the first call, one per granted step-up; the
+    // refused ones sent nothing.
+    assert_eq!(auth.log.to("/authorize").len(), 4);
+    assert_eq!(
+        p.credentials().await.unwrap().granted_scopes(),
+        ["mcp:s0", "mcp:s1", "mcp:s2"]
+    );
+    p.login().await.unwrap();
+    assert!(
+        p.on_unauthorized(403, Some(&step_up(100)))
+            .await
+            .map_err(auth_error)
+            .unwrap()
+    );
+    assert_eq!(auth.log.to("/authorize").len(), 6);
 }
 
 #[tokio::test]
@@ -488,7 +546,10 @@ async fn a_server_that_refuses_every_token_does_not_cause_endless_renewals() {
     assert_eq!(auth.log.to("/authorize").len(), 3);
     assert!(matches!(
         last,
-        Some(AuthError::TooManyAuthorizations { .. })
+        Some(AuthError::TooManyAuthorizations {
+            limit: 3,
+            counted: AuthorizationLimit::SameScopes
+        })
     ));
 }
 
