@@ -102,6 +102,40 @@ impl fmt::Display for AuthorizationLimit {
     }
 }
 
+/// What is wrong with a token store directory
+/// ([`AuthError::StoreDirectoryUnsafe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreDirectoryProblem {
+    /// Group or other users may create, replace or remove files in it.
+    WritableByOthers {
+        /// The directory's permission bits.
+        mode: u32,
+    },
+    /// It belongs to another user.
+    OwnedByOtherUser {
+        /// The owner's user id.
+        owner: u32,
+    },
+    /// It is not a directory.
+    NotADirectory,
+}
+
+impl fmt::Display for StoreDirectoryProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreDirectoryProblem::WritableByOthers { mode } => write!(
+                f,
+                "is writable by other users (mode {mode:03o}; `chmod 700` it once you have checked its files)"
+            ),
+            StoreDirectoryProblem::OwnedByOtherUser { owner } => {
+                write!(f, "belongs to another user (uid {owner})")
+            }
+            StoreDirectoryProblem::NotADirectory => f.write_str("is not a directory"),
+        }
+    }
+}
+
 /// An OAuth `error` code as a server sent it. Only codes registered by the
 /// OAuth RFCs are shown by `Debug`; anything else reads `(unregistered)`, so
 /// a server cannot smuggle text (or a secret it echoes) into logs.
@@ -367,6 +401,16 @@ pub enum AuthError {
     StorePermissions {
         /// The file.
         path: PathBuf,
+    },
+    /// The token store directory could let another user plant, replace or
+    /// remove records (or a symbolic link where the lock file goes): it is
+    /// refused, never used nor repaired silently.
+    #[error("the token store directory `{}` {problem}; refusing it", path.display())]
+    StoreDirectoryUnsafe {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: StoreDirectoryProblem,
     },
     /// A token store file is not a valid record.
     #[error("the token store file `{}` is not a valid record", path.display())]

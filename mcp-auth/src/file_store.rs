@@ -2,8 +2,15 @@
 //! under `$XDG_DATA_HOME/mcp/oauth/` (`~/.local/share/mcp/oauth/` when the
 //! variable is unset).
 //!
-//! - The directory is created `0700`, files `0600`; a file that other users
-//!   can read or write, or that belongs to someone else, is refused.
+//! - The directory is created `0700`, files `0600`. A directory that other
+//!   users can write, or that belongs to someone else, is refused by name
+//!   ([`AuthError::StoreDirectoryUnsafe`]) and not repaired: while it was
+//!   open, another user could have removed records or planted links, and
+//!   a silent `chmod` would hide that. A file that other users can read or
+//!   write, or that belongs to someone else, is refused.
+//! - The lock file and the records are opened without following symbolic
+//!   links (`O_NOFOLLOW`): a link there is an error naming the file, never
+//!   a file created or read somewhere else.
 //! - A write goes to a fresh temporary file in the same directory, is
 //!   synced, then renamed over the old one: a reader sees the old record or
 //!   the new one, never half of either.
@@ -18,10 +25,10 @@ use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as 
 use std::path::{Path, PathBuf};
 
 use mcp_transport::BoxFuture;
-use rustix::fs::FlockOperation;
+use rustix::fs::{FlockOperation, Mode, OFlags};
 use sha2::{Digest, Sha256};
 
-use crate::error::AuthError;
+use crate::error::{AuthError, StoreDirectoryProblem};
 use crate::pkce::random_token;
 use crate::store::{RECORD_VERSION, StoredCredentials, TokenStore};
 use crate::token::unix_now;
@@ -74,19 +81,30 @@ impl FileTokenStore {
             .recursive(true)
             .mode(0o700)
             .create(&self.dir)
-            .map_err(|e| Self::store_error(&self.dir, e))
+            .map_err(|e| Self::store_error(&self.dir, e))?;
+        // An existing directory keeps its mode: check it.
+        self.check_dir()
     }
 
-    /// Opens (creating) the lock file and takes the lock.
+    /// Refuses a directory that another user owns or can write.
+    fn check_dir(&self) -> Result<(), AuthError> {
+        let meta = fs::metadata(&self.dir).map_err(|e| Self::store_error(&self.dir, e))?;
+        let euid = rustix::process::geteuid().as_raw();
+        match directory_problem(meta.is_dir(), meta.mode(), meta.uid(), euid) {
+            None => Ok(()),
+            Some(problem) => Err(AuthError::StoreDirectoryUnsafe {
+                path: self.dir.clone(),
+                problem,
+            }),
+        }
+    }
+
+    /// Opens (creating) the lock file, never through a symbolic link, and
+    /// takes the lock.
     fn lock(&self, operation: FlockOperation) -> Result<File, AuthError> {
         let path = self.dir.join(".lock");
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
+        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file = open_no_follow(&path, flags, Mode::from_raw_mode(0o600))
             .map_err(|e| Self::store_error(&path, e))?;
         rustix::fs::flock(&file, operation).map_err(|e| Self::store_error(&path, e.into()))?;
         Ok(file)
@@ -96,6 +114,7 @@ impl FileTokenStore {
         if !self.dir.exists() {
             return Ok(Vec::new());
         }
+        self.check_dir()?;
         let _lock = self.lock(FlockOperation::LockShared)?;
         let prefix = format!("{}-", hash(server_url, 32));
         let entries = fs::read_dir(&self.dir).map_err(|e| Self::store_error(&self.dir, e))?;
@@ -149,6 +168,7 @@ impl FileTokenStore {
         if !self.dir.exists() {
             return Ok(());
         }
+        self.check_dir()?;
         let _lock = self.lock(FlockOperation::LockExclusive)?;
         let path = self.record_path(server_url, issuer);
         match fs::remove_file(&path) {
@@ -175,10 +195,51 @@ fn hash(text: &str, len: usize) -> String {
     out
 }
 
+/// What is wrong with a store directory of this `mode` and `owner`, for a
+/// process whose effective user is `euid`.
+fn directory_problem(
+    is_dir: bool,
+    mode: u32,
+    owner: u32,
+    euid: u32,
+) -> Option<StoreDirectoryProblem> {
+    if !is_dir {
+        Some(StoreDirectoryProblem::NotADirectory)
+    } else if owner != euid {
+        Some(StoreDirectoryProblem::OwnedByOtherUser { owner })
+    } else if mode & 0o022 != 0 {
+        Some(StoreDirectoryProblem::WritableByOthers {
+            mode: mode & 0o7777,
+        })
+    } else {
+        None
+    }
+}
+
+/// Opens `path` with `flags` (which include `O_NOFOLLOW`); a symbolic link
+/// at `path` is an error that says so.
+fn open_no_follow(path: &Path, flags: OFlags, mode: Mode) -> std::io::Result<File> {
+    match rustix::fs::open(path, flags, mode) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(rustix::io::Errno::LOOP) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is a symbolic link, which is not followed",
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn read_record(path: &Path) -> Result<StoredCredentials, AuthError> {
     let err = |e| FileTokenStore::store_error(path, e);
-    let file = File::open(path).map_err(err)?;
+    // Non-blocking, so that a FIFO in its place cannot stall the read.
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let file = open_no_follow(path, flags, Mode::empty()).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
+    if !meta.is_file() {
+        return Err(AuthError::StoreCorrupt {
+            path: path.to_owned(),
+        });
+    }
     if meta.mode() & 0o077 != 0 || meta.uid() != rustix::process::geteuid().as_raw() {
         return Err(AuthError::StorePermissions {
             path: path.to_owned(),
@@ -231,5 +292,32 @@ impl TokenStore for FileTokenStore {
         let store = self.clone();
         let (server_url, issuer) = (server_url.to_owned(), issuer.to_owned());
         Box::pin(blocking(move || store.remove_sync(&server_url, &issuer)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_must_be_ours_and_writable_by_us_only() {
+        assert_eq!(directory_problem(true, 0o40700, 1000, 1000), None);
+        assert_eq!(directory_problem(true, 0o40755, 1000, 1000), None);
+        assert_eq!(
+            directory_problem(true, 0o40777, 1000, 1000),
+            Some(StoreDirectoryProblem::WritableByOthers { mode: 0o777 })
+        );
+        assert_eq!(
+            directory_problem(true, 0o41770, 1000, 1000),
+            Some(StoreDirectoryProblem::WritableByOthers { mode: 0o1770 })
+        );
+        assert_eq!(
+            directory_problem(true, 0o40700, 0, 1000),
+            Some(StoreDirectoryProblem::OwnedByOtherUser { owner: 0 })
+        );
+        assert_eq!(
+            directory_problem(false, 0o100600, 1000, 1000),
+            Some(StoreDirectoryProblem::NotADirectory)
+        );
     }
 }

@@ -92,7 +92,9 @@ pub use authorize::{AuthorizationHandler, AuthorizationRequest, AuthorizationRes
 pub use config::{
     AUTHORIZATION_WINDOW, DEFAULT_MAX_AUTHORIZATIONS, DEFAULT_REQUEST_TIMEOUT, OAuthConfig,
 };
-pub use error::{AuthError, AuthorizationLimit, ServerErrorCode, Step, UrlRole};
+pub use error::{
+    AuthError, AuthorizationLimit, ServerErrorCode, Step, StoreDirectoryProblem, UrlRole,
+};
 pub use file_store::FileTokenStore;
 pub use headless::HeadlessRedirectFlow;
 pub use http::{

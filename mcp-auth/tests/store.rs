@@ -5,10 +5,10 @@
 #[path = "support/fixture.rs"]
 mod support;
 
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::sync::Arc;
 
-use mcp_auth::{AuthError, FileTokenStore, MemoryTokenStore, TokenStore};
+use mcp_auth::{AuthError, FileTokenStore, MemoryTokenStore, StoreDirectoryProblem, TokenStore};
 use support::{AsConfig, RsConfig, call, pair, provider};
 
 fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -215,4 +215,138 @@ async fn a_stored_record_of_another_server_is_never_used() {
             .unwrap()
             .is_none()
     );
+}
+
+/// A record made by a provider against the fake servers (kept in memory).
+async fn a_record() -> (
+    mcp_auth::StoredCredentials,
+    support::AuthServer,
+    support::ResourceServer,
+) {
+    let (auth, rs) = pair(AsConfig::default(), RsConfig::default()).await;
+    let source = Arc::new(MemoryTokenStore::new());
+    let p = provider(&rs.url(), |c| c).with_store(source.clone());
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let record = source.load(&rs.url()).await.unwrap().remove(0);
+    (record, auth, rs)
+}
+
+#[tokio::test]
+async fn a_store_directory_that_others_can_write_is_refused_by_name() {
+    let (record, _auth, rs) = a_record().await;
+    for mode in [0o777, 0o770, 0o1777, 0o702] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("oauth");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        let store = FileTokenStore::new(&dir);
+        let refused = |result: Result<(), AuthError>, what: &str| match result {
+            Err(
+                e @ AuthError::StoreDirectoryUnsafe {
+                    problem: StoreDirectoryProblem::WritableByOthers { .. },
+                    ..
+                },
+            ) => {
+                let AuthError::StoreDirectoryUnsafe { path, problem } = &e else {
+                    unreachable!()
+                };
+                assert_eq!(path, &dir, "{what}");
+                assert_eq!(
+                    *problem,
+                    StoreDirectoryProblem::WritableByOthers { mode },
+                    "{what}"
+                );
+                let shown = e.to_string();
+                assert!(shown.contains(dir.to_str().unwrap()), "{shown}");
+                assert!(shown.contains("writable by other users"), "{shown}");
+            }
+            other => panic!("{mode:o} {what}: {other:?}"),
+        };
+        refused(store.save(record.clone()).await, "save");
+        refused(store.load(&rs.url()).await.map(drop), "load");
+        refused(store.remove(&rs.url(), record.issuer()).await, "remove");
+        // Nothing was written into it, and it was not repaired behind the
+        // user's back.
+        assert!(files(&dir).is_empty(), "{:?}", files(&dir));
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o7777,
+            mode
+        );
+    }
+    // The provider reports it (a store write is remembered, a read fails
+    // the request).
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let q = provider(&rs.url(), |c| c).with_store(Arc::new(FileTokenStore::new(tmp.path())));
+    let err = mcp_transport::CredentialProvider::authorization(&q)
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:?}").contains("StoreDirectoryUnsafe"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_lock_file_is_never_opened_through_a_symbolic_link() {
+    let (record, _auth, rs) = a_record().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("oauth");
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    // A link where the lock goes, to a file that does not exist yet:
+    // following it would create that file.
+    let planted = tmp.path().join("planted");
+    std::os::unix::fs::symlink(&planted, dir.join(".lock")).unwrap();
+    let store = FileTokenStore::new(&dir);
+    for (what, result) in [
+        ("save", store.save(record.clone()).await),
+        ("load", store.load(&rs.url()).await.map(drop)),
+        ("remove", store.remove(&rs.url(), record.issuer()).await),
+    ] {
+        match result {
+            Err(e @ AuthError::Store { .. }) => {
+                let AuthError::Store { path, .. } = &e else {
+                    unreachable!()
+                };
+                assert_eq!(path, &dir.join(".lock"), "{what}");
+                let source = std::error::Error::source(&e).unwrap().to_string();
+                assert!(source.contains("symbolic link"), "{what}: {source}");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    assert!(
+        !planted.exists(),
+        "the lock file was created through the link"
+    );
+    // Only the link is there: no record was written.
+    assert_eq!(files(&dir), [dir.join(".lock")]);
+}
+
+#[tokio::test]
+async fn a_record_file_is_never_read_through_a_symbolic_link() {
+    let (record, _auth, rs) = a_record().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("oauth");
+    let store = FileTokenStore::new(&dir);
+    store.save(record).await.unwrap();
+    assert_eq!(store.load(&rs.url()).await.unwrap().len(), 1);
+    // The record moves out of the directory and a link takes its place (a
+    // file of ours, 0600, a valid record: only the link is wrong).
+    let path = files(&dir)
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let elsewhere = tmp.path().join("elsewhere.json");
+    std::fs::rename(&path, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+    match store.load(&rs.url()).await {
+        Err(e @ AuthError::Store { .. }) => {
+            let AuthError::Store { path: p, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(p, &path);
+        }
+        other => panic!("{other:?}"),
+    }
 }
