@@ -5,7 +5,8 @@
 //!  request ──► authorization(): token due? ──► refresh (serialised) ──► Bearer header
 //!     │
 //!     └─ 401 ─► on_unauthorized(): discovery (PRM → AS metadata)
-//!                 ├─ issuer or resource changed → drop the old client and tokens
+//!                 ├─ issuer or resource changed → authorize anew; the old
+//!                 │  record stays until that succeeds, then goes
 //!                 ├─ refresh token held → refresh
 //!                 └─ else register (pre-registered / CIMD / DCR) → authorize
 //!                    (handler) → iss / state checks → code exchange
@@ -17,6 +18,12 @@
 //!
 //! One lock serialises every refresh and authorization, so concurrent
 //! requests that meet an expired token cause one refresh, not many.
+//!
+//! Stored credentials are replaced only by new ones: a 401 naming another
+//! metadata document or authorization server starts a new authorization,
+//! but the record in use (refresh token included) is kept, in memory and
+//! in the store, until that authorization succeeds. A hostile or confused
+//! challenge can fail a request; it cannot log the user out.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -201,7 +208,8 @@ impl OAuthProvider {
         st.loaded = true;
         // A record is used only for the server it names, and only if its
         // resource covers that server and its token endpoint passes today's
-        // URL rules.
+        // URL rules. One holding tokens wins over a bare registration (an
+        // authorization that never finished), then the newest.
         let usable = records
             .into_iter()
             .filter(|r| {
@@ -212,7 +220,7 @@ impl OAuthProvider {
                         .parse(&r.token_endpoint, UrlRole::TokenEndpoint)
                         .is_ok()
             })
-            .max_by_key(|r| r.saved_at);
+            .max_by_key(|r| (r.tokens.is_some(), r.saved_at));
         if let Some(record) = usable {
             st.requested_scopes = record.requested_scopes.clone();
             st.current = Some(record);
@@ -220,9 +228,28 @@ impl OAuthProvider {
         Ok(())
     }
 
-    async fn save(&self, record: StoredCredentials) {
-        if let Err(e) = self.store.save(record).await {
-            self.remember(e);
+    /// Saves `record`; a failure is remembered. Whether it was saved.
+    async fn save(&self, record: StoredCredentials) -> bool {
+        match self.store.save(record).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.remember(e);
+                false
+            }
+        }
+    }
+
+    /// Removes the stored records of this server bound to another issuer
+    /// than `issuer`: called once new credentials from `issuer` are saved.
+    async fn forget_other_issuers(&self, issuer: &str) {
+        let records = match self.store.load(&self.config.server_url).await {
+            Ok(records) => records,
+            Err(e) => return self.remember(e),
+        };
+        for old in records.iter().filter(|r| r.issuer != issuer) {
+            if let Err(e) = self.store.remove(&old.server_url, &old.issuer).await {
+                self.remember(e);
+            }
         }
     }
 
@@ -354,16 +381,13 @@ impl OAuthProvider {
         let same_binding = st.current.as_ref().is_some_and(|c| {
             c.issuer == discovered.server.issuer && c.resource == discovered.resource
         });
-        if !same_binding && let Some(old) = st.current.take() {
+        if !same_binding && st.current.is_some() {
             // Registrations and tokens are bound to their issuer and
-            // resource: nothing is carried over to a new one.
-            tracing::info!("OAuth: the authorization server or resource changed; re-registering");
-            if old.resource != discovered.resource {
-                st.requested_scopes.clear();
-            }
-            if let Err(e) = self.store.remove(&old.server_url, &old.issuer).await {
-                self.remember(e);
-            }
+            // resource: nothing is carried over to a new one. But the old
+            // record stays in use and in the store until a new
+            // authorization succeeds: a challenge alone (hostile, or a
+            // confused server) must not log the user out.
+            tracing::info!("OAuth: the authorization server or resource changed; authorizing anew");
         }
         if trigger == Trigger::Unauthorized && same_binding {
             let now = Instant::now();
@@ -380,7 +404,17 @@ impl OAuthProvider {
                 }
             }
         }
-        let scopes = self.select_scopes(st, &discovered, challenge);
+        // Scopes asked of another resource are not asked of this one.
+        let keep_scopes = st
+            .current
+            .as_ref()
+            .is_none_or(|c| c.resource == discovered.resource);
+        let previous = if keep_scopes {
+            st.requested_scopes.as_slice()
+        } else {
+            &[]
+        };
+        let scopes = self.select_scopes(previous, &discovered, challenge);
         self.count_attempt(st, &scopes)?;
         if trigger == Trigger::StepUp {
             st.step_ups += 1;
@@ -393,7 +427,7 @@ impl OAuthProvider {
     /// only when the authorization server offers it.
     fn select_scopes(
         &self,
-        st: &State,
+        previous: &[String],
         discovered: &Discovered,
         challenge: Option<&BearerChallenge>,
     ) -> Vec<String> {
@@ -404,7 +438,7 @@ impl OAuthProvider {
             challenged
         };
         let mut scopes: Vec<String> = Vec::new();
-        for scope in st.requested_scopes.iter().chain(&base) {
+        for scope in previous.iter().chain(&base) {
             if scope != "offline_access" && !scopes.contains(scope) {
                 scopes.push(scope.clone());
             }
@@ -473,7 +507,14 @@ impl OAuthProvider {
             requested_scopes: scopes.clone(),
             saved_at: 0,
         };
-        if stored_client != Some(&client) {
+        // The record in use, when it is stored under the same key (this
+        // server and issuer) and holds tokens: a bare registration must not
+        // replace it before the new tokens are there.
+        let would_replace_tokens = st
+            .current
+            .as_ref()
+            .is_some_and(|c| c.issuer == server.issuer && c.tokens.is_some());
+        if stored_client != Some(&client) && !would_replace_tokens {
             // Keep a new registration even if the user never finishes, so
             // the next attempt does not register again.
             self.save(record.clone()).await;
@@ -508,7 +549,11 @@ impl OAuthProvider {
         record.tokens = Some(tokens);
         st.requested_scopes = scopes;
         st.current = Some(record.clone());
-        self.save(record).await;
+        let issuer = record.issuer.clone();
+        if self.save(record).await {
+            // The new credentials replace those of any other issuer.
+            self.forget_other_issuers(&issuer).await;
+        }
         Ok(())
     }
 }

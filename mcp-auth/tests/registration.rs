@@ -185,3 +185,119 @@ async fn a_new_authorization_server_means_a_new_registration_and_nothing_reused(
     assert!(as1.log.grants("/token", "refresh_token").is_empty());
     assert_eq!(p.credentials().await.unwrap().issuer(), as2.issuer());
 }
+
+/// A handler that cannot sign a user in (the CLI's commands other than
+/// `mcp login`).
+#[derive(Debug)]
+struct StoredOnly;
+
+impl mcp_auth::AuthorizationHandler for StoredOnly {
+    fn redirect_uri(&self) -> String {
+        REDIRECT_URI.to_owned()
+    }
+    fn interactive(&self) -> bool {
+        false
+    }
+    fn authorize(
+        &self,
+        _request: mcp_auth::AuthorizationRequest,
+    ) -> mcp_transport::BoxFuture<'_, Result<mcp_auth::AuthorizationResponse, AuthError>> {
+        Box::pin(async { Err(AuthError::SignInRequired) })
+    }
+}
+
+/// A 401 naming another authorization server (a hostile or confused
+/// server) starts a new authorization, but the stored record, refresh
+/// token included, stays until new credentials replace it: a failed or
+/// impossible authorization leaves the user signed in. Once a new
+/// authorization succeeds, the old record goes.
+#[tokio::test]
+async fn a_401_naming_another_authorization_server_cannot_log_the_user_out() {
+    use mcp_auth::TokenStore as _;
+    use mcp_transport::CredentialProvider;
+
+    let as1 = AuthServer::start(AsConfig {
+        issue_refresh: true,
+        ..AsConfig::default()
+    })
+    .await;
+    let hostile = AuthServer::start(AsConfig {
+        deny: true,
+        client_id: "hostile-client".into(),
+        ..AsConfig::default()
+    })
+    .await;
+    let rs = ResourceServer::start(
+        RsConfig::default(),
+        vec![as1.issuer()],
+        vec![as1.db.clone()],
+    )
+    .await;
+    let store = Arc::new(MemoryTokenStore::new());
+    let p = provider(&rs.url(), |c| c).with_store(store.clone());
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let before = store.load(&rs.url()).await.unwrap();
+    assert_eq!(before.len(), 1);
+    assert!(format!("{:?}", before[0]).contains("has_refresh_token: true"));
+    let ours = |records: Vec<mcp_auth::StoredCredentials>| -> Vec<_> {
+        records
+            .into_iter()
+            .filter(|r| r.issuer() == as1.issuer())
+            .collect()
+    };
+
+    // The server's metadata now names another authorization server, which
+    // refuses the authorization.
+    rs.set_authorization_servers(vec![hostile.issuer()]);
+    let challenge = format!(
+        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+        rs.base()
+    );
+    let err = support::auth_error(p.on_unauthorized(401, Some(&challenge)).await.unwrap_err());
+    assert_eq!(err.oauth_error(), Some("access_denied"));
+    assert_eq!(hostile.log.to("/authorize").len(), 1);
+    assert_eq!(ours(store.load(&rs.url()).await.unwrap()), before);
+    assert_eq!(p.credentials().await.as_ref(), Some(&before[0]));
+
+    // The same challenge to a provider that cannot sign in (the CLI's
+    // `mcp call`): sign-in required, and still nothing lost.
+    let cli =
+        mcp_auth::OAuthProvider::new(mcp_auth::OAuthConfig::new(rs.url()), Arc::new(StoredOnly))
+            .unwrap()
+            .with_store(store.clone());
+    let err = support::auth_error(
+        cli.on_unauthorized(401, Some(&challenge))
+            .await
+            .unwrap_err(),
+    );
+    assert!(matches!(err, AuthError::SignInRequired), "{err:?}");
+    assert_eq!(ours(store.load(&rs.url()).await.unwrap()), before);
+
+    // The stored token still works once the server stops pointing
+    // elsewhere, in this process and the next: no new authorization.
+    rs.set_authorization_servers(vec![as1.issuer()]);
+    assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
+    let next = provider(&rs.url(), |c| c).with_store(store.clone());
+    assert_eq!(call(&next, &rs.url(), "tools/list").await, 200);
+    assert_eq!(as1.log.to("/authorize").len(), 1);
+    assert_eq!(as1.log.to("/token").len(), 1);
+
+    // A new authorization that succeeds replaces the old record (and the
+    // bare registration with the hostile server).
+    let as2 = AuthServer::start(AsConfig {
+        client_id: "as2-client".into(),
+        ..AsConfig::default()
+    })
+    .await;
+    rs.set_authorization_servers(vec![as2.issuer()]);
+    rs.set_trusted(vec![as2.db.clone()]);
+    assert_eq!(call(&next, &rs.url(), "tools/list").await, 200);
+    let issuers: Vec<String> = store
+        .load(&rs.url())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.issuer().to_owned())
+        .collect();
+    assert_eq!(issuers, [as2.issuer()]);
+}
