@@ -36,6 +36,11 @@
 //! decoder drops bytes from the buffer as they arrive, so the buffer never
 //! holds much more than one frame's bound. Encoders refuse (rather than
 //! truncate) what they cannot frame faithfully.
+//!
+//! A skipped line leaves its two ends behind ([`LineDecoder::take_skipped_edge`],
+//! at most [`EDGE_BYTES`] each): enough for a caller that knows the format to
+//! tell which message it was (a JSON-RPC id sits near one end) without the
+//! decoder keeping the line.
 #![forbid(unsafe_code)]
 
 mod error;
@@ -43,7 +48,7 @@ mod line;
 mod sse;
 
 pub use crate::error::CodecError;
-pub use crate::line::{LineDecoder, LineEncoder};
+pub use crate::line::{EDGE_BYTES, LineDecoder, LineEncoder, SkippedEdge};
 pub use crate::sse::{SseDecoder, SseEncoder, SseEvent};
 
 /// The default bound on one frame or SSE event: 16 MiB.

@@ -3,9 +3,29 @@
 //! One frame per line, terminated by `\n` (a `\r` just before it is accepted
 //! and removed too). Blank lines between frames are skipped.
 
+use std::collections::VecDeque;
+
 use bytes::{Buf, Bytes, BytesMut};
 
 use crate::{CodecError, DEFAULT_MAX_FRAME};
+
+/// Bytes kept of each end of a skipped line.
+pub const EDGE_BYTES: usize = 256;
+
+/// Skipped-line ends kept until taken (older ones are dropped).
+const MAX_EDGES: usize = 4;
+
+/// One end of a line that was too long and was skipped, at most
+/// [`EDGE_BYTES`]: its first bytes, as soon as the line is known to be too
+/// long, and its last bytes (line ending removed), once its end arrives. A
+/// line that never ends has no `End`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkippedEdge {
+    /// The first bytes of the skipped line.
+    Start(Bytes),
+    /// The last bytes of the skipped line.
+    End(Bytes),
+}
 
 #[cfg(test)]
 mod tests;
@@ -32,6 +52,10 @@ pub struct LineDecoder {
     /// Set after an oversized line was reported: bytes are dropped until the
     /// next `\n`, which ends that line.
     discarding: bool,
+    /// The last bytes dropped of the line being skipped.
+    tail: Vec<u8>,
+    /// Ends of skipped lines not taken yet.
+    edges: VecDeque<SkippedEdge>,
 }
 
 impl LineDecoder {
@@ -46,7 +70,52 @@ impl LineDecoder {
             max_frame: max,
             next_index: 0,
             discarding: false,
+            tail: Vec::new(),
+            edges: VecDeque::new(),
         }
+    }
+
+    /// The next end of a skipped line, oldest first (see [`SkippedEdge`]).
+    /// After [`decode`](Self::decode) reports [`CodecError::FrameTooLarge`]
+    /// the line's `Start` is here; its `End` once a later call has seen the
+    /// line's newline (take edges before handling the frame that call
+    /// returns, to keep them in stream order). At most a few are kept.
+    pub fn take_skipped_edge(&mut self) -> Option<SkippedEdge> {
+        self.edges.pop_front()
+    }
+
+    fn push_edge(&mut self, edge: SkippedEdge) {
+        if self.edges.len() >= MAX_EDGES {
+            self.edges.pop_front();
+        }
+        self.edges.push_back(edge);
+    }
+
+    /// Keeps the last bytes of what is dropped of a skipped line: one more
+    /// than an edge, for a `\r` that may turn out to end the line.
+    fn keep_tail(&mut self, dropped: &[u8]) {
+        let from = dropped.len().saturating_sub(EDGE_BYTES + 1);
+        self.tail.extend_from_slice(&dropped[from..]);
+        let excess = self.tail.len().saturating_sub(EDGE_BYTES + 1);
+        self.tail.drain(..excess);
+    }
+
+    /// The skipped line ended: its `End` edge.
+    fn end_skip(&mut self) {
+        let mut tail = std::mem::take(&mut self.tail);
+        tail.truncate(strip_carriage_return(&tail).len());
+        let excess = tail.len().saturating_sub(EDGE_BYTES);
+        tail.drain(..excess);
+        self.push_edge(SkippedEdge::End(Bytes::from(tail)));
+    }
+
+    /// Both edges of a whole line that is too long.
+    fn skip_whole(&mut self, line: &[u8]) {
+        let start = Bytes::copy_from_slice(&line[..line.len().min(EDGE_BYTES)]);
+        self.push_edge(SkippedEdge::Start(start));
+        self.tail.clear();
+        self.keep_tail(line);
+        self.end_skip();
     }
 
     /// The largest frame, in bytes, this decoder accepts.
@@ -71,10 +140,13 @@ impl LineDecoder {
             if self.discarding {
                 match memchr::memchr(b'\n', buf) {
                     Some(newline) => {
+                        self.keep_tail(&buf[..newline]);
                         buf.advance(newline + 1);
                         self.discarding = false;
+                        self.end_skip();
                     }
                     None => {
+                        self.keep_tail(buf);
                         buf.clear();
                         return Ok(None);
                     }
@@ -95,6 +167,10 @@ impl LineDecoder {
                 if self.certainly_too_long(buf) {
                     // The window holds no newline; what lies beyond it is
                     // searched by the discarding step of the next call.
+                    let start = Bytes::copy_from_slice(&buf[..window_end.min(EDGE_BYTES)]);
+                    self.push_edge(SkippedEdge::Start(start));
+                    self.tail.clear();
+                    self.keep_tail(&buf[..window_end]);
                     buf.advance(window_end);
                     self.next_index = 0;
                     self.discarding = true;
@@ -109,6 +185,7 @@ impl LineDecoder {
             let mut line = buf.split_to(newline + 1).freeze();
             line.truncate(strip_carriage_return(&line[..newline]).len());
             if line.len() > self.max_frame {
+                self.skip_whole(&line);
                 return Err(self.too_large());
             }
             if !is_blank(&line) {
@@ -127,12 +204,15 @@ impl LineDecoder {
         self.next_index = 0;
         if std::mem::take(&mut self.discarding) {
             // The rest of an oversized line that was already reported.
+            self.keep_tail(buf);
             buf.clear();
+            self.end_skip();
             return Ok(None);
         }
         let mut line = buf.split().freeze();
         line.truncate(strip_carriage_return(&line).len());
         if line.len() > self.max_frame {
+            self.skip_whole(&line);
             return Err(self.too_large());
         }
         Ok((!is_blank(&line)).then_some(line))

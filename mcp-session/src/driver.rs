@@ -434,6 +434,10 @@ fn feed(shared: &Shared, msg: Option<Inbound>) -> bool {
             shared.core().handle_oversized_frame();
             false
         }
+        Some(Inbound::Skipped { edge, limit }) => {
+            shared.core().handle_skipped_edge(edge, limit);
+            false
+        }
         Some(Inbound::Closed(info)) => {
             close(shared, info);
             true

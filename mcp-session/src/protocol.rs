@@ -31,11 +31,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mcp_transport::RequestFailure;
+use mcp_transport::{RequestFailure, SkippedEdge};
 use mcp_types::{ErrorObject, Incoming, OutgoingNotification, OutgoingRequest, RequestId};
 use serde_json::value::RawValue;
 
 mod abandoned;
+mod skipped;
 mod stats;
 
 pub use abandoned::AbandonedIds;
@@ -293,6 +294,8 @@ pub struct ProtocolCore<W> {
     limits: CoreLimits,
     stats: ProtocolStats,
     closed: bool,
+    /// What the start of the line being skipped said it is (a response?).
+    skipped_response: Option<bool>,
 }
 
 impl<W> std::fmt::Debug for ProtocolCore<W> {
@@ -321,6 +324,7 @@ impl<W> ProtocolCore<W> {
             limits,
             stats: ProtocolStats::default(),
             closed: false,
+            skipped_response: None,
         }
     }
 
@@ -487,6 +491,27 @@ impl<W> ProtocolCore<W> {
     /// Records that the transport skipped an oversized frame.
     pub fn handle_oversized_frame(&mut self) {
         self.violation(Violation::Oversized);
+    }
+
+    /// Takes one end of a line the transport skipped for being over
+    /// `limit` bytes. When the ends show it was the response to one of our
+    /// requests (see `protocol/skipped.rs`), that request fails at once with
+    /// [`RequestFailure::TooLarge`] instead of waiting for its deadline.
+    pub fn handle_skipped_edge(&mut self, edge: SkippedEdge, limit: usize) {
+        let id = match edge {
+            SkippedEdge::Start(bytes) => {
+                let says = skipped::read_start(&bytes);
+                self.skipped_response = says.response;
+                says.id.filter(|_| says.response == Some(true))
+            }
+            SkippedEdge::End(bytes) => match self.skipped_response.take() {
+                Some(true) => skipped::read_end(&bytes),
+                _ => None,
+            },
+        };
+        if let Some(id) = id {
+            self.handle_request_failed(id, RequestFailure::TooLarge { limit });
+        }
     }
 
     /// Expires every request whose deadline is at or before `now`.

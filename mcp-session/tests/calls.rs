@@ -379,12 +379,10 @@ async fn garbage_is_a_protocol_violation_not_a_failure() {
     assert_eq!(session.stats().violations, 1);
 }
 
-#[tokio::test]
-async fn an_oversized_line_is_a_violation_and_the_call_times_out() {
-    let script = Script::legacy().tool("big", Behavior::Oversized { bytes: 64 * 1024 });
-    let mut cfg = stdio(&script, None).config().clone();
-    cfg.max_frame = 16 * 1024;
-    let connector = Arc::new(mcp_transport::StdioConnector::new(cfg));
+/// A call whose answer goes over the frame bound fails at once, named, and
+/// the line is counted as a violation; the deadline (20 s here) is never
+/// reached.
+async fn an_oversized_answer_fails_at_once(connector: Arc<dyn mcp_transport::Connector>) {
     let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
     let mut events = session.take_events().unwrap();
     let err = session
@@ -392,13 +390,23 @@ async fn an_oversized_line_is_a_violation_and_the_call_times_out() {
             "big",
             Default::default(),
             CallToolOptions {
-                timeout: Some(Duration::from_millis(500)),
+                timeout: Some(Duration::from_secs(20)),
                 ..Default::default()
             },
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            SessionError::Http {
+                failure: mcp_transport::RequestFailure::TooLarge { limit: 16384 },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("larger than 16384 bytes"), "{err}");
     let ev = events.try_next();
     assert!(
         matches!(
@@ -407,6 +415,33 @@ async fn an_oversized_line_is_a_violation_and_the_call_times_out() {
         ),
         "{ev:?}"
     );
+    // The session goes on.
+    assert!(session.ping().await.is_ok());
+}
+
+#[tokio::test]
+async fn an_oversized_answer_with_its_id_first_fails_its_call_at_once() {
+    let script = Script::legacy().tool("big", Behavior::Oversized { bytes: 64 * 1024 });
+    let mut cfg = stdio(&script, None).config().clone();
+    cfg.max_frame = 16 * 1024;
+    an_oversized_answer_fails_at_once(Arc::new(mcp_transport::StdioConnector::new(cfg))).await;
+}
+
+#[tokio::test]
+async fn an_oversized_answer_with_its_id_last_fails_its_call_at_once() {
+    // The TypeScript SDK's member order: result first, id last. A shell
+    // server answers `initialize`, then the call with 64 KiB of text, then
+    // pings.
+    let answer = r#"id=$(printf '%s' "$l" | sed -E 's/.*"id":([0-9]+).*/\1/')"#;
+    let server = format!(
+        r#"read -r l; {answer}; printf '{{"jsonrpc":"2.0","id":%s,"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"s","version":"1"}}}}}}\n' "$id"
+read -r l
+read -r l; {answer}; printf '{{"result":{{"content":[{{"type":"text","id":1,"text":"'; head -c 65536 /dev/zero | tr '\0' x; printf '"}}]}},"jsonrpc":"2.0","id":%s}}\n' "$id"
+while read -r l; do {answer}; printf '{{"jsonrpc":"2.0","id":%s,"result":{{}}}}\n' "$id"; done"#
+    );
+    let mut cfg = mcp_transport::StdioConfig::new("sh").args(["-c", server.as_str()]);
+    cfg.max_frame = 16 * 1024;
+    an_oversized_answer_fails_at_once(Arc::new(mcp_transport::StdioConnector::new(cfg))).await;
 }
 
 #[tokio::test]

@@ -161,6 +161,17 @@ pub enum Inbound {
     /// An incoming frame was rejected (over the size limit, say). The transport
     /// skipped it and goes on; the session decides what that means.
     FrameError(TransportError),
+    /// One end of a line skipped for being over `limit` bytes (stdio): its
+    /// first bytes as soon as it is known to be too long (just before the
+    /// `FrameError`), its last bytes once it ended (before any later frame). The session may find in them which request the line answered
+    /// and fail that request at once instead of at its deadline.
+    Skipped {
+        /// The start or the end of the skipped line, at most
+        /// [`mcp_codec::EDGE_BYTES`].
+        edge: mcp_codec::SkippedEdge,
+        /// The frame bound the line went over.
+        limit: usize,
+    },
     /// A request (by id) will get no answer through this transport, for this
     /// reason (message-based transports only).
     RequestFailed {

@@ -39,6 +39,7 @@ pub use connection::{
 };
 pub use error::TransportError;
 pub use http::{CredentialProvider, HttpConfig, HttpConnector, SseConnector, StaticHeader};
+pub use mcp_codec::SkippedEdge;
 pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};
 pub use stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
 pub use stdio::{SAFE_ENV_VARS, StdioConfig, StdioConnector};

@@ -81,6 +81,16 @@ where
     }
 }
 
+/// Hands the session the ends of skipped lines; false when it is gone.
+async fn send_edges(decoder: &mut LineDecoder, tx: &mpsc::Sender<Inbound>, limit: usize) -> bool {
+    while let Some(edge) = decoder.take_skipped_edge() {
+        if tx.send(Inbound::Skipped { edge, limit }).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(
     mut reader: R,
     tx: mpsc::Sender<Inbound>,
@@ -97,7 +107,12 @@ async fn read_loop<R: AsyncRead + Unpin>(
     // brought it may each have been small).
     let mut large_frame = false;
     let reason = loop {
-        match decoder.decode(&mut buf) {
+        let decoded = decoder.decode(&mut buf);
+        // The ends of a skipped line go before the frame that followed it.
+        if !send_edges(&mut decoder, &tx, max_frame).await {
+            return;
+        }
+        match decoded {
             Ok(Some(frame)) => {
                 large_frame |= frame.len() >= LARGE_READ;
                 if tx.send(Inbound::Frame(frame)).await.is_err() {
@@ -131,7 +146,11 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Ok(0) => {
                 // Deliver a last line that had no newline, then report the end.
                 loop {
-                    match decoder.decode_eof(&mut buf) {
+                    let decoded = decoder.decode_eof(&mut buf);
+                    if !send_edges(&mut decoder, &tx, max_frame).await {
+                        return;
+                    }
+                    match decoded {
                         Ok(Some(frame)) => {
                             if tx.send(Inbound::Frame(frame)).await.is_err() {
                                 return;

@@ -22,17 +22,30 @@ async fn open(config: StdioConfig) -> Connection {
     StdioConnector::new(config).connect().await.expect("spawn")
 }
 
-/// Collects frames until the connection closes (bounded by a deadline).
+/// Collects frames until the connection closes (bounded by a deadline);
+/// counts frame errors, and keeps the ends of skipped lines.
 async fn drain(conn: &mut Connection) -> (Vec<Bytes>, usize, ExitInfo) {
+    let (frames, errors, _, info) = drain_with_edges(conn).await;
+    (frames, errors, info)
+}
+
+async fn drain_with_edges(
+    conn: &mut Connection,
+) -> (Vec<Bytes>, usize, Vec<mcp_transport::SkippedEdge>, ExitInfo) {
     let mut frames = Vec::new();
     let mut errors = 0;
+    let mut edges = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, conn.inbound.recv()).await {
             Ok(Some(Inbound::Frame(f))) => frames.push(f),
             Ok(Some(Inbound::FrameError(_))) => errors += 1,
-            Ok(Some(Inbound::Closed(info))) => return (frames, errors, info),
+            Ok(Some(Inbound::Skipped { edge, limit })) => {
+                assert!(limit > 0);
+                edges.push(edge);
+            }
+            Ok(Some(Inbound::Closed(info))) => return (frames, errors, edges, info),
             Ok(Some(other)) => panic!("a stream transport sent {other:?}"),
             Ok(None) => panic!("inbound ended without Closed"),
             Err(_) => panic!("connection did not close in time"),
@@ -159,9 +172,18 @@ async fn an_oversized_line_is_a_frame_error_and_reading_goes_on() {
     let mut config = sh("head -c 5000 /dev/zero | tr '\\0' a; echo; echo ok");
     config.max_frame = 1000;
     let mut conn = open(config).await;
-    let (frames, errors, _) = drain(&mut conn).await;
+    let (frames, errors, edges, _) = drain_with_edges(&mut conn).await;
     assert_eq!(errors, 1);
     assert_eq!(frames, vec![Bytes::from_static(b"ok")]);
+    // Its two ends came first, so the session can tell what it answered.
+    let a = Bytes::from(vec![b'a'; mcp_codec::EDGE_BYTES]);
+    assert_eq!(
+        edges,
+        [
+            mcp_transport::SkippedEdge::Start(a.clone()),
+            mcp_transport::SkippedEdge::End(a)
+        ]
+    );
 }
 
 #[tokio::test]

@@ -231,3 +231,86 @@ fn defaults_are_bounded() {
     assert_eq!(LineDecoder::default().max_frame(), crate::DEFAULT_MAX_FRAME);
     assert_eq!(LineEncoder::default().max_frame(), crate::DEFAULT_MAX_FRAME);
 }
+
+/// Every edge left behind after feeding `chunks` (decoding after each),
+/// with the frames decoded.
+fn edges_of(max: usize, chunks: &[&[u8]]) -> (Vec<super::SkippedEdge>, Vec<String>) {
+    let mut decoder = LineDecoder::with_max_frame(max);
+    let mut buf = BytesMut::new();
+    let mut edges = Vec::new();
+    let mut frames = Vec::new();
+    let mut step = |decoder: &mut LineDecoder, buf: &mut BytesMut, eof: bool| loop {
+        let result = if eof {
+            decoder.decode_eof(buf)
+        } else {
+            decoder.decode(buf)
+        };
+        while let Some(edge) = decoder.take_skipped_edge() {
+            edges.push(edge);
+        }
+        match result {
+            Ok(Some(frame)) => frames.push(String::from_utf8(frame.to_vec()).unwrap()),
+            Ok(None) => return,
+            Err(_) => {}
+        }
+    };
+    for chunk in chunks {
+        buf.extend_from_slice(chunk);
+        step(&mut decoder, &mut buf, false);
+    }
+    step(&mut decoder, &mut buf, true);
+    (edges, frames)
+}
+
+#[test]
+fn a_skipped_line_leaves_its_two_ends_behind() {
+    use super::{EDGE_BYTES, SkippedEdge};
+    let head = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"{}",
+        "a".repeat(300)
+    );
+    let line = format!("{head}{}\",\"end\":1}}", "b".repeat(5000));
+    let input = format!("{line}\r\n{{\"next\":1}}\n");
+    let expect_start = Bytes::copy_from_slice(&line.as_bytes()[..EDGE_BYTES]);
+    let expect_end = Bytes::copy_from_slice(&line.as_bytes()[line.len() - EDGE_BYTES..]);
+    // Whatever the chunking, and whether the line is seen whole or not.
+    for chunk in [1, 7, 100, 1000, 100_000] {
+        let chunks: Vec<&[u8]> = input.as_bytes().chunks(chunk).collect();
+        let (edges, frames) = edges_of(1024, &chunks);
+        assert_eq!(
+            edges,
+            [
+                SkippedEdge::Start(expect_start.clone()),
+                SkippedEdge::End(expect_end.clone())
+            ],
+            "chunks of {chunk}"
+        );
+        assert_eq!(frames, ["{\"next\":1}"]);
+    }
+    // A line that ends with the input has an end too. Its start is what was
+    // seen when it became certain the line is too long (bound + 2 bytes).
+    let (edges, _) = edges_of(8, &[b"0123456789abc"]);
+    assert_eq!(
+        edges,
+        [
+            SkippedEdge::Start(Bytes::from_static(b"0123456789")),
+            SkippedEdge::End(Bytes::from_static(b"0123456789abc"))
+        ]
+    );
+    // Frames within the bound leave nothing.
+    assert!(edges_of(1024, &[b"{\"a\":1}\n"]).0.is_empty());
+}
+
+#[test]
+fn edges_not_taken_are_bounded() {
+    let line = format!("{}\n", "x".repeat(100));
+    let input = line.repeat(50);
+    let mut decoder = LineDecoder::with_max_frame(10);
+    let mut buf = BytesMut::from(input.as_bytes());
+    while decoder.decode(&mut buf).is_err() {}
+    let mut kept = 0;
+    while decoder.take_skipped_edge().is_some() {
+        kept += 1;
+    }
+    assert!(kept <= 4, "{kept}");
+}
