@@ -175,7 +175,10 @@ impl Link {
                     },
                     // 2026: every request names its method in a header.
                     headers: if meta.is_some() {
-                        vec![("Mcp-Method".to_owned(), R::METHOD.to_owned())]
+                        vec![(
+                            mcp_types::headers::MCP_METHOD.to_owned(),
+                            R::METHOD.to_owned(),
+                        )]
                     } else {
                         Vec::new()
                     },

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_types::headers;
 use mcp_types::requests::{
     ListPrompts, ListResourceTemplates, ListResources, SetLevel, Subscribe, Unsubscribe,
 };
@@ -277,11 +278,11 @@ impl Session<Ready> {
         if !self.is_modern() {
             return Vec::new();
         }
-        let mut headers = vec![("Mcp-Method".to_owned(), method.to_owned())];
+        let mut headers = vec![(headers::MCP_METHOD.to_owned(), method.to_owned())];
         if !name.is_empty() {
             headers.push((
-                "Mcp-Name".to_owned(),
-                mcp_transport::http::param_headers::encode_header_value(name),
+                headers::MCP_NAME.to_owned(),
+                headers::encode_header_value(name),
             ));
         }
         headers

@@ -20,7 +20,7 @@ use crate::SessionError;
 use crate::driver::CallOptions;
 use crate::paginate::Paginator;
 use crate::plain_schema::PlainSchema;
-use mcp_transport::http::param_headers::{self, ParamHeader};
+use mcp_types::headers::{self as param_headers, ParamHeader};
 
 use crate::params::Params;
 use crate::rounds::OutcomeOptions;

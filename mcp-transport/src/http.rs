@@ -45,9 +45,9 @@
 //! and its value is marked sensitive. No error's `Display` or `Debug` holds a
 //! request body, a header value, a token or a URL path.
 //!
-//! The [`param_headers`] functions encode the 2026-07-28 `Mcp-Name` and
-//! `Mcp-Param-*` header values and validate `x-mcp-header` annotations; the
-//! session computes a request's headers with them.
+//! The 2026-07-28 per-message headers (`Mcp-Method`, `Mcp-Name`,
+//! `Mcp-Param-*`) come finished from the session (their rules are in
+//! `mcp_types::headers`); this transport only sends them.
 
 mod body;
 mod client;
@@ -57,7 +57,6 @@ mod credentials;
 mod envelope;
 mod get_stream;
 mod legacy_sse;
-pub mod param_headers;
 mod post;
 mod streamable;
 

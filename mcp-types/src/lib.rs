@@ -74,6 +74,7 @@ pub mod discover;
 pub mod dispatch;
 pub mod elicitation;
 pub mod error;
+pub mod headers;
 pub mod initialize;
 pub mod input_required;
 pub mod jsonrpc;

@@ -1,9 +1,10 @@
-//! The 2026-07-28 request headers mirrored from the body: value encoding
-//! (`Mcp-Name`, `Mcp-Param-*`) and the `x-mcp-header` annotations of a tool's
-//! `inputSchema`.
+//! The 2026-07-28 HTTP request headers mirrored from the body: their names,
+//! value encoding (`Mcp-Name`, `Mcp-Param-*`) and the `x-mcp-header`
+//! annotations of a tool's `inputSchema`.
 //!
-//! The session computes the headers of each request with these functions and
-//! hands them to the transport in [`OutboundFrame::headers`](crate::OutboundFrame::headers).
+//! Protocol rules, not transport ones: the session computes the headers of
+//! each request with these functions and hands the transport finished
+//! name/value pairs; the transport knows no tool schema.
 //!
 //! Value encoding (spec, "Value Encoding"): strings are sent as they are when
 //! every character is visible ASCII or an inner space, they have no leading or
@@ -14,6 +15,10 @@
 use base64::Engine as _;
 use serde_json::Value;
 
+/// The header naming a request's method.
+pub const MCP_METHOD: &str = "Mcp-Method";
+/// The header naming the tool, prompt or resource a request is about.
+pub const MCP_NAME: &str = "Mcp-Name";
 /// The prefix of every parameter header: `Mcp-Param-{x-mcp-header}`.
 pub const MCP_PARAM_PREFIX: &str = "Mcp-Param-";
 /// The annotation keyword in a property's schema.
@@ -92,47 +97,62 @@ impl ParamHeader {
 /// `Display` leaves the location out: it is made of the server's property
 /// names, which may hold control characters. Get it from
 /// [`HeaderAnnotationProblem::location`] and show it escaped.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HeaderAnnotationProblem {
     /// The annotation is not a string.
-    #[error("x-mcp-header is not a string")]
     NotAString {
         /// Where the annotation is.
         location: String,
     },
     /// The annotation is empty.
-    #[error("x-mcp-header is empty")]
     Empty {
         /// Where the annotation is.
         location: String,
     },
     /// The annotation is not an HTTP field-name token (space, colon,
     /// non-ASCII or control characters …).
-    #[error("x-mcp-header is not a valid header name token")]
     NotAToken {
         /// Where the annotation is.
         location: String,
     },
     /// The annotated property is not of type integer, string or boolean.
-    #[error("x-mcp-header is on a property that is not integer, string or boolean")]
     NotPrimitive {
         /// Where the annotation is.
         location: String,
     },
     /// Two annotations share a name (compared case-insensitively).
-    #[error("x-mcp-header repeats the name of another annotation")]
     Duplicate {
         /// Where the second annotation is.
         location: String,
     },
     /// The annotation is not on a property reachable from the root through
     /// `properties` keys only (it is under `items`, `oneOf`, `$defs` …).
-    #[error("x-mcp-header is not on a statically reachable property")]
     NotReachable {
         /// Where the annotation is.
         location: String,
     },
+}
+
+impl std::fmt::Display for HeaderAnnotationProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HeaderAnnotationProblem::NotAString { .. } => "x-mcp-header is not a string",
+            HeaderAnnotationProblem::Empty { .. } => "x-mcp-header is empty",
+            HeaderAnnotationProblem::NotAToken { .. } => {
+                "x-mcp-header is not a valid header name token"
+            }
+            HeaderAnnotationProblem::NotPrimitive { .. } => {
+                "x-mcp-header is on a property that is not integer, string or boolean"
+            }
+            HeaderAnnotationProblem::Duplicate { .. } => {
+                "x-mcp-header repeats the name of another annotation"
+            }
+            HeaderAnnotationProblem::NotReachable { .. } => {
+                "x-mcp-header is not on a statically reachable property"
+            }
+        })
+    }
 }
 
 impl HeaderAnnotationProblem {
