@@ -1,19 +1,7 @@
-//! Era negotiation, by the spec's rules for stdio and for HTTP.
-//!
-//! `Auto` probes with `server/discover` at 2026-07-28:
-//!
-//! | probe outcome | stdio | HTTP |
-//! |---|---|---|
-//! | a `DiscoverResult` listing 2026-07-28 | modern | modern |
-//! | `-32022` listing a modern version we speak | retry once | retry once |
-//! | `-32022` listing only legacy versions | legacy | legacy |
-//! | `-32020` / `-32021` (recognised modern errors) | error | error |
-//! | any other JSON-RPC error (HTTP: in a 200, or a 4xx body, `id` null or not) | legacy | legacy |
-//! | a plain or empty 4xx, an empty 2xx | — | legacy |
-//! | 401 / 403 | — | authentication error (the credential provider had its retry) |
-//! | 5xx, network error | — | error, never a downgrade |
-//! | no answer within the probe timeout | legacy | error |
-//! | the server exited | respawn it, then legacy | — |
+//! Era negotiation: sends the probe and follows the verdict of the era
+//! decision table (`protocol/era.rs`, synchronous, with the table in its
+//! docs): ask once more, start a stdio server again, `initialize`, go on
+//! without a handshake, or fail.
 //!
 //! Legacy means `initialize` offering 2025-11-25 with no session id and no
 //! 2026 version header; over HTTP, if that `initialize` fails with 400, 404 or
@@ -25,14 +13,16 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_transport::RequestFailure;
-use mcp_types::{DiscoverResult, Era, ErrorObject, ProtocolVersion, error_codes};
+use mcp_types::{DiscoverResult, Era, ProtocolVersion};
 
 use crate::SessionError;
 use crate::config::Negotiation;
+use crate::protocol::era::{
+    ProbeVerdict, asks_for_retry, judge_probe, offers_modern, wants_fallback,
+};
 use crate::session::{Failed, Link, Ready, Session, Spawned, modern_request_meta};
 
-/// What the probe told us.
+/// What the probe told us, once retries are done.
 enum Verdict {
     Modern(Box<DiscoverResult>),
     Legacy,
@@ -114,30 +104,6 @@ async fn legacy(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spaw
     })
 }
 
-/// Whether a failed `initialize` over Streamable HTTP says "this is an older
-/// transport": 400, 404 or 405 without a modern JSON-RPC error in the body.
-fn wants_fallback(e: &SessionError) -> bool {
-    match e {
-        SessionError::Http {
-            failure: RequestFailure::Status { status, error, .. },
-            ..
-        } => matches!(status, 400 | 404 | 405) && modern_error_code(error.as_deref()).is_none(),
-        _ => false,
-    }
-}
-
-/// The code of a recognised modern JSON-RPC error in an HTTP error body.
-fn modern_error_code(body: Option<&[u8]>) -> Option<i64> {
-    let error: ErrorObject = serde_json::from_slice(body?).ok()?;
-    matches!(
-        error.code,
-        error_codes::UNSUPPORTED_PROTOCOL_VERSION
-            | error_codes::HEADER_MISMATCH
-            | error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY
-    )
-    .then_some(error.code)
-}
-
 pub(crate) async fn discover(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spawned>> {
     let meta = modern_request_meta(&session.link.config);
     let timing = session.link.timing(session.link.config.request_timeout);
@@ -157,13 +123,6 @@ pub(crate) async fn discover(session: Session<Spawned>) -> Result<Session<Ready>
     }
 }
 
-/// Whether an error is `-32022` listing a modern version we speak (as a
-/// JSON-RPC answer or in an HTTP error body).
-fn asks_for_retry(e: &SessionError) -> bool {
-    e.error_object()
-        .is_some_and(|error| matches!(judge_error(error), ErrorVerdict::Retry))
-}
-
 /// Sends the probe and reads the verdict. At most one retry (on `-32022`
 /// naming a modern version we speak).
 async fn probe(session: Session<Spawned>) -> Result<(Session<Spawned>, Verdict), Failed<Spawned>> {
@@ -178,115 +137,20 @@ async fn probe(session: Session<Spawned>) -> Result<(Session<Spawned>, Verdict),
         open_ended: false,
     };
     for _attempt in 0..2 {
-        let result = session
+        let answer = session
             .link
             .request::<mcp_types::requests::Discover>(&Default::default(), Some(&meta), timing)
             .await;
-        let stdio = session.link.connector.is_stdio();
-        let verdict = match result {
-            Ok(result) => {
-                if offers_modern(&result.supported_versions) {
-                    Verdict::Modern(Box::new(result))
-                } else {
-                    Verdict::Legacy
-                }
-            }
-            Err(SessionError::Server { code, error, .. }) => match judge_error(*error) {
-                ErrorVerdict::Retry => continue,
-                ErrorVerdict::Legacy => Verdict::Legacy,
-                ErrorVerdict::Refused(error) => {
-                    return Err(Failed::Recoverable(
-                        SessionError::NegotiationRefused { code, error },
-                        session,
-                    ));
-                }
-            },
-            Err(SessionError::Http { failure, method }) => match failure {
-                RequestFailure::Status {
-                    status: 401 | 403, ..
-                } => {
-                    return Err(Failed::Recoverable(
-                        SessionError::Http { failure, method },
-                        session,
-                    ));
-                }
-                RequestFailure::Status { status, error, .. }
-                    if (400..500).contains(&status) || (200..300).contains(&status) =>
-                {
-                    let parsed = error
-                        .as_deref()
-                        .and_then(|b| serde_json::from_slice::<ErrorObject>(b).ok());
-                    match parsed.map(judge_error) {
-                        Some(ErrorVerdict::Retry) => continue,
-                        Some(ErrorVerdict::Refused(error)) => {
-                            let code = error.code;
-                            return Err(Failed::Recoverable(
-                                SessionError::NegotiationRefused { code, error },
-                                session,
-                            ));
-                        }
-                        // A JSON-RPC error that is not a modern one, a plain
-                        // or empty 4xx, an empty 2xx: a legacy server.
-                        Some(ErrorVerdict::Legacy) | None => Verdict::Legacy,
-                    }
-                }
-                // 5xx, network errors, broken streams: no downgrade.
-                failure => {
-                    return Err(Failed::Recoverable(
-                        SessionError::Http { failure, method },
-                        session,
-                    ));
-                }
-            },
-            Err(SessionError::Timeout { .. }) if stdio => Verdict::Legacy,
-            Err(SessionError::BadResult { .. }) => Verdict::Legacy,
-            Err(e) if e.is_dead() && stdio => Verdict::Respawn,
-            Err(e) => return Err(Failed::Recoverable(e, session)),
+        let verdict = match judge_probe(answer, session.link.connector.is_stdio()) {
+            ProbeVerdict::Modern(result) => Verdict::Modern(result),
+            ProbeVerdict::Legacy => Verdict::Legacy,
+            ProbeVerdict::Respawn => Verdict::Respawn,
+            ProbeVerdict::Retry => continue,
+            ProbeVerdict::Fail(e) => return Err(Failed::Recoverable(e, session)),
         };
         return Ok((session, verdict));
     }
     Ok((session, Verdict::Legacy))
-}
-
-/// What a JSON-RPC error answer to the probe means.
-enum ErrorVerdict {
-    /// `-32022` naming a modern version we speak: ask again.
-    Retry,
-    /// Not a modern answer (or `-32022` naming only legacy versions).
-    Legacy,
-    /// A recognised modern refusal: never a downgrade.
-    Refused(Box<ErrorObject>),
-}
-
-fn judge_error(error: ErrorObject) -> ErrorVerdict {
-    match error.code {
-        error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
-            let supported = error
-                .data_as::<mcp_types::UnsupportedProtocolVersionData>()
-                .ok()
-                .flatten()
-                .map(|d| d.supported)
-                .unwrap_or_default();
-            // We only speak one modern version; a server that lists it asked
-            // for a retry, which is the spec's answer to -32022.
-            if offers_modern(&supported) {
-                ErrorVerdict::Retry
-            } else {
-                ErrorVerdict::Legacy
-            }
-        }
-        error_codes::HEADER_MISMATCH | error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
-            ErrorVerdict::Refused(Box::new(error))
-        }
-        _ => ErrorVerdict::Legacy,
-    }
-}
-
-fn offers_modern(versions: &[String]) -> bool {
-    versions
-        .iter()
-        .filter_map(|v| ProtocolVersion::parse(v))
-        .any(|v| v.era() == Era::Modern)
 }
 
 async fn respawn(session: Session<Spawned>) -> Result<Session<Spawned>, Failed<Spawned>> {

@@ -36,6 +36,7 @@ use mcp_types::{ErrorObject, Incoming, OutgoingNotification, OutgoingRequest, Re
 use serde_json::value::RawValue;
 
 mod abandoned;
+pub(crate) mod era;
 mod skipped;
 mod stats;
 
