@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use mcp_transport::{CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame, TransportError};
-use mcp_types::{ErrorObject, OutgoingError, OutgoingResult, RequestId, error_codes};
+use mcp_types::{RequestId, ServerRequestMessage};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::SessionError;
 use crate::events::{SessionEvent, SessionEvents};
@@ -43,7 +43,6 @@ pub(crate) struct Shared {
     events: mpsc::Sender<SessionEvent>,
     dropped_events: AtomicU64,
     handlers: ClientHandlers,
-    server_requests: Arc<Semaphore>,
     /// Bumped by each `list_changed` notification, per kind (tools,
     /// resources, prompts), so a listing can tell it is stale.
     generations: [AtomicU64; 3],
@@ -83,8 +82,10 @@ impl Shared {
         handlers: ClientHandlers,
     ) -> (Arc<Shared>, SessionEvents) {
         let (events_tx, events_rx) = mpsc::channel(event_queue.max(1));
+        let mut core = ProtocolCore::new(limits);
+        core.set_offered(&handlers.capabilities());
         let shared = Arc::new(Shared {
-            core: Mutex::new(ProtocolCore::new(limits)),
+            core: Mutex::new(core),
             outbound,
             wake: Notify::new(),
             exit: Mutex::new(None),
@@ -92,7 +93,6 @@ impl Shared {
             events: events_tx,
             dropped_events: AtomicU64::new(0),
             handlers,
-            server_requests: Arc::new(Semaphore::new(MAX_SERVER_REQUESTS)),
             generations: Default::default(),
             subscriptions: Mutex::new(Vec::new()),
             next_subscription: AtomicU64::new(1),
@@ -479,9 +479,7 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::S
                 let _ = tx.try_send(params);
             }
         }
-        CoreEvent::ServerRequest { id, method, params } => {
-            answer_server_request(shared, id, &method, params)
-        }
+        CoreEvent::ServerRequest { id, request } => answer_server_request(shared, id, *request),
         CoreEvent::Notification { method, params } => {
             if let Some(kind) = ListKind::from_notification(&method) {
                 shared.generations[kind as usize].fetch_add(1, Ordering::AcqRel);
@@ -502,82 +500,14 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::S
     }
 }
 
-/// At most this many server requests are handled at once; more are refused
-/// (never queued without bound).
-const MAX_SERVER_REQUESTS: usize = 32;
-
-/// Answers a request the server sent us. `ping` is answered at once; the rest
-/// go to the host's handlers on a task of their own, so a slow handler never
-/// holds up responses to our own requests.
-fn answer_server_request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Option<Bytes>) {
-    if method == "ping" {
-        let empty = serde_json::Map::new();
-        queue_answer(shared, &id, Ok(serde_json::Value::Object(empty)));
-        return;
-    }
-    let raw: Option<Box<RawValue>> = match params.as_deref().map(serde_json::from_slice) {
-        Some(Ok(raw)) => Some(raw),
-        Some(Err(_)) => {
-            queue_answer(shared, &id, Err(invalid_params(method)));
-            return;
-        }
-        None => None,
-    };
-    let request = match mcp_types::ServerRequestMessage::parse(method, raw.as_deref()) {
-        Ok(mcp_types::ServerRequestMessage::Unknown { .. }) => {
-            let error = ErrorObject {
-                code: error_codes::METHOD_NOT_FOUND,
-                message: format!("this client does not support `{method}`"),
-                data: None,
-            };
-            queue_answer(shared, &id, Err(error));
-            return;
-        }
-        Ok(request) => request,
-        Err(_) => {
-            queue_answer(shared, &id, Err(invalid_params(method)));
-            return;
-        }
-    };
-    let Ok(permit) = Arc::clone(&shared.server_requests).try_acquire_owned() else {
-        let error = ErrorObject {
-            code: error_codes::INTERNAL_ERROR,
-            message: "this client is handling too many requests at once".to_owned(),
-            data: None,
-        };
-        queue_answer(shared, &id, Err(error));
-        return;
-    };
+/// Hands a server request the core admitted to the host's handler, on a task
+/// of its own, so a slow handler never holds up responses to our own
+/// requests; the core sends the answer.
+fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerRequestMessage) {
     let task_shared = Arc::clone(shared);
     tokio::spawn(async move {
         let answer = task_shared.handlers.answer(request).await;
-        queue_answer(&task_shared, &id, answer);
-        drop(permit);
+        task_shared.core().answer_server_request(&id, answer);
+        task_shared.wake.notify_one();
     });
-}
-
-fn invalid_params(method: &str) -> ErrorObject {
-    ErrorObject {
-        code: error_codes::INVALID_PARAMS,
-        message: format!("the params of `{method}` do not match the protocol"),
-        data: None,
-    }
-}
-
-/// Queues the answer to a server request for the driver to send.
-fn queue_answer(shared: &Shared, id: &RequestId, answer: Result<serde_json::Value, ErrorObject>) {
-    let frame = match &answer {
-        Ok(result) => serde_json::to_vec(&OutgoingResult { id, result }),
-        Err(error) => serde_json::to_vec(&OutgoingError {
-            id: Some(id),
-            error,
-        }),
-    };
-    match frame {
-        Ok(bytes) => {
-            shared.core().queue_frame(Bytes::from(bytes));
-            shared.wake.notify_one();
-        }
-        Err(e) => tracing::error!(error = %e, "could not serialise an answer to the server"),
-    }
 }

@@ -20,6 +20,8 @@ use mcp_types::{
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+use crate::protocol::server_requests;
+
 /// Why a handler did not produce an answer; sent to the server as a JSON-RPC
 /// error. The message is the host's words (it goes to the server, so it must
 /// not carry secrets).
@@ -239,30 +241,24 @@ impl ClientHandlers {
         caps
     }
 
-    /// Answers one server request, as the JSON of its result.
+    /// Answers one server request, as the JSON of its result. The core
+    /// admitted it first (`protocol::server_requests::admit`: a declared
+    /// feature, in a declared mode); what is left here is the host's part.
     pub(crate) async fn answer(&self, request: ServerRequestMessage) -> Result<Value, ErrorObject> {
+        let refused = |method: &str| Err(server_requests::method_not_found(method));
         match request {
             ServerRequestMessage::Ping(_) => Ok(Value::Object(Map::new())),
-            ServerRequestMessage::CreateMessage(params) => {
-                let Some(handler) = &self.sampling else {
-                    return Err(unsupported("sampling/createMessage", "sampling"));
-                };
-                if !handler.supports_tools() && sampling_uses_tools(&params) {
-                    return Err(HandlerError::invalid_params(
-                        "this client did not declare sampling.tools; tools are not allowed in sampling requests",
-                    )
-                    .to_error_object());
-                }
-                let result = handler.create_message(params).await;
-                to_json(result)
-            }
+            ServerRequestMessage::CreateMessage(params) => match &self.sampling {
+                Some(handler) => to_json(handler.create_message(params).await),
+                None => refused("sampling/createMessage"),
+            },
             ServerRequestMessage::Elicit(params) => {
                 let Some(handler) = &self.elicitation else {
-                    return Err(unsupported("elicitation/create", "elicitation"));
+                    return refused("elicitation/create");
                 };
                 let request = match params {
-                    ElicitParams::Form(form) if handler.supports_form() => Elicitation::Form(form),
-                    ElicitParams::Url(url) if handler.supports_url() => {
+                    ElicitParams::Form(form) => Elicitation::Form(form),
+                    ElicitParams::Url(url) => {
                         let host = checked_url_host(&url.url).map_err(|e| e.to_error_object())?;
                         Elicitation::Url { params: url, host }
                     }
@@ -277,7 +273,7 @@ impl ClientHandlers {
             }
             ServerRequestMessage::ListRoots(_) => {
                 let Some(roots) = &self.roots else {
-                    return Err(unsupported("roots/list", "roots"));
+                    return refused("roots/list");
                 };
                 let result = ListRootsResult {
                     roots: roots.get().as_ref().clone(),
@@ -285,25 +281,8 @@ impl ClientHandlers {
                 };
                 to_json(Ok(result))
             }
-            other => {
-                let method = other.method().to_owned();
-                Err(ErrorObject {
-                    code: error_codes::METHOD_NOT_FOUND,
-                    message: format!("this client does not support `{method}`"),
-                    data: None,
-                })
-            }
+            other => refused(other.method()),
         }
-    }
-}
-
-fn unsupported(method: &str, feature: &str) -> ErrorObject {
-    ErrorObject {
-        code: error_codes::METHOD_NOT_FOUND,
-        message: format!(
-            "this client does not support {feature} (`{method}`): no handler registered"
-        ),
-        data: None,
     }
 }
 
@@ -314,16 +293,6 @@ fn to_json<T: serde::Serialize>(result: Result<T, HandlerError>) -> Result<Value
         }),
         Err(e) => Err(e.to_error_object()),
     }
-}
-
-/// Whether a sampling request carries tools, a tool choice, or tool
-/// use / result content.
-fn sampling_uses_tools(params: &CreateMessageParams) -> bool {
-    if params.tools.is_some() || params.tool_choice.is_some() {
-        return true;
-    }
-    let text = serde_json::to_string(&params.messages).unwrap_or_default();
-    text.contains("\"tool_use\"") || text.contains("\"tool_result\"")
 }
 
 /// The host of an elicitation URL; only `https` (or `http` on loopback) is

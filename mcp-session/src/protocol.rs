@@ -37,6 +37,7 @@ use serde_json::value::RawValue;
 
 mod abandoned;
 pub(crate) mod era;
+pub(crate) mod server_requests;
 mod skipped;
 mod stats;
 
@@ -140,6 +141,10 @@ impl RawResult {
 }
 
 /// The compact response prefix the fast path recognises.
+/// Server requests handed to the host at once; one more is refused (never
+/// queued without bound).
+pub(crate) const MAX_SERVER_REQUESTS: usize = 32;
+
 const FAST_PREFIX: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
 /// The prefix of the same response with `result` first, as the TypeScript
 /// SDK's servers write it (`{result, jsonrpc, id}`).
@@ -235,14 +240,15 @@ pub enum CoreEvent<W> {
         /// The raw notification params.
         params: Bytes,
     },
-    /// The server sent a request; the driver must answer it.
+    /// The server sent a request the host takes (a declared feature in a
+    /// declared mode; the core answered or refused the rest itself). The
+    /// driver hands it to the host's handler and gives the answer back with
+    /// [`ProtocolCore::answer_server_request`].
     ServerRequest {
         /// Its id (answer with this).
         id: RequestId,
-        /// Its method.
-        method: String,
-        /// Raw params.
-        params: Option<Bytes>,
+        /// The request, parsed.
+        request: Box<mcp_types::ServerRequestMessage>,
     },
     /// The server sent a notification (other than progress for our requests).
     Notification {
@@ -297,6 +303,10 @@ pub struct ProtocolCore<W> {
     closed: bool,
     /// What the start of the line being skipped said it is (a response?).
     skipped_response: Option<bool>,
+    /// The client features the host offers (what server requests may ask).
+    offered: server_requests::Offered,
+    /// Server requests handed to the host and not answered yet.
+    server_requests: usize,
 }
 
 impl<W> std::fmt::Debug for ProtocolCore<W> {
@@ -326,6 +336,8 @@ impl<W> ProtocolCore<W> {
             stats: ProtocolStats::default(),
             closed: false,
             skipped_response: None,
+            offered: server_requests::Offered::default(),
+            server_requests: 0,
         }
     }
 
@@ -455,12 +467,7 @@ impl<W> ProtocolCore<W> {
                 self.violation(Violation::ErrorWithoutId(error));
             }
             Incoming::Request { id, method, params } => {
-                let params = params.map(|p| frame.slice_ref(p.get().as_bytes()));
-                self.events.push_back(CoreEvent::ServerRequest {
-                    id,
-                    method: method.to_string(),
-                    params,
-                });
+                self.server_request(id, &method, params);
             }
             Incoming::Notification { method, params } => {
                 let params = params.map(|p| frame.slice_ref(p.get().as_bytes()));
@@ -573,6 +580,74 @@ impl<W> ProtocolCore<W> {
                 });
             }
         }
+    }
+
+    /// Sets the client features the host offers (from the capabilities the
+    /// session declares): a server request for anything else is refused by
+    /// the core, named after the feature.
+    pub(crate) fn set_offered(&mut self, capabilities: &mcp_types::ClientCapabilities) {
+        self.offered = server_requests::Offered::from_capabilities(capabilities);
+    }
+
+    /// Classifies a request of the server's: `ping` is answered at once; an
+    /// unknown method, params that do not parse, a feature the host does
+    /// not offer, or one request more than [`MAX_SERVER_REQUESTS`] handled
+    /// at once are refused; the rest go to the host.
+    fn server_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        use mcp_types::ServerRequestMessage;
+        let request = match ServerRequestMessage::parse(method, params) {
+            Ok(ServerRequestMessage::Ping(_)) => {
+                self.queue_answer(&id, Ok(serde_json::Value::Object(Default::default())));
+                return;
+            }
+            Ok(ServerRequestMessage::Unknown { .. }) => {
+                self.queue_answer(&id, Err(server_requests::method_not_found(method)));
+                return;
+            }
+            Ok(request) => request,
+            Err(_) => {
+                self.queue_answer(&id, Err(server_requests::invalid_params(method)));
+                return;
+            }
+        };
+        if let Err(refusal) = server_requests::admit(&request, self.offered) {
+            self.queue_answer(&id, Err(refusal));
+            return;
+        }
+        if self.server_requests >= MAX_SERVER_REQUESTS {
+            self.queue_answer(&id, Err(server_requests::too_many()));
+            return;
+        }
+        self.server_requests += 1;
+        self.events.push_back(CoreEvent::ServerRequest {
+            id,
+            request: Box::new(request),
+        });
+    }
+
+    /// The host's answer to a server request the core handed over
+    /// ([`CoreEvent::ServerRequest`]).
+    pub fn answer_server_request(
+        &mut self,
+        id: &RequestId,
+        answer: Result<serde_json::Value, ErrorObject>,
+    ) {
+        self.server_requests = self.server_requests.saturating_sub(1);
+        self.queue_answer(id, answer);
+    }
+
+    /// Queues a result or error answer to a request of the server's.
+    fn queue_answer(&mut self, id: &RequestId, answer: Result<serde_json::Value, ErrorObject>) {
+        let frame = match &answer {
+            Ok(result) => serde_json::to_vec(&mcp_types::OutgoingResult { id, result }),
+            Err(error) => serde_json::to_vec(&mcp_types::OutgoingError {
+                id: Some(id),
+                error,
+            }),
+        }
+        // Invariant: an id, a JSON value and an error object always serialise.
+        .expect("serialising an answer envelope");
+        self.queue_frame(Bytes::from(frame));
     }
 
     /// Queues a frame the driver must send (answers to server requests,

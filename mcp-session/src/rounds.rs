@@ -22,6 +22,7 @@ use crate::SessionError;
 use crate::driver::CallOptions;
 use crate::params::Params;
 use crate::protocol::RequestTiming;
+use crate::protocol::server_requests::{Offered, admit};
 use crate::session::{Ready, Session};
 
 /// Per-call settings of [`Session::call_outcome`].
@@ -118,9 +119,16 @@ impl Session<Ready> {
             });
         }
         let mut responses = Map::new();
+        // The same admission as a legacy server request: a declared feature,
+        // in a declared mode.
+        let offered = Offered::from_capabilities(&self.link.config.handlers.capabilities());
         for (key, request) in input.input_requests.unwrap_or_default() {
             let asked = request.request.method().to_owned();
-            match self.link.config.handlers.answer(request.request).await {
+            let answer = match admit(&request.request, offered) {
+                Ok(()) => self.link.config.handlers.answer(request.request).await,
+                Err(refusal) => Err(refusal),
+            };
+            match answer {
                 Ok(value) => {
                     responses.insert(key, value);
                 }

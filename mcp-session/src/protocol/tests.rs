@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mcp_types::error_codes;
 use serde_json::{Value, json};
 
 use super::*;
@@ -306,19 +307,96 @@ fn server_requests_and_notifications_are_routed_to_the_driver() {
         json!({"jsonrpc": "2.0", "method": "notifications/progress",
                      "params": {"progressToken": 12345, "progress": 1}}),
     );
+    // `ping` is the core's to answer; the notification goes to the driver.
+    assert_eq!(
+        h.transmitted(),
+        [json!({"jsonrpc": "2.0", "id": "s1", "result": {}})]
+    );
     let events = h.events();
-    assert_eq!(events.len(), 2, "stray progress is counted, not delivered");
-    match &events[0] {
-        CoreEvent::ServerRequest { id, method, .. } => {
-            assert_eq!(id, &RequestId::String("s1".into()));
-            assert_eq!(method, "ping");
-        }
-        other => panic!("unexpected {other:?}"),
-    }
+    assert_eq!(events.len(), 1, "stray progress is counted, not delivered");
     assert!(
-        matches!(&events[1], CoreEvent::Notification { method, .. } if method == "notifications/tools/list_changed")
+        matches!(&events[0], CoreEvent::Notification { method, .. } if method == "notifications/tools/list_changed")
     );
     assert_eq!(h.core.stats().stray_progress, 1);
+}
+
+#[test]
+fn server_requests_the_host_did_not_offer_are_refused_by_the_core() {
+    let mut h = Harness::new(CoreLimits::default());
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}),
+    );
+    h.feed(0, json!({"jsonrpc": "2.0", "id": 2, "method": "no/such"}));
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage", "params": {"maxTokens": "x"}}),
+    );
+    assert!(h.events().is_empty(), "nothing reaches the host");
+    let answers = h.transmitted();
+    let codes: Vec<(i64, i64)> = answers
+        .iter()
+        .map(|a| {
+            (
+                a["id"].as_i64().unwrap(),
+                a["error"]["code"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            (1, error_codes::METHOD_NOT_FOUND),
+            (2, error_codes::METHOD_NOT_FOUND),
+            (3, error_codes::INVALID_PARAMS)
+        ]
+    );
+    assert!(
+        answers[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("roots"),
+        "{answers:?}"
+    );
+}
+
+#[test]
+fn offered_server_requests_go_to_the_host_and_are_bounded() {
+    let mut h = Harness::new(CoreLimits::default());
+    let caps: mcp_types::ClientCapabilities =
+        serde_json::from_value(json!({"roots": {"listChanged": true}})).unwrap();
+    h.core.set_offered(&caps);
+    for id in 0..=MAX_SERVER_REQUESTS {
+        h.feed(
+            0,
+            json!({"jsonrpc": "2.0", "id": id, "method": "roots/list"}),
+        );
+    }
+    let events = h.events();
+    assert_eq!(events.len(), MAX_SERVER_REQUESTS);
+    assert!(matches!(
+        &events[0],
+        CoreEvent::ServerRequest { id: RequestId::Number(0), request }
+            if matches!(**request, mcp_types::ServerRequestMessage::ListRoots(_))
+    ));
+    // One more than the bound is refused at once.
+    let refused = h.transmitted();
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0]["id"], MAX_SERVER_REQUESTS);
+    assert_eq!(refused[0]["error"]["code"], error_codes::INTERNAL_ERROR);
+    // An answer goes out and frees a place.
+    h.core
+        .answer_server_request(&RequestId::Number(0), Ok(json!({"roots": []})));
+    assert_eq!(
+        h.transmitted(),
+        [json!({"jsonrpc": "2.0", "id": 0, "result": {"roots": []}})]
+    );
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": 99, "method": "roots/list"}),
+    );
+    assert_eq!(h.events().len(), 1);
+    assert!(h.transmitted().is_empty());
 }
 
 #[test]
