@@ -37,6 +37,7 @@ use serde_json::value::RawValue;
 
 mod abandoned;
 pub(crate) mod era;
+pub(crate) mod rounds;
 pub(crate) mod server_requests;
 mod skipped;
 mod stats;

@@ -1,14 +1,8 @@
-//! Requests whose result may be `input_required` (2026-07-28) or a task.
-//!
-//! ```text
-//!  request ──► complete ─────────────────────────► done
-//!     │    └─► task ─────────────────────────────► task handle
-//!     └──► input_required {inputRequests, requestState}
-//!             │ host handlers answer each input request
-//!             └─► the same request again, new id, + inputResponses
-//!                 + requestState echoed as given (never invented, never reused)
-//!                 … at most `max_input_rounds` times
-//! ```
+//! Requests whose result may be `input_required` (2026-07-28) or a task:
+//! this pumps the rounds (each a new request; the host's handlers answer
+//! the input requests), and `protocol/rounds.rs` decides what each round
+//! sends and what each answer means (the echoed `requestState`, the round
+//! limit).
 
 use std::sync::Arc;
 
@@ -22,6 +16,7 @@ use crate::SessionError;
 use crate::driver::CallOptions;
 use crate::params::Params;
 use crate::protocol::RequestTiming;
+use crate::protocol::rounds::{RoundStep, Rounds};
 use crate::protocol::server_requests::{Offered, admit};
 use crate::session::{Ready, Session};
 
@@ -57,16 +52,9 @@ impl Session<Ready> {
         let method_arc: Arc<str> = Arc::from(method);
         let meta_arc = self.request_meta();
         let meta = meta_arc.as_deref();
-        let mut extra: Option<(Value, Option<String>)> = None;
-        let max_rounds = self.link.config.max_input_rounds;
-        for round in 0..=max_rounds {
-            let mut body = params.clone();
-            if let Some((responses, state)) = extra.take() {
-                body.insert("inputResponses".to_owned(), responses);
-                if let Some(state) = state {
-                    body.insert("requestState".to_owned(), Value::String(state));
-                }
-            }
+        let mut rounds = Rounds::new(method, self.link.config.max_input_rounds);
+        loop {
+            let body = rounds.body(params);
             let editable = meta.is_some() || options.progress.is_some();
             let encoded = if editable {
                 Params::Object(body)
@@ -89,19 +77,15 @@ impl Session<Ready> {
                     },
                 )
                 .await?;
-            let outcome = decode_outcome::<T>(method, &raw)?;
-            let RequestOutcome::InputRequired(input) = outcome else {
-                return Ok(outcome);
-            };
-            if round == max_rounds {
-                break;
+            match rounds.on_outcome(decode_outcome::<T>(method, &raw)?)? {
+                RoundStep::Done(outcome) => return Ok(outcome),
+                RoundStep::Ask(input) => {
+                    let state = input.request_state.clone();
+                    let responses = self.answer_inputs(method, input).await?;
+                    rounds.answered(responses, state);
+                }
             }
-            extra = Some(self.answer_inputs(method, input).await?);
         }
-        Err(SessionError::TooManyRounds {
-            method: method.to_owned(),
-            limit: max_rounds,
-        })
     }
 
     /// Answers every input request with the host's handlers.
@@ -109,15 +93,7 @@ impl Session<Ready> {
         &self,
         method: &str,
         input: InputRequiredResult,
-    ) -> Result<(Value, Option<String>), SessionError> {
-        if input.input_requests.is_none() && input.request_state.is_none() {
-            return Err(SessionError::BadResult {
-                method: method.to_owned(),
-                source: serde::de::Error::custom(
-                    "input_required result with neither inputRequests nor requestState",
-                ),
-            });
-        }
+    ) -> Result<Map<String, Value>, SessionError> {
         let mut responses = Map::new();
         // The same admission as a legacy server request: a declared feature,
         // in a declared mode.
@@ -141,7 +117,7 @@ impl Session<Ready> {
                 }
             }
         }
-        Ok((Value::Object(responses), input.request_state))
+        Ok(responses)
     }
 }
 
