@@ -6,13 +6,14 @@
 //! therefore costs one hop from the transport's reader to the driver and one
 //! to the caller.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
 use mcp_transport::{CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame, TransportError};
-use mcp_types::{RequestId, ServerRequestMessage};
+use mcp_types::{RequestId, ServerRequestMessage, SubscriptionFilter};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -21,10 +22,11 @@ use crate::SessionError;
 use crate::events::{SessionEvent, SessionEvents};
 use crate::handler::ClientHandlers;
 use crate::params::Params;
+use crate::protocol::subscriptions::MAX_SUBSCRIPTIONS;
 use crate::protocol::{
     CoreEvent, CoreLimits, Failure, ProtocolCore, RawResult, Refusal, RequestTiming,
 };
-use crate::subscriptions::{self, MAX_SUBSCRIPTIONS, SubscriptionSink};
+use crate::subscriptions::SubscriptionSink;
 use crate::surface::ListKind;
 
 /// How a caller is woken.
@@ -46,7 +48,8 @@ pub(crate) struct Shared {
     /// Bumped by each `list_changed` notification, per kind (tools,
     /// resources, prompts), so a listing can tell it is stale.
     generations: [AtomicU64; 3],
-    subscriptions: Mutex<Vec<SubscriptionSink>>,
+    /// Each subscription's queue, by key.
+    subscriptions: Mutex<HashMap<u64, SubscriptionSink>>,
     next_subscription: AtomicU64,
 }
 
@@ -66,9 +69,10 @@ pub(crate) struct CallOptions {
     pub(crate) protocol_version: Option<&'static str>,
     /// Further per-message HTTP headers (2026 `Mcp-Name`, `Mcp-Param-*`).
     pub(crate) headers: Vec<(String, String)>,
-    /// Receives the request's id before the frame is sent (so notifications
-    /// tagged with it can be routed from the first one).
-    pub(crate) id_slot: Option<Arc<AtomicI64>>,
+    /// The subscription this request is the listen request of: the core
+    /// learns its id before the frame is sent, so notifications tagged with
+    /// it are routed from the first one.
+    pub(crate) listen_key: Option<u64>,
 }
 
 impl Shared {
@@ -94,7 +98,7 @@ impl Shared {
             dropped_events: AtomicU64::new(0),
             handlers,
             generations: Default::default(),
-            subscriptions: Mutex::new(Vec::new()),
+            subscriptions: Mutex::new(HashMap::new()),
             next_subscription: AtomicU64::new(1),
         });
         tokio::spawn(drive(Arc::clone(&shared), inbound));
@@ -131,29 +135,39 @@ impl Shared {
         }
     }
 
-    /// Registers a subscription sink (bounded).
+    /// Registers a subscription: its route in the core (bounded) and its
+    /// queue here.
     pub(crate) fn add_subscription(
         &self,
-        make: impl FnOnce(u64) -> SubscriptionSink,
+        filter: SubscriptionFilter,
+        modern: bool,
+        sink: SubscriptionSink,
     ) -> Result<u64, SessionError> {
         if self.exit_info().is_some() {
             return Err(self.dead_error());
         }
-        let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-        if subs.len() >= MAX_SUBSCRIPTIONS {
+        let key = self.next_subscription.fetch_add(1, Ordering::Relaxed);
+        // The queue is in place before the first event can be routed to it.
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, sink);
+        if self.core().add_route(key, filter, modern).is_err() {
+            self.remove_subscription(key);
             return Err(SessionError::TooManySubscriptions {
                 limit: MAX_SUBSCRIPTIONS,
             });
         }
-        let key = self.next_subscription.fetch_add(1, Ordering::Relaxed);
-        subs.push(make(key));
         Ok(key)
     }
 
-    /// Forgets a subscription sink.
+    /// Forgets a subscription.
     pub(crate) fn remove_subscription(&self, key: u64) {
-        let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-        subs.retain(|s| s.key() != key);
+        self.core().remove_route(key);
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
     }
 
     /// How many `list_changed` notifications of this kind arrived so far.
@@ -198,8 +212,8 @@ impl Shared {
                     Refusal::TooManyInFlight { limit } => SessionError::TooManyInFlight { limit },
                     Refusal::Closed => self.dead_error(),
                 })?;
-            if let Some(slot) = &options.id_slot {
-                slot.store(id, Ordering::Release);
+            if let Some(key) = options.listen_key {
+                core.listening(key, id);
             }
             (id, frame, core.take_timer_moved())
         };
@@ -454,13 +468,6 @@ fn close(shared: &Shared, info: ExitInfo) {
         slot.get_or_insert(info.clone());
     }
     shared.core().handle_closed();
-    {
-        let subs = shared
-            .subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        subscriptions::end_all(&subs);
-    }
     shared.emit(SessionEvent::Closed(info));
 }
 
@@ -484,14 +491,16 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::S
             if let Some(kind) = ListKind::from_notification(&method) {
                 shared.generations[kind as usize].fetch_add(1, Ordering::AcqRel);
             }
-            {
-                let subs = shared
-                    .subscriptions
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                subscriptions::route(&subs, &method, params.as_ref());
-            }
             shared.emit(SessionEvent::Notification { method, params });
+        }
+        CoreEvent::Subscription { key, event } => {
+            let subs = shared
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if let Some(sink) = subs.get(&key) {
+                sink.push(*event);
+            }
         }
         CoreEvent::Violation(v) => {
             tracing::warn!(violation = ?v, "server broke the protocol; frame skipped");

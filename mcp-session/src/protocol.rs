@@ -41,6 +41,7 @@ pub(crate) mod rounds;
 pub(crate) mod server_requests;
 mod skipped;
 mod stats;
+pub(crate) mod subscriptions;
 
 pub use abandoned::AbandonedIds;
 pub use stats::ProtocolStats;
@@ -258,6 +259,14 @@ pub enum CoreEvent<W> {
         /// Raw params.
         params: Option<Bytes>,
     },
+    /// A notification (or the connection's end) means this for a
+    /// subscription (see `protocol/subscriptions.rs` for which one).
+    Subscription {
+        /// The subscription's key.
+        key: u64,
+        /// What happened.
+        event: Box<crate::SubscriptionEvent>,
+    },
     /// The server broke the protocol; the frame was skipped, the connection
     /// lives on. Counted in [`ProtocolStats`].
     Violation(Violation),
@@ -308,6 +317,8 @@ pub struct ProtocolCore<W> {
     offered: server_requests::Offered,
     /// Server requests handed to the host and not answered yet.
     server_requests: usize,
+    /// Where notifications go for the session's subscriptions.
+    routes: subscriptions::Routes,
 }
 
 impl<W> std::fmt::Debug for ProtocolCore<W> {
@@ -339,6 +350,7 @@ impl<W> ProtocolCore<W> {
             skipped_response: None,
             offered: server_requests::Offered::default(),
             server_requests: 0,
+            routes: subscriptions::Routes::default(),
         }
     }
 
@@ -478,6 +490,12 @@ impl<W> ProtocolCore<W> {
                     }
                     return;
                 }
+                for (key, event) in self.routes.route(&method, params.as_deref()) {
+                    self.events.push_back(CoreEvent::Subscription {
+                        key,
+                        event: Box::new(event),
+                    });
+                }
                 self.events.push_back(CoreEvent::Notification {
                     method: method.to_string(),
                     params,
@@ -567,6 +585,12 @@ impl<W> ProtocolCore<W> {
     /// The connection ended: every pending request fails now, later ones are
     /// refused.
     pub fn handle_closed(&mut self) {
+        for (key, event) in self.routes.closed() {
+            self.events.push_back(CoreEvent::Subscription {
+                key,
+                event: Box::new(event),
+            });
+        }
         self.closed = true;
         self.deadlines.clear();
         self.transmit.clear();
@@ -583,10 +607,33 @@ impl<W> ProtocolCore<W> {
         }
     }
 
+    /// Routes notifications to subscription `key` from now on (2026 when
+    /// `modern`: then only those tagged with its listen request's id, see
+    /// [`ProtocolCore::listening`]). At most 64 at once.
+    pub(crate) fn add_route(
+        &mut self,
+        key: u64,
+        filter: mcp_types::SubscriptionFilter,
+        modern: bool,
+    ) -> Result<(), subscriptions::TooManySubscriptions> {
+        self.routes.add(key, filter, modern)
+    }
+
+    /// Stops routing to subscription `key`.
+    pub(crate) fn remove_route(&mut self, key: u64) {
+        self.routes.remove(key);
+    }
+
+    /// Subscription `key`'s listen request has id `id`: notifications tagged
+    /// with it are the subscription's.
+    pub(crate) fn listening(&mut self, key: u64, id: i64) {
+        self.routes.listening(key, id);
+    }
+
     /// Sets the client features the host offers (from the capabilities the
     /// session declares): a server request for anything else is refused by
     /// the core, named after the feature.
-    pub(crate) fn set_offered(&mut self, capabilities: &mcp_types::ClientCapabilities) {
+    pub fn set_offered(&mut self, capabilities: &mcp_types::ClientCapabilities) {
         self.offered = server_requests::Offered::from_capabilities(capabilities);
     }
 

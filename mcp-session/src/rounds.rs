@@ -73,7 +73,7 @@ impl Session<Ready> {
                         progress: options.progress.clone(),
                         protocol_version: self.link.version_header(meta.is_some()),
                         headers: options.headers.clone(),
-                        id_slot: None,
+                        listen_key: None,
                     },
                 )
                 .await?;

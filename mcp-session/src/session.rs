@@ -182,7 +182,7 @@ impl Link {
                     } else {
                         Vec::new()
                     },
-                    id_slot: None,
+                    listen_key: None,
                 },
             )
             .await?;

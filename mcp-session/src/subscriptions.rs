@@ -10,12 +10,10 @@
 //!   `list_changed` notifications, and resource URIs are subscribed with
 //!   `resources/subscribe` (and unsubscribed by [`Subscription::close`]).
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use bytes::Bytes;
-use mcp_types::{SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams};
-use serde_json::Value;
+use mcp_types::{SubscriptionFilter, SubscriptionsListenParams};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -23,173 +21,27 @@ use crate::SessionError;
 use crate::driver::{CallOptions, Shared};
 use crate::params::Params;
 use crate::protocol::RequestTiming;
+pub use crate::protocol::subscriptions::{SubscriptionEnd, SubscriptionEvent};
 use crate::session::{Ready, Session};
 
 /// Events queued per subscription before further ones are dropped (and
 /// counted by [`Subscription::dropped`]).
 const SUBSCRIPTION_QUEUE: usize = 256;
-/// Subscriptions open at once on one session.
-pub(crate) const MAX_SUBSCRIPTIONS: usize = 64;
 
-/// What a subscription delivers.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum SubscriptionEvent {
-    /// 2026: the server confirmed the stream. `accepted` is what it agreed to
-    /// honour; `refused` is what was asked for and left out.
-    Acknowledged {
-        /// What the server will send.
-        accepted: SubscriptionFilter,
-        /// What it will not.
-        refused: SubscriptionFilter,
-    },
-    /// The tool list changed.
-    ToolsListChanged,
-    /// The prompt list changed.
-    PromptsListChanged,
-    /// The resource list changed.
-    ResourcesListChanged,
-    /// A subscribed resource changed.
-    ResourceUpdated {
-        /// Its URI.
-        uri: String,
-    },
-    /// The stream ended; nothing follows.
-    Ended(SubscriptionEnd),
-}
-
-/// How a subscription ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SubscriptionEnd {
-    /// The server closed it with a result.
-    Graceful,
-    /// The connection ended under it.
-    Abrupt,
-    /// The server refused or broke it (an error answer to the listen request).
-    Failed {
-        /// The JSON-RPC code, when the server sent one.
-        code: Option<i64>,
-    },
-}
-
-/// A registered subscription, as the driver sees it.
+/// Where a subscription's events go: the core decides which events are
+/// its (`protocol/subscriptions.rs`), the driver puts them here.
 #[derive(Debug)]
 pub(crate) struct SubscriptionSink {
-    key: u64,
-    /// 2026: the id of the listen request (0 until it is sent).
-    listen_id: Option<Arc<AtomicI64>>,
-    filter: SubscriptionFilter,
     tx: mpsc::Sender<SubscriptionEvent>,
     dropped: Arc<AtomicU64>,
 }
 
 impl SubscriptionSink {
-    pub(crate) fn key(&self) -> u64 {
-        self.key
-    }
-
-    fn push(&self, event: SubscriptionEvent) {
+    /// Queues `event`; a full queue drops it and counts it.
+    pub(crate) fn push(&self, event: SubscriptionEvent) {
         if self.tx.try_send(event).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
-    }
-}
-
-/// Routes one server notification to the subscriptions it belongs to.
-pub(crate) fn route(sinks: &[SubscriptionSink], method: &str, params: Option<&Bytes>) {
-    if sinks.is_empty() {
-        return;
-    }
-    let params: Option<Value> = params.and_then(|p| serde_json::from_slice(p).ok());
-    let tagged = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(mcp_types::meta::keys::SUBSCRIPTION_ID))
-        .and_then(Value::as_i64);
-    for sink in sinks {
-        let mine = match (&sink.listen_id, tagged) {
-            (Some(id), Some(tag)) => id.load(Ordering::Acquire) == tag,
-            // 2026 notifications belong to a subscription only when tagged.
-            (Some(_), None) => false,
-            // Legacy: every matching unsolicited notification.
-            (None, _) => true,
-        };
-        if !mine {
-            continue;
-        }
-        if let Some(event) = classify(
-            &sink.filter,
-            sink.listen_id.is_some(),
-            method,
-            params.as_ref(),
-        ) {
-            sink.push(event);
-        }
-    }
-}
-
-fn classify(
-    filter: &SubscriptionFilter,
-    modern: bool,
-    method: &str,
-    params: Option<&Value>,
-) -> Option<SubscriptionEvent> {
-    let on = |flag: Option<bool>| flag == Some(true);
-    match method {
-        "notifications/subscriptions/acknowledged" if modern => {
-            let ack: SubscriptionsAcknowledgedParams =
-                serde_json::from_value(params?.clone()).ok()?;
-            let accepted = ack.notifications;
-            let refused = difference(filter, &accepted);
-            Some(SubscriptionEvent::Acknowledged { accepted, refused })
-        }
-        "notifications/tools/list_changed" if on(filter.tools_list_changed) => {
-            Some(SubscriptionEvent::ToolsListChanged)
-        }
-        "notifications/prompts/list_changed" if on(filter.prompts_list_changed) => {
-            Some(SubscriptionEvent::PromptsListChanged)
-        }
-        "notifications/resources/list_changed" if on(filter.resources_list_changed) => {
-            Some(SubscriptionEvent::ResourcesListChanged)
-        }
-        "notifications/resources/updated" => {
-            let uri = params?.get("uri")?.as_str()?.to_owned();
-            let wanted = filter
-                .resource_subscriptions
-                .as_ref()
-                .is_some_and(|uris| uris.contains(&uri));
-            wanted.then_some(SubscriptionEvent::ResourceUpdated { uri })
-        }
-        _ => None,
-    }
-}
-
-/// What was asked for and not acknowledged.
-fn difference(asked: &SubscriptionFilter, got: &SubscriptionFilter) -> SubscriptionFilter {
-    let lost =
-        |a: Option<bool>, g: Option<bool>| (a == Some(true) && g != Some(true)).then_some(true);
-    let uris: Vec<String> = asked
-        .resource_subscriptions
-        .iter()
-        .flatten()
-        .filter(|u| !got.resource_subscriptions.iter().flatten().any(|g| g == *u))
-        .cloned()
-        .collect();
-    SubscriptionFilter {
-        tools_list_changed: lost(asked.tools_list_changed, got.tools_list_changed),
-        prompts_list_changed: lost(asked.prompts_list_changed, got.prompts_list_changed),
-        resources_list_changed: lost(asked.resources_list_changed, got.resources_list_changed),
-        resource_subscriptions: (!uris.is_empty()).then_some(uris),
-        ..SubscriptionFilter::default()
-    }
-}
-
-/// Tells every subscription the connection ended.
-pub(crate) fn end_all(sinks: &[SubscriptionSink]) {
-    // 2026 subscriptions learn it from their listen request failing.
-    for sink in sinks.iter().filter(|s| s.listen_id.is_none()) {
-        sink.push(SubscriptionEvent::Ended(SubscriptionEnd::Abrupt));
     }
 }
 
@@ -250,14 +102,14 @@ impl Session<Ready> {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_QUEUE);
         let dropped = Arc::new(AtomicU64::new(0));
         let modern = self.is_modern();
-        let listen_id = modern.then(|| Arc::new(AtomicI64::new(0)));
-        let key = shared.add_subscription(|key| SubscriptionSink {
-            key,
-            listen_id: listen_id.clone(),
-            filter: filter.clone(),
-            tx: tx.clone(),
-            dropped: Arc::clone(&dropped),
-        })?;
+        let key = shared.add_subscription(
+            filter.clone(),
+            modern,
+            SubscriptionSink {
+                tx: tx.clone(),
+                dropped: Arc::clone(&dropped),
+            },
+        )?;
         let mut subscription = Subscription {
             rx,
             key,
@@ -266,7 +118,7 @@ impl Session<Ready> {
             legacy_uris: Vec::new(),
             dropped,
         };
-        if let Some(id_slot) = listen_id {
+        if modern {
             let params = SubscriptionsListenParams {
                 notifications: filter,
                 ..SubscriptionsListenParams::default()
@@ -296,7 +148,7 @@ impl Session<Ready> {
                             timing,
                             protocol_version: version,
                             headers,
-                            id_slot: Some(id_slot),
+                            listen_key: Some(key),
                             ..CallOptions::default()
                         },
                     )

@@ -332,7 +332,7 @@ impl Session<Ready> {
                                 progress: options.progress.clone(),
                                 protocol_version: self.link.version_header(false),
                                 headers: Vec::new(),
-                                id_slot: None,
+                                listen_key: None,
                             },
                         )
                         .await
