@@ -272,15 +272,15 @@ impl Shared {
         if self.exit_info().is_some() {
             return Err(self.dead_error());
         }
-        let frame = serde_json::to_vec(&mcp_types::OutgoingNotification {
-            method,
-            params: params.as_ref(),
-        })
-        .map_err(SessionError::Params)?;
+        // The core makes every frame; the caller writes this one itself.
+        let frame = self
+            .core()
+            .notification(method, params)
+            .map_err(|_| self.dead_error())?;
         self.outbound
             .send(OutboundFrame {
                 protocol_version: self.protocol_version(),
-                ..OutboundFrame::notification(Bytes::from(frame), Arc::from(method))
+                ..OutboundFrame::notification(frame, Arc::from(method))
             })
             .await
             .map_err(|e| match e {

@@ -3,15 +3,27 @@
 //! [`ProtocolCore`] is a synchronous, deterministic state machine: it never
 //! awaits, never reads a clock (every time-dependent call takes `now`), and
 //! never touches a socket or a pipe. It owns the request table, id
-//! allocation, deadlines, progress routing and cancellation bookkeeping, and
-//! classifies every incoming frame. The async driver around it is thin.
+//! allocation, deadlines, progress routing and cancellation bookkeeping,
+//! classifies every incoming frame, and decides the protocol around them:
+//! the era decision table (`era`), which server requests reach the host
+//! (`server_requests`), the `input_required` rounds (`rounds`), subscription
+//! routing (`subscriptions`) and which request an oversized line answered
+//! (`skipped`). The async driver around it is thin.
 //!
 //! Inputs: [`ProtocolCore::start_request`], [`ProtocolCore::handle_frame`],
 //! [`ProtocolCore::handle_timeout`], [`ProtocolCore::cancel`],
-//! [`ProtocolCore::handle_closed`]. Outputs, drained after every input, in this
-//! order: [`ProtocolCore::poll_transmit`] (frames to send),
+//! [`ProtocolCore::handle_skipped_edge`], [`ProtocolCore::handle_closed`].
+//! Outputs, drained after every input, in this order:
+//! [`ProtocolCore::poll_transmit`] (frames to send),
 //! [`ProtocolCore::poll_event`] (completions and messages for the host), then
 //! [`ProtocolCore::poll_timeout`] (when to call `handle_timeout` next).
+//!
+//! Every frame that leaves is made here. The frame of a request
+//! ([`ProtocolCore::start_request`]) or of a host notification
+//! ([`ProtocolCore::notification`]) is handed to the caller, who writes it
+//! itself (the fast path: no hop through the driver, and the caller waits
+//! for room in the transport); everything else (answers to the server,
+//! cancellations) waits in `poll_transmit` for the driver.
 //!
 //! ```text
 //!   start_request ──► pending ──response──► Completed(Ok raw result)
@@ -143,6 +155,17 @@ impl RawResult {
 }
 
 /// The compact response prefix the fast path recognises.
+/// A notification's frame.
+fn notification_frame(method: &str, params: Option<&RawValue>) -> Bytes {
+    let frame = serde_json::to_vec(&OutgoingNotification {
+        method,
+        params: params.as_ref(),
+    })
+    // Invariant: a method string and valid raw JSON always serialise.
+    .expect("serialising a notification envelope");
+    Bytes::from(frame)
+}
+
 /// Server requests handed to the host at once; one more is refused (never
 /// queued without bound).
 pub(crate) const MAX_SERVER_REQUESTS: usize = 32;
@@ -708,13 +731,23 @@ impl<W> ProtocolCore<W> {
 
     /// Queues a notification.
     pub fn queue_notification(&mut self, method: &str, params: Option<&RawValue>) {
-        let frame = serde_json::to_vec(&OutgoingNotification {
-            method,
-            params: params.as_ref(),
-        })
-        // Invariant: a method string and valid raw JSON always serialise.
-        .expect("serialising a notification envelope");
-        self.queue_frame(Bytes::from(frame));
+        let frame = notification_frame(method, params);
+        self.queue_frame(frame);
+    }
+
+    /// The frame of a notification the host sends, for the caller to write
+    /// itself (as [`start_request`](Self::start_request)'s frame is), so that
+    /// it waits for room in the transport. Refused once the connection is
+    /// closed.
+    pub fn notification(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Bytes, Refusal> {
+        if self.closed {
+            return Err(Refusal::Closed);
+        }
+        Ok(notification_frame(method, params))
     }
 
     // ---- outputs -------------------------------------------------------

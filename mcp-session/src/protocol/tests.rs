@@ -586,3 +586,23 @@ fn a_result_decodes_as_text_and_bad_utf8_is_still_an_error() {
     let not_json = RawResult::verified(Bytes::from_static(b"{\"text\":"));
     assert!(not_json.decode_json::<Value>().is_err());
 }
+
+#[test]
+fn host_notifications_are_made_by_the_core_and_refused_once_closed() {
+    let mut h = Harness::new(CoreLimits::default());
+    let params = serde_json::value::to_raw_value(&json!({"x": 1})).unwrap();
+    let frame = h
+        .core
+        .notification("notifications/roots/list_changed", Some(&params))
+        .unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&frame).unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed", "params": {"x": 1}})
+    );
+    assert!(h.transmitted().is_empty(), "the caller writes it");
+    h.core.handle_closed();
+    assert_eq!(
+        h.core.notification("notifications/initialized", None),
+        Err(Refusal::Closed)
+    );
+}
