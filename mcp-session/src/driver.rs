@@ -23,11 +23,10 @@ use crate::events::{SessionEvent, SessionEvents};
 use crate::handler::ClientHandlers;
 use crate::params::Params;
 use crate::protocol::subscriptions::MAX_SUBSCRIPTIONS;
+use crate::protocol::subscriptions::{ListKind, SubscriptionEvent};
 use crate::protocol::{
     CoreEvent, CoreLimits, Failure, ProtocolCore, RawResult, Refusal, RequestTiming,
 };
-use crate::subscriptions::SubscriptionSink;
-use crate::surface::ListKind;
 
 /// How a caller is woken.
 pub(crate) struct Waiter {
@@ -56,6 +55,23 @@ pub(crate) struct Shared {
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+/// Where a subscription's events go: the core decides which events are
+/// its (`protocol/subscriptions.rs`), the driver puts them here.
+#[derive(Debug)]
+pub(crate) struct SubscriptionSink {
+    pub(crate) tx: mpsc::Sender<SubscriptionEvent>,
+    pub(crate) dropped: Arc<AtomicU64>,
+}
+
+impl SubscriptionSink {
+    /// Queues `event`; a full queue drops it and counts it.
+    pub(crate) fn push(&self, event: SubscriptionEvent) {
+        if self.tx.try_send(event).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 

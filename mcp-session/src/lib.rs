@@ -36,6 +36,7 @@
 //! [`SessionError::Dead`].
 #![forbid(unsafe_code)]
 
+mod catalog;
 mod config;
 mod driver;
 mod error;
@@ -54,6 +55,7 @@ mod surface;
 mod tasks;
 mod tools;
 
+pub use catalog::ToolCatalog;
 pub use config::{EraCache, Negotiation, SessionConfig};
 pub use error::SessionError;
 pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
@@ -66,4 +68,4 @@ pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
 pub use subscriptions::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use surface::{ListKind, Listing};
 pub use tasks::{TaskHandle, ToolCallStart};
-pub use tools::{CallToolOptions, ToolCatalog};
+pub use tools::CallToolOptions;

@@ -47,7 +47,19 @@ fn remember(session: &Session<Ready>) {
     cache.insert(key, session.era());
 }
 
-pub(crate) async fn negotiate(
+impl Session<Spawned> {
+    /// Modern era: `server/discover` at 2026-07-28.
+    pub async fn discover(self) -> Result<Session<Ready>, Failed<Spawned>> {
+        discover(self).await
+    }
+
+    /// Negotiates the era as `mode` says; see [`crate::Negotiation`].
+    pub async fn negotiate(self, mode: Negotiation) -> Result<Session<Ready>, Failed<Spawned>> {
+        negotiate(self, mode).await
+    }
+}
+
+async fn negotiate(
     session: Session<Spawned>,
     mode: Negotiation,
 ) -> Result<Session<Ready>, Failed<Spawned>> {

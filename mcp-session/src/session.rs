@@ -22,12 +22,12 @@ use mcp_transport::{Connector, Control, ExitInfo};
 use mcp_types::{Era, Implementation, Meta, ProtocolVersion, Request, ServerCapabilities};
 use serde_json::{Map, Value};
 
+use crate::catalog::ToolCatalog;
 use crate::config::SessionConfig;
 use crate::driver::{CallOptions, Shared};
 use crate::events::SessionEvents;
 use crate::params::Params;
 use crate::protocol::RequestTiming;
-use crate::tools::ToolCatalog;
 use crate::{ProtocolStats, SessionError};
 
 /// Phase: the transport is open, nothing has been sent.
@@ -351,19 +351,6 @@ impl Session<Spawned> {
             Err(e) if e.is_dead() => Err(self.fail(e).await),
             Err(e) => Err(Failed::Recoverable(e, self)),
         }
-    }
-
-    /// Modern era: `server/discover` at 2026-07-28.
-    pub async fn discover(self) -> Result<Session<Ready>, Failed<Spawned>> {
-        crate::negotiate::discover(self).await
-    }
-
-    /// Negotiates the era as `mode` says; see [`crate::Negotiation`].
-    pub async fn negotiate(
-        self,
-        mode: crate::Negotiation,
-    ) -> Result<Session<Ready>, Failed<Spawned>> {
-        crate::negotiate::negotiate(self, mode).await
     }
 }
 

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::SessionError;
-use crate::driver::{CallOptions, Shared};
+use crate::driver::{CallOptions, Shared, SubscriptionSink};
 use crate::params::Params;
 use crate::protocol::RequestTiming;
 pub use crate::protocol::subscriptions::{SubscriptionEnd, SubscriptionEvent};
@@ -27,23 +27,6 @@ use crate::session::{Ready, Session};
 /// Events queued per subscription before further ones are dropped (and
 /// counted by [`Subscription::dropped`]).
 const SUBSCRIPTION_QUEUE: usize = 256;
-
-/// Where a subscription's events go: the core decides which events are
-/// its (`protocol/subscriptions.rs`), the driver puts them here.
-#[derive(Debug)]
-pub(crate) struct SubscriptionSink {
-    tx: mpsc::Sender<SubscriptionEvent>,
-    dropped: Arc<AtomicU64>,
-}
-
-impl SubscriptionSink {
-    /// Queues `event`; a full queue drops it and counts it.
-    pub(crate) fn push(&self, event: SubscriptionEvent) {
-        if self.tx.try_send(event).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
 
 /// A live subscription. Dropping it stops delivery (2026: cancels the listen
 /// request); [`Subscription::close`] also unsubscribes legacy resource URIs.

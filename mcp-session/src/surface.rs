@@ -25,31 +25,9 @@ use serde_json::{Map, Value};
 
 use crate::SessionError;
 use crate::paginate::Paginator;
+pub use crate::protocol::subscriptions::ListKind;
 use crate::rounds::OutcomeOptions;
 use crate::session::{Ready, Session};
-
-/// Which listing a notification invalidates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ListKind {
-    /// `tools/list`.
-    Tools,
-    /// `resources/list` and `resources/templates/list`.
-    Resources,
-    /// `prompts/list`.
-    Prompts,
-}
-
-impl ListKind {
-    /// The kind a `notifications/*/list_changed` method invalidates.
-    pub fn from_notification(method: &str) -> Option<Self> {
-        match method {
-            "notifications/tools/list_changed" => Some(ListKind::Tools),
-            "notifications/resources/list_changed" => Some(ListKind::Resources),
-            "notifications/prompts/list_changed" => Some(ListKind::Prompts),
-            _ => None,
-        }
-    }
-}
 
 /// Every item of a listing (all pages), with what is known about its
 /// freshness.

@@ -6,199 +6,21 @@
 //! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
 //! check for that tool instead of blocking it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use mcp_types::text::Untrusted;
-use mcp_types::{
-    CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, RequestOutcome, Tool,
-};
+use mcp_types::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, RequestOutcome};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::SessionError;
+use crate::catalog::{ToolCatalog, failures};
 use crate::driver::CallOptions;
 use crate::paginate::Paginator;
-use crate::plain_schema::PlainSchema;
-use mcp_types::headers::{self as param_headers, ParamHeader};
 
 use crate::params::Params;
 use crate::rounds::OutcomeOptions;
 use crate::session::{Ready, Session};
-
-/// The tools of one listing, with their validators.
-///
-/// A validator is compiled on the first call that needs it and kept for the
-/// life of the listing: at most once per tool per listing, never per call,
-/// and never for tools that are only listed.
-#[derive(Debug)]
-pub struct ToolCatalog {
-    tools: Vec<Tool>,
-    /// Positions in `tools`, sorted by name, one per name (the first listed
-    /// wins): a lookup by binary search without a second copy of every name.
-    index: Vec<u32>,
-    /// Validators, compiled on first use (boxed: most tools are never called,
-    /// and a hub holds hundreds of catalogues).
-    input: Vec<OnceLock<Option<Box<Check>>>>,
-    output: Vec<OnceLock<Option<Box<Check>>>>,
-    /// 2026 over HTTP: the `x-mcp-header` parameters of each tool (empty
-    /// otherwise).
-    params: Vec<Vec<ParamHeader>>,
-    /// Tools left out of the listing, with why.
-    rejected: Vec<(String, String)>,
-}
-
-impl ToolCatalog {
-    fn build(mut tools: Vec<Tool>, http_headers: bool) -> Self {
-        let mut params = Vec::new();
-        let mut rejected = Vec::new();
-        if http_headers {
-            // 2026 over HTTP: a tool whose `x-mcp-header` annotations break the
-            // rules is left out of the listing (the spec's MUST), with a
-            // warning naming the tool and the reason.
-            tools.retain(|tool| {
-                let schema = tool.input_schema.to_value().unwrap_or(Value::Null);
-                match param_headers::param_headers(&schema) {
-                    Ok(headers) => {
-                        params.push(headers);
-                        true
-                    }
-                    Err(problems) => {
-                        // The location is made of the server's property
-                        // names: escaped and bounded here.
-                        let why = problems
-                            .iter()
-                            .map(|p| format!("{p} (at {})", Untrusted::new(p.location())))
-                            .collect::<Vec<_>>()
-                            .join("; ");
-                        tracing::warn!(tool = %Untrusted::new(&tool.name), reason = %why, "tool left out: invalid x-mcp-header");
-                        rejected.push((tool.name.clone(), why));
-                        false
-                    }
-                }
-            });
-        }
-        tools.shrink_to_fit();
-        // Bounded by `max_tools`, far below u32::MAX.
-        let mut index: Vec<u32> = (0..tools.len())
-            .filter_map(|i| u32::try_from(i).ok())
-            .collect();
-        // Stable: among equal names the first listed stays first.
-        index.sort_by(|&a, &b| tools[a as usize].name.cmp(&tools[b as usize].name));
-        index.dedup_by(|b, a| tools[*a as usize].name == tools[*b as usize].name);
-        let input = tools.iter().map(|_| OnceLock::new()).collect();
-        let output = tools.iter().map(|_| OnceLock::new()).collect();
-        Self {
-            tools,
-            index,
-            input,
-            output,
-            params,
-            rejected,
-        }
-    }
-
-    /// Tools the server listed that were left out, with the reason (2026
-    /// over HTTP: invalid `x-mcp-header` annotations). The name is as the
-    /// server listed it; the reason is ours, with the schema locations it
-    /// quotes escaped.
-    pub fn rejected(&self) -> &[(String, String)] {
-        &self.rejected
-    }
-
-    /// The position of the tool called `name` (the first listed, when a
-    /// server lists a name twice).
-    fn position(&self, name: &str) -> Option<usize> {
-        let found = self
-            .index
-            .binary_search_by(|&i| self.tools[i as usize].name.as_str().cmp(name))
-            .ok()?;
-        Some(self.index[found] as usize)
-    }
-
-    /// The `Mcp-Param-*` headers for a call of `name` with `arguments`.
-    fn param_header_values(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
-        self.position(name)
-            .and_then(|i| self.params.get(i))
-            .map(|headers| param_headers::param_header_values(headers, arguments))
-            .unwrap_or_default()
-    }
-
-    /// The tools, in the server's order.
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
-    }
-
-    /// A tool by name.
-    pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.position(name).map(|i| &self.tools[i])
-    }
-
-    fn input_validator(&self, name: &str) -> Option<&Check> {
-        let i = self.position(name)?;
-        self.input[i]
-            .get_or_init(|| compile(self.tools[i].input_schema.to_value().ok()))
-            .as_deref()
-    }
-
-    fn output_validator(&self, name: &str) -> Option<&Check> {
-        let i = self.position(name)?;
-        self.output[i]
-            .get_or_init(|| {
-                compile(
-                    self.tools[i]
-                        .output_schema
-                        .as_ref()
-                        .and_then(|s| s.to_value().ok()),
-                )
-            })
-            .as_deref()
-    }
-}
-
-/// A compiled schema: the plain checker when the schema is plain, else the
-/// full validator.
-#[derive(Debug)]
-enum Check {
-    Plain(PlainSchema),
-    Full(jsonschema::Validator),
-}
-
-fn compile(schema: Option<Value>) -> Option<Box<Check>> {
-    let schema = schema?;
-    if let Some(plain) = PlainSchema::parse(&schema) {
-        return Some(Box::new(Check::Plain(plain)));
-    }
-    match jsonschema::validator_for(&schema) {
-        Ok(v) => Some(Box::new(Check::Full(v))),
-        Err(e) => {
-            // The message can quote the server's schema (a `$ref`, a pattern).
-            let error = e.masked().to_string();
-            tracing::warn!(error = %Untrusted::new(&error), "tool schema not usable for validation; check skipped");
-            None
-        }
-    }
-}
-
-fn failures(check: &Check, instance: &Value) -> Vec<String> {
-    let validator = match check {
-        Check::Plain(plain) => return plain.failures(instance),
-        Check::Full(validator) => validator,
-    };
-    validator
-        .iter_errors(instance)
-        .take(20)
-        .map(|e| {
-            let path = e.instance_path().to_string();
-            let path = if path.is_empty() {
-                "/".to_owned()
-            } else {
-                path
-            };
-            format!("{path}: {}", e.masked())
-        })
-        .collect()
-}
 
 /// The method name, allocated once per process rather than per call.
 static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
@@ -467,16 +289,6 @@ fn json_len(value: &Map<String, Value>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_types::JsonSchemaDoc;
-
-    fn tool(name: &str, description: &str) -> Tool {
-        let mut tool = Tool::new(
-            name,
-            JsonSchemaDoc::from_json(r#"{"type":"object","required":["n"]}"#).unwrap(),
-        );
-        tool.description = Some(description.to_owned());
-        tool
-    }
 
     #[test]
     fn the_counted_length_is_the_length_serde_json_writes() {
@@ -489,45 +301,5 @@ mod tests {
         let map = value.as_object().unwrap();
         assert_eq!(json_len(map), serde_json::to_vec(map).unwrap().len());
         assert_eq!(json_len(&Map::new()), 2);
-    }
-
-    #[test]
-    fn lookup_by_name_finds_every_tool_and_the_first_of_a_repeated_name() {
-        let names = ["zeta", "alpha", "mid", "alpha", "beta", "a", "zz"];
-        let tools = names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| tool(n, &format!("#{i}")))
-            .collect();
-        let catalog = ToolCatalog::build(tools, false);
-        assert_eq!(
-            catalog.tools().len(),
-            names.len(),
-            "the listing keeps every tool"
-        );
-        for (i, name) in names.iter().enumerate() {
-            let found = catalog.get(name).expect("listed");
-            assert_eq!(found.name, *name);
-            if *name != "alpha" {
-                assert_eq!(found.description.as_deref(), Some(format!("#{i}").as_str()));
-            }
-        }
-        assert_eq!(
-            catalog.get("alpha").unwrap().description.as_deref(),
-            Some("#1")
-        );
-        assert!(catalog.get("alph").is_none());
-        assert!(catalog.get("").is_none());
-        assert!(catalog.get("zzz").is_none());
-        // Validators are reached through the same lookup.
-        let validator = catalog.input_validator("mid").expect("compiled");
-        assert!(failures(validator, &serde_json::json!({"n": 1})).is_empty());
-        assert!(!failures(validator, &serde_json::json!({})).is_empty());
-        assert!(catalog.input_validator("nope").is_none());
-        assert!(
-            catalog
-                .param_header_values("mid", &serde_json::json!({}))
-                .is_empty()
-        );
     }
 }

@@ -12,6 +12,29 @@
 use mcp_types::{SubscriptionFilter, SubscriptionsAcknowledgedParams};
 use serde_json::Value;
 
+/// Which listing a notification invalidates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    /// `tools/list`.
+    Tools,
+    /// `resources/list` and `resources/templates/list`.
+    Resources,
+    /// `prompts/list`.
+    Prompts,
+}
+
+impl ListKind {
+    /// The kind a `notifications/*/list_changed` method invalidates.
+    pub fn from_notification(method: &str) -> Option<Self> {
+        match method {
+            "notifications/tools/list_changed" => Some(ListKind::Tools),
+            "notifications/resources/list_changed" => Some(ListKind::Resources),
+            "notifications/prompts/list_changed" => Some(ListKind::Prompts),
+            _ => None,
+        }
+    }
+}
+
 /// Subscriptions open at once on one session.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 64;
 
