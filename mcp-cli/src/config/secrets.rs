@@ -123,7 +123,9 @@ fn word_is_secret(word: &str) -> bool {
         return true;
     }
     // A long random-looking word: upper and lower case letters and digits,
-    // no path or URL punctuation.
+    // switching between them at 40 % of its characters or more (random
+    // Base64 does at ~65 %, a CamelCase name with a year at ~20–38 %), no
+    // path or URL punctuation.
     let has = |f: fn(&char) -> bool| word.chars().any(|c| f(&c));
     word.len() >= 24
         && word
@@ -132,8 +134,31 @@ fn word_is_secret(word: &str) -> bool {
         && has(char::is_ascii_lowercase)
         && has(char::is_ascii_uppercase)
         && has(char::is_ascii_digit)
+        && class_switches(word) * 5 >= word.len() * 2
         && !word.contains("//")
         && word.matches('/').count() < 2
+}
+
+/// How often consecutive characters change between lower case, upper case
+/// and digits.
+fn class_switches(word: &str) -> usize {
+    let class = |c: char| {
+        if c.is_ascii_lowercase() {
+            0
+        } else if c.is_ascii_uppercase() {
+            1
+        } else if c.is_ascii_digit() {
+            2
+        } else {
+            3
+        }
+    };
+    word.chars()
+        .map(class)
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[0] != w[1])
+        .count()
 }
 
 fn is_path_like(text: &str) -> bool {
@@ -344,6 +369,8 @@ mod tests {
             "--verbose",
             "$$HOME",
             "application/json",
+            "MyVeryLongProjectName2024Edition",
+            "--name=InternalReportingService2025",
         ];
         for value in fine {
             assert!(!holds_secret(value, false), "{value}");
