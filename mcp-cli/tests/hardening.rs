@@ -578,3 +578,19 @@ fn roots_go_to_local_servers_and_to_remote_ones_only_when_configured() {
     assert!(stderr.contains("mcpServers.r.roots[0]"), "{stderr}");
     rt.block_on(server.shutdown());
 }
+
+#[test]
+fn the_approval_of_a_file_that_is_gone_can_still_be_forgotten() {
+    let sandbox = Sandbox::new().with_servers(&[("p", demo("notes"))]);
+    let (_, listed, _) = sandbox.run(&["trust", "--list"]);
+    assert!(listed.contains("[DIR]/.mcp.json"), "{listed}");
+    std::fs::remove_file(sandbox.path().join(".mcp.json")).unwrap();
+    let (code, stdout, stderr) = sandbox.run(&["trust", "--forget"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("forgot the approval of .mcp.json"),
+        "{stdout}"
+    );
+    let (_, listed, _) = sandbox.run(&["trust", "--list"]);
+    assert!(listed.contains("no approved files"), "{listed}");
+}

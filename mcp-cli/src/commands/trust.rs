@@ -26,7 +26,9 @@ pub(crate) fn run(ctx: &Context, args: &TrustArgs) -> Result<(), CliError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(PROJECT_FILE));
     if args.forget {
-        let canonical = trust::canonical(&file)?;
+        // A file that is gone is forgotten by the path it had.
+        let canonical =
+            trust::canonical(&file).or_else(|e| std::path::absolute(&file).map_err(|_| e))?;
         let forgotten = store.forget(&canonical)?;
         return output::print(&format!(
             "{} {}\n",
