@@ -6,6 +6,8 @@
 //! therefore costs one hop from the transport's reader to the driver and one
 //! to the caller.
 
+use mcp_types::Notification as _;
+use mcp_types::notifications::RootsListChanged;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -316,11 +318,7 @@ impl Shared {
         tokio::spawn(async move {
             while rx.changed().await.is_ok() {
                 let Some(shared) = weak.upgrade() else { return };
-                if shared
-                    .notify("notifications/roots/list_changed", None)
-                    .await
-                    .is_err()
-                {
+                if shared.notify(RootsListChanged::METHOD, None).await.is_err() {
                     return;
                 }
             }

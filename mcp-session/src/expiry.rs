@@ -9,6 +9,9 @@
 //!   (always so in 2026, where streams are not resumable): the request is
 //!   sent again once, with a new id, unless it is a `tools/call`.
 
+use mcp_types::notifications::Initialized;
+use mcp_types::requests::CallTool;
+use mcp_types::{Notification as _, Request as _};
 use std::future::Future;
 use std::sync::atomic::Ordering;
 
@@ -39,7 +42,7 @@ impl Session<Ready> {
             }) => {
                 // Boxed: the rare path must not grow every request's future.
                 Box::pin(self.reinitialize(generation)).await?;
-                if method == "tools/call" {
+                if method == CallTool::METHOD {
                     return Err(SessionError::NotReplayed {
                         method: method.to_owned(),
                     });
@@ -49,7 +52,7 @@ impl Session<Ready> {
             Err(SessionError::Http {
                 failure: RequestFailure::StreamBroken,
                 ..
-            }) if method != "tools/call" => Box::pin(attempt()).await,
+            }) if method != CallTool::METHOD => Box::pin(attempt()).await,
             other => other,
         }
     }
@@ -82,10 +85,7 @@ impl Session<Ready> {
                 offered: result.protocol_version,
             });
         }
-        self.link
-            .shared
-            .notify("notifications/initialized", None)
-            .await?;
+        self.link.shared.notify(Initialized::METHOD, None).await?;
         self.state.expiry.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }

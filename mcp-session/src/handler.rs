@@ -9,6 +9,8 @@
 //! `input_required` results (answered, then the original request is sent
 //! again with the responses).
 
+use mcp_types::Request as _;
+use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use std::sync::Arc;
 
 use mcp_transport::BoxFuture;
@@ -250,11 +252,11 @@ impl ClientHandlers {
             ServerRequestMessage::Ping(_) => Ok(Value::Object(Map::new())),
             ServerRequestMessage::CreateMessage(params) => match &self.sampling {
                 Some(handler) => to_json(handler.create_message(params).await),
-                None => refused("sampling/createMessage"),
+                None => refused(CreateMessage::METHOD),
             },
             ServerRequestMessage::Elicit(params) => {
                 let Some(handler) = &self.elicitation else {
-                    return refused("elicitation/create");
+                    return refused(Elicit::METHOD);
                 };
                 let request = match params {
                     ElicitParams::Form(form) => Elicitation::Form(form),
@@ -273,7 +275,7 @@ impl ClientHandlers {
             }
             ServerRequestMessage::ListRoots(_) => {
                 let Some(roots) = &self.roots else {
-                    return refused("roots/list");
+                    return refused(ListRoots::METHOD);
                 };
                 let result = ListRootsResult {
                     roots: roots.get().as_ref().clone(),

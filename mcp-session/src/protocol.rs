@@ -37,6 +37,8 @@
 //! The type parameter `W` is whatever the driver needs to wake a caller (a
 //! oneshot sender); tests use plain values.
 
+use mcp_types::Notification as _;
+use mcp_types::notifications::{Cancelled, Progress};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -507,7 +509,7 @@ impl<W> ProtocolCore<W> {
             }
             Incoming::Notification { method, params } => {
                 let params = params.map(|p| frame.slice_ref(p.get().as_bytes()));
-                if method == "notifications/progress" {
+                if method == Progress::METHOD {
                     if let Some(params) = params {
                         self.progress(now, params);
                     }
@@ -862,7 +864,7 @@ impl<W> ProtocolCore<W> {
         })
         // Invariant: an integer and a string always serialise.
         .expect("serialising cancel params");
-        self.queue_notification("notifications/cancelled", Some(&params));
+        self.queue_notification(Cancelled::METHOD, Some(&params));
     }
 
     fn violation(&mut self, v: Violation) {

@@ -15,6 +15,9 @@
 //! server can die at any moment, and every pending and later call then fails
 //! promptly with [`SessionError::Dead`].
 
+use mcp_types::Notification as _;
+use mcp_types::notifications::Initialized as InitializedNotification;
+use mcp_types::requests::Initialize;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -168,7 +171,7 @@ impl Link {
                     // `initialize` never carries a version header: it is how
                     // the version is chosen (and how an expired session is
                     // re-established).
-                    protocol_version: if R::METHOD == "initialize" {
+                    protocol_version: if R::METHOD == Initialize::METHOD {
                         None
                     } else {
                         self.version_header(meta.is_some())
@@ -371,7 +374,7 @@ impl Session<Initialized> {
         if let Err(e) = self
             .link
             .shared
-            .notify("notifications/initialized", None)
+            .notify(InitializedNotification::METHOD, None)
             .await
         {
             return Err(self.fail(e).await);

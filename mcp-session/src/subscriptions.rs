@@ -10,6 +10,8 @@
 //!   `list_changed` notifications, and resource URIs are subscribed with
 //!   `resources/subscribe` (and unsubscribed by [`Subscription::close`]).
 
+use mcp_types::Request as _;
+use mcp_types::requests::SubscriptionsListen;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -113,10 +115,10 @@ impl Session<Ready> {
             };
             let meta = self.request_meta();
             let version = self.link.version_header(true);
-            let headers = self.modern_headers("subscriptions/listen", "");
+            let headers = self.modern_headers(SubscriptionsListen::METHOD, "");
             let task_shared = Arc::clone(shared);
             subscription.listen = Some(tokio::spawn(async move {
-                let method: Arc<str> = Arc::from("subscriptions/listen");
+                let method: Arc<str> = Arc::from(SubscriptionsListen::METHOD);
                 let timing = RequestTiming {
                     open_ended: true,
                     reset_on_progress: false,

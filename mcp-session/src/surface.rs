@@ -6,6 +6,8 @@
 //! on page results and summarised on a [`Listing`]; the matching
 //! `list_changed` notification makes a listing stale ([`Session::is_fresh`]).
 
+use mcp_types::Request as _;
+use mcp_types::requests::{GetPrompt, ReadResource};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,7 +69,7 @@ impl Session<Ready> {
 
     /// Every resource (all pages, bounded).
     pub async fn list_resources(&self) -> Result<Listing<Resource>, SessionError> {
-        self.list_all(ListKind::Resources, "resources/list", |s, c| {
+        self.list_all(ListKind::Resources, ListResources::METHOD, |s, c| {
             Box::pin(async move {
                 let page = s.list_resources_page(c.as_deref()).await?;
                 Ok(Page {
@@ -94,17 +96,21 @@ impl Session<Ready> {
 
     /// Every resource template (all pages, bounded).
     pub async fn list_resource_templates(&self) -> Result<Listing<ResourceTemplate>, SessionError> {
-        self.list_all(ListKind::Resources, "resources/templates/list", |s, c| {
-            Box::pin(async move {
-                let page = s.list_resource_templates_page(c.as_deref()).await?;
-                Ok(Page {
-                    items: page.resource_templates,
-                    next: page.next_cursor,
-                    ttl_ms: page.ttl_ms,
-                    scope: page.cache_scope,
+        self.list_all(
+            ListKind::Resources,
+            ListResourceTemplates::METHOD,
+            |s, c| {
+                Box::pin(async move {
+                    let page = s.list_resource_templates_page(c.as_deref()).await?;
+                    Ok(Page {
+                        items: page.resource_templates,
+                        next: page.next_cursor,
+                        ttl_ms: page.ttl_ms,
+                        scope: page.cache_scope,
+                    })
                 })
-            })
-        })
+            },
+        )
         .await
     }
 
@@ -119,7 +125,7 @@ impl Session<Ready> {
 
     /// Every prompt (all pages, bounded).
     pub async fn list_prompts(&self) -> Result<Listing<Prompt>, SessionError> {
-        self.list_all(ListKind::Prompts, "prompts/list", |s, c| {
+        self.list_all(ListKind::Prompts, ListPrompts::METHOD, |s, c| {
             Box::pin(async move {
                 let page = s.list_prompts_page(c.as_deref()).await?;
                 Ok(Page {
@@ -140,10 +146,10 @@ impl Session<Ready> {
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, SessionError> {
         let params = ReadResourceParams::new(uri);
         let body = to_object(&params)?;
-        let headers = self.modern_headers("resources/read", uri);
+        let headers = self.modern_headers(ReadResource::METHOD, uri);
         let outcome = self
             .call_outcome::<ReadResourceResult>(
-                "resources/read",
+                ReadResource::METHOD,
                 &body,
                 OutcomeOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
@@ -153,7 +159,7 @@ impl Session<Ready> {
             )
             .await;
         match outcome {
-            Ok(outcome) => complete("resources/read", outcome),
+            Ok(outcome) => complete(ReadResource::METHOD, outcome),
             Err(SessionError::Server { code, .. })
                 if code == error_codes::RESOURCE_NOT_FOUND
                     || (code == error_codes::INVALID_PARAMS && self.is_modern()) =>
@@ -174,10 +180,10 @@ impl Session<Ready> {
     ) -> Result<GetPromptResult, SessionError> {
         let args = (!arguments.is_empty()).then_some(arguments);
         let body = to_object(&GetPromptParams::new(name, args))?;
-        let headers = self.modern_headers("prompts/get", name);
+        let headers = self.modern_headers(GetPrompt::METHOD, name);
         let outcome = self
             .call_outcome::<GetPromptResult>(
-                "prompts/get",
+                GetPrompt::METHOD,
                 &body,
                 OutcomeOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
@@ -186,7 +192,7 @@ impl Session<Ready> {
                 },
             )
             .await?;
-        complete("prompts/get", outcome)
+        complete(GetPrompt::METHOD, outcome)
     }
 
     /// `completion/complete` for a prompt or resource-template argument,

@@ -11,6 +11,8 @@
 //!   `tasks/get` carries the result, the error or `inputRequests` (answered
 //!   with `tasks/update`), `tasks/cancel` cancels.
 
+use mcp_types::Request as _;
+use mcp_types::requests::CallTool;
 use std::time::{Duration, Instant};
 
 use mcp_types::requests::{CancelTask, GetTask, GetTaskPayload, UpdateTask};
@@ -101,11 +103,11 @@ impl Session<Ready> {
         };
         let outcome = self
             .call_outcome::<CallToolResult>(
-                "tools/call",
+                CallTool::METHOD,
                 &body,
                 OutcomeOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
-                    headers: self.modern_headers("tools/call", name),
+                    headers: self.modern_headers(CallTool::METHOD, name),
                     ..OutcomeOptions::default()
                 },
             )
@@ -116,7 +118,7 @@ impl Session<Ready> {
                 TaskHandle::from_created(created),
             ))),
             _ => Err(SessionError::Unsupported {
-                method: "tools/call".to_owned(),
+                method: CallTool::METHOD.to_owned(),
                 feature: "input_required results outside the 2026-07-28 era",
             }),
         }
@@ -151,7 +153,7 @@ impl Session<Ready> {
             }
             if Instant::now() >= give_up {
                 return Err(SessionError::Timeout {
-                    method: "tasks/get".to_owned(),
+                    method: GetTask::METHOD.to_owned(),
                     after: self.link.config.limits.hard_deadline,
                 });
             }
@@ -163,14 +165,14 @@ impl Session<Ready> {
     /// The tool's result of a finished task.
     pub async fn task_result(&self, handle: &TaskHandle) -> Result<CallToolResult, SessionError> {
         let bad = |source| SessionError::BadResult {
-            method: "tasks/result".to_owned(),
+            method: GetTaskPayload::METHOD.to_owned(),
             source,
         };
         let object =
             if handle.extension {
                 if let Some(Ok(error)) = handle.task.error_object() {
                     return Err(SessionError::Server {
-                        method: "tasks/get".to_owned(),
+                        method: GetTask::METHOD.to_owned(),
                         code: error.code,
                         error: Box::new(error),
                     });
@@ -199,7 +201,7 @@ impl Session<Ready> {
                 .answer(request.request)
                 .await
                 .map_err(|e| SessionError::InputNotProvided {
-                    method: "tasks/update".to_owned(),
+                    method: UpdateTask::METHOD.to_owned(),
                     asked,
                     code: e.code,
                 })?;

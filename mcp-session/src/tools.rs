@@ -6,6 +6,8 @@
 //! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
 //! check for that tool instead of blocking it.
 
+use mcp_types::Request as _;
+use mcp_types::requests::{CallTool, ListTools};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -24,7 +26,7 @@ use crate::session::{Ready, Session};
 
 /// The method name, allocated once per process rather than per call.
 static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
-    std::sync::LazyLock::new(|| Arc::from("tools/call"));
+    std::sync::LazyLock::new(|| Arc::from(CallTool::METHOD));
 
 /// Options of one tool call.
 #[derive(Debug, Default)]
@@ -52,7 +54,7 @@ impl Session<Ready> {
     /// compiled validators).
     pub async fn list_tools(&self) -> Result<Arc<ToolCatalog>, SessionError> {
         let config = &self.link.config;
-        let mut pager = Paginator::new("tools/list", config.max_pages, config.max_tools);
+        let mut pager = Paginator::new(ListTools::METHOD, config.max_pages, config.max_tools);
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -135,7 +137,7 @@ impl Session<Ready> {
             let method = Arc::clone(&TOOLS_CALL);
             let encoded = std::sync::Mutex::new(Some(encoded));
             let raw = self
-                .with_expiry("tools/call", || async {
+                .with_expiry(CallTool::METHOD, || async {
                     // A tool call is attempted at most once (never replayed),
                     // so the encoded params are taken, not cloned.
                     let params = encoded
@@ -164,7 +166,7 @@ impl Session<Ready> {
             // can only be the tool's own; decode it in one pass.
             RequestOutcome::Complete(raw.decode_json::<CallToolResult>().map_err(|source| {
                 SessionError::BadResult {
-                    method: "tools/call".to_owned(),
+                    method: CallTool::METHOD.to_owned(),
                     source,
                 }
             })?)
@@ -178,7 +180,7 @@ impl Session<Ready> {
             let mut retried = false;
             let mut catalog = catalog.clone();
             loop {
-                let mut headers = self.modern_headers("tools/call", name);
+                let mut headers = self.modern_headers(CallTool::METHOD, name);
                 if let Some(c) = &catalog {
                     // Read in place: the arguments may be megabytes.
                     let arguments = body.get("arguments").unwrap_or(&Value::Null);
@@ -187,7 +189,7 @@ impl Session<Ready> {
                 // Boxed: the 2026 path's state would otherwise be carried
                 // by every legacy call's future too.
                 let outcome = Box::pin(self.call_outcome::<CallToolResult>(
-                    "tools/call",
+                    CallTool::METHOD,
                     &body,
                     OutcomeOptions {
                         timing,
@@ -216,14 +218,14 @@ impl Session<Ready> {
             RequestOutcome::Complete(result) => result,
             RequestOutcome::Task(task) => {
                 return Err(SessionError::UnexpectedTask {
-                    method: "tools/call".to_owned(),
+                    method: CallTool::METHOD.to_owned(),
                     task: Box::new(task),
                 });
             }
             // Only the 2026 path can see input_required, and it answers it.
             _ => {
                 return Err(SessionError::Unsupported {
-                    method: "tools/call".to_owned(),
+                    method: CallTool::METHOD.to_owned(),
                     feature: "input_required results outside the 2026-07-28 era",
                 });
             }

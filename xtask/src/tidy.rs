@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 /// Which workspace crates each crate may depend on (normal dependencies). The
 /// direction is the design's: cli → hub → session → {types, transport → codec},
-/// and auth below transport and hub. Dev-dependencies may add `mcp-testkit`.
+/// and auth above the transport (it implements the transport's credential
+/// seam), used by the hub's hosts and the CLI. Dev-dependencies may add
+/// `mcp-testkit`.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("mcp-types", &[]),
     ("mcp-codec", &[]),
@@ -59,7 +61,63 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
             check_no_placeholders(root, &file, &mut problems);
         }
     }
+    check_method_names(root, &mut problems);
     problems
+}
+
+/// The method names the `requests!` / `notifications!` tables of mcp-types
+/// define (`Name = "method", …`).
+fn method_names(root: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for file in [
+        "mcp-types/src/requests.rs",
+        "mcp-types/src/notifications.rs",
+    ] {
+        let text = fs::read_to_string(root.join(file)).unwrap_or_default();
+        for line in text.lines() {
+            let line = line.trim();
+            let Some((name, rest)) = line.split_once(" = \"") else {
+                continue;
+            };
+            if name.chars().all(|c| c.is_ascii_alphanumeric())
+                && let Some((method, _)) = rest.split_once('"')
+            {
+                names.push(method.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// The session names methods only through `Request::METHOD` /
+/// `Notification::METHOD`, never as string literals (tests aside).
+fn check_method_names(root: &Path, problems: &mut Vec<String>) {
+    let names = method_names(root);
+    if names.len() < 20 {
+        problems.push("tidy: could not read the method tables of mcp-types".to_owned());
+        return;
+    }
+    for file in rust_files(&root.join("mcp-session/src")) {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        if rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or("");
+            if let Some(name) = names.iter().find(|m| line.contains(&format!("\"{m}\""))) {
+                problems.push(format!(
+                    "{rel}:{}: method `{name}` as a string literal; use its type's METHOD",
+                    n + 1
+                ));
+            }
+        }
+    }
 }
 
 fn check_dependencies(dir: &Path, krate: &str, allowed: &[&str], problems: &mut Vec<String>) {
@@ -119,10 +177,8 @@ fn check_sans_io(root: &Path, file: &Path, problems: &mut Vec<String>) {
         .unwrap_or(file)
         .display()
         .to_string();
-    // The codec's optional tokio-util adapter lives in its own file and is the
-    // one permitted exception; test files may read the clock to start
-    // simulated time.
-    if rel.ends_with("tokio_codec.rs") || rel.ends_with("tests.rs") {
+    // Test files may read the clock to start simulated time.
+    if rel.ends_with("tests.rs") {
         return;
     }
     for (n, line) in text.lines().enumerate() {
@@ -214,6 +270,34 @@ mod tests {
         check_dependencies(&dir, "mcp-types", &[], &mut problems);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("mcp-session"));
+    }
+
+    #[test]
+    fn method_tables_are_read_and_a_literal_is_caught() {
+        let root = crate::workspace_root();
+        let names = method_names(&root);
+        assert!(names.contains(&"tools/call".to_owned()), "{names:?}");
+        assert!(names.contains(&"notifications/progress".to_owned()));
+        let dir = tempdir();
+        let types = dir.join("mcp-types/src");
+        fs::create_dir_all(&types).unwrap();
+        for file in ["requests.rs", "notifications.rs"] {
+            fs::copy(root.join("mcp-types/src").join(file), types.join(file)).unwrap();
+        }
+        let session = dir.join("mcp-session/src");
+        fs::create_dir_all(&session).unwrap();
+        fs::write(
+            session.join("a.rs"),
+            "fn f() -> &'static str { \"tools/call\" }\n// \"tools/list\" in a comment is fine\n#[cfg(test)]\nmod tests { const M: &str = \"ping\"; }\n",
+        )
+        .unwrap();
+        let mut problems = Vec::new();
+        check_method_names(&dir, &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("a.rs:1: method `tools/call`"),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! `sampling.tools` was not declared, an elicitation mode that was not
 //! declared, roots without roots. `ping` needs no host at all.
 
+use mcp_types::Request as _;
+use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use mcp_types::{
     ClientCapabilities, CreateMessageParams, ElicitParams, ErrorObject, ServerRequestMessage,
     error_codes,
@@ -46,7 +48,7 @@ pub(crate) fn admit(request: &ServerRequestMessage, offered: Offered) -> Result<
         ServerRequestMessage::Ping(_) => Ok(()),
         ServerRequestMessage::CreateMessage(params) => {
             if !offered.sampling {
-                Err(not_offered("sampling/createMessage", "sampling"))
+                Err(not_offered(CreateMessage::METHOD, "sampling"))
             } else if !offered.sampling_tools && sampling_uses_tools(params) {
                 Err(invalid(
                     "this client did not declare sampling.tools; tools are not allowed in sampling requests",
@@ -57,7 +59,7 @@ pub(crate) fn admit(request: &ServerRequestMessage, offered: Offered) -> Result<
         }
         ServerRequestMessage::Elicit(params) => {
             if !offered.elicitation_form && !offered.elicitation_url {
-                return Err(not_offered("elicitation/create", "elicitation"));
+                return Err(not_offered(Elicit::METHOD, "elicitation"));
             }
             match params {
                 ElicitParams::Form(_) if offered.elicitation_form => Ok(()),
@@ -68,7 +70,7 @@ pub(crate) fn admit(request: &ServerRequestMessage, offered: Offered) -> Result<
             }
         }
         ServerRequestMessage::ListRoots(_) if offered.roots => Ok(()),
-        ServerRequestMessage::ListRoots(_) => Err(not_offered("roots/list", "roots")),
+        ServerRequestMessage::ListRoots(_) => Err(not_offered(ListRoots::METHOD, "roots")),
         other => Err(method_not_found(other.method())),
     }
 }

@@ -9,6 +9,11 @@
 //!   untagged one belongs to none.
 //! - Legacy: every unsolicited notification the filter asks for.
 
+use mcp_types::Notification as _;
+use mcp_types::notifications::{
+    PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged,
+    ToolListChanged,
+};
 use mcp_types::{SubscriptionFilter, SubscriptionsAcknowledgedParams};
 use serde_json::Value;
 
@@ -26,12 +31,13 @@ pub enum ListKind {
 impl ListKind {
     /// The kind a `notifications/*/list_changed` method invalidates.
     pub fn from_notification(method: &str) -> Option<Self> {
-        match method {
-            "notifications/tools/list_changed" => Some(ListKind::Tools),
-            "notifications/resources/list_changed" => Some(ListKind::Resources),
-            "notifications/prompts/list_changed" => Some(ListKind::Prompts),
-            _ => None,
-        }
+        [
+            (ToolListChanged::METHOD, ListKind::Tools),
+            (ResourceListChanged::METHOD, ListKind::Resources),
+            (PromptListChanged::METHOD, ListKind::Prompts),
+        ]
+        .into_iter()
+        .find_map(|(name, kind)| (name == method).then_some(kind))
     }
 }
 
@@ -191,23 +197,23 @@ fn classify(
 ) -> Option<SubscriptionEvent> {
     let on = |flag: Option<bool>| flag == Some(true);
     match method {
-        "notifications/subscriptions/acknowledged" if modern => {
+        m if m == SubscriptionsAcknowledged::METHOD && modern => {
             let ack: SubscriptionsAcknowledgedParams =
                 serde_json::from_value(params?.clone()).ok()?;
             let accepted = ack.notifications;
             let refused = difference(filter, &accepted);
             Some(SubscriptionEvent::Acknowledged { accepted, refused })
         }
-        "notifications/tools/list_changed" if on(filter.tools_list_changed) => {
+        m if m == ToolListChanged::METHOD && on(filter.tools_list_changed) => {
             Some(SubscriptionEvent::ToolsListChanged)
         }
-        "notifications/prompts/list_changed" if on(filter.prompts_list_changed) => {
+        m if m == PromptListChanged::METHOD && on(filter.prompts_list_changed) => {
             Some(SubscriptionEvent::PromptsListChanged)
         }
-        "notifications/resources/list_changed" if on(filter.resources_list_changed) => {
+        m if m == ResourceListChanged::METHOD && on(filter.resources_list_changed) => {
             Some(SubscriptionEvent::ResourcesListChanged)
         }
-        "notifications/resources/updated" => {
+        m if m == ResourceUpdated::METHOD => {
             let uri = params?.get("uri")?.as_str()?.to_owned();
             let wanted = filter
                 .resource_subscriptions
