@@ -20,6 +20,7 @@ pub const MAX_RESPONSE_BODY: usize = 256 * 1024;
 
 /// The method of an [`AuthHttpRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HttpMethod {
     /// `GET`.
     Get,

@@ -23,6 +23,7 @@ use crate::urls;
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TokenAuthMethod {
     /// A public client: `client_id` in the body, no secret.
     None,
@@ -54,6 +55,7 @@ impl TokenAuthMethod {
 /// Where a client id came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RegistrationKind {
     /// Configured by the host ([`PreRegisteredClient`]).
     PreRegistered,

@@ -214,6 +214,10 @@ pub(crate) fn render_resource_contents(contents: &ResourceContents, paint: Paint
             escape_line(b.mime_type.as_deref().unwrap_or("(no type)")),
             size(b.blob.len())
         )),
+        other => paint.dim(&format!(
+            "[contents of {} in a form this client does not know; see --json]\n",
+            escape_line(other.uri())
+        )),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::name::ServerName;
 
 /// The host's decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Approval {
     /// Go ahead.
     Approve,

@@ -13,6 +13,7 @@ use crate::name::{Separator, ServerName};
 
 /// How tools of different servers that share a name are exposed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CollisionPolicy {
     /// Every tool is reachable as `server<sep>tool`; a bare name is exposed
     /// only when exactly one server has it, and a call to a bare name several
@@ -29,6 +30,7 @@ pub enum CollisionPolicy {
 
 /// What happens when a server dies.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum RestartPolicy {
     /// Leave it dead (for stateful servers, where a fresh process would
     /// silently lose state); calls fail at once.
@@ -107,6 +109,7 @@ impl Default for Backoff {
 
 /// When a server's tools are listed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Discovery {
     /// At start (the server's tools are in the first namespace).
     #[default]
@@ -127,6 +130,7 @@ pub enum Discovery {
 /// by [`HubEvent::SnapshotPending`](crate::HubEvent::SnapshotPending) with
 /// its diff.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Adoption {
     /// The new snapshot waits for the host ([`crate::Hub::adopt`] or
     /// [`crate::Hub::discard`]); the active surface stays as it was.

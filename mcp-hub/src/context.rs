@@ -22,6 +22,7 @@ use crate::server::ServerCell;
 
 /// One kind of context helper.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Helper {
     /// One page of `resources/list`.
     ListResources,

@@ -176,6 +176,7 @@ pub enum Operation {
 
 /// How a governed operation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuditOutcome {
     /// It succeeded.
     Succeeded,

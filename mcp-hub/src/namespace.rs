@@ -37,6 +37,7 @@ pub struct Route {
 
 /// The thing a route calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RouteTarget {
     /// A tool, by its local name on the server.
     Tool(String),

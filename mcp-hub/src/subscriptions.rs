@@ -46,6 +46,7 @@ const UNSUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// server whose era does not offer the chosen mechanism fails with
 /// [`HubError::MechanismMismatch`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Mechanism {
     /// Legacy eras: `resources/subscribe` and unsolicited
     /// `notifications/resources/updated`.
@@ -74,6 +75,7 @@ impl fmt::Display for Mechanism {
 
 /// Why a handler is called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Reason {
     /// The read right after the subscription was established at start.
     Start,

@@ -12,6 +12,7 @@ use crate::protocol::CoreLimits;
 
 /// How the protocol era is chosen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Negotiation {
     /// Probe with `server/discover` (2026-07-28); fall back to `initialize`
     /// (2025-11-25, or an older version the server answers with) by the

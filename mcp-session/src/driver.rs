@@ -474,6 +474,8 @@ fn feed(shared: &Shared, msg: Option<Inbound>) -> bool {
             close(shared, ExitInfo::without_process(CloseReason::EndOfStream));
             true
         }
+        // A kind of message this session does not know yet: nothing to do.
+        Some(_) => false,
     }
 }
 

@@ -221,6 +221,7 @@ fn leading_id(text: &[u8]) -> Option<(i64, usize)> {
 
 /// Why a request ended without a result.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Failure {
     /// The server answered with a JSON-RPC error.
     Server(ErrorObject),
@@ -237,6 +238,7 @@ pub enum Failure {
 
 /// Something the core refused to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Refusal {
     /// The in-flight bound is reached.
     TooManyInFlight {
@@ -249,6 +251,7 @@ pub enum Refusal {
 
 /// An output of the core for its driver.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum CoreEvent<W> {
     /// A request ended; wake its caller.
     Completed {

@@ -71,6 +71,7 @@ impl OutboundFrame {
 
 /// The kind of an outgoing message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FrameKind {
     /// A request with this (integer) id: its answer is expected.
     Request {
@@ -155,6 +156,7 @@ impl fmt::Display for RequestFailure {
 
 /// What a transport delivers to its session, in order.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Inbound {
     /// One complete incoming frame (a JSON-RPC message, not yet parsed).
     Frame(Bytes),

@@ -24,6 +24,7 @@ use crate::resources::ResourceContents;
 /// The sender or recipient of a message; also an annotation's audience.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// The user.
     User,

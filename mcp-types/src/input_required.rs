@@ -138,6 +138,7 @@ pub fn peek_result_type(raw: &RawValue) -> Result<ResultType, TypesError> {
 /// A request's answer by kind: its own result, a request for more input, or a
 /// task handle.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum RequestOutcome<T> {
     /// The request's own result (`resultType` `complete` or absent).
     Complete(T),

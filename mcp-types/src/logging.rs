@@ -25,6 +25,7 @@ use crate::open_struct::open_struct;
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum LoggingLevel {
     /// Detailed debugging information.
     Debug,

@@ -95,6 +95,7 @@ open_struct! {
 
 /// Contents of a resource: text or blob, told apart by which member is present.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ResourceContents {
     /// Has `text`.
     Text(TextResourceContents),

@@ -18,6 +18,7 @@ use crate::tools::Tool;
 #[allow(clippy::large_enum_variant)]
 /// The content of a sampling message: one block, or (2025-11-25+) several.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum SamplingContent {
     /// A single content block (every version).
     Single(ContentBlock),

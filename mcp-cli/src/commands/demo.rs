@@ -220,6 +220,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
     let target = match &route.target {
         RouteTarget::Tool(local) => format!("tool `{local}`"),
         RouteTarget::Helper(helper) => format!("helper `{}`", helper.local_name()),
+        _ => "a target".to_owned(),
     };
     out.push_str(&format!(
         "   {} server {}, {target} ({} ms)\n",

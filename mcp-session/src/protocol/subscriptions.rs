@@ -19,6 +19,7 @@ use serde_json::Value;
 
 /// Which listing a notification invalidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ListKind {
     /// `tools/list`.
     Tools,
