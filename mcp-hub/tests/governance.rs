@@ -461,7 +461,8 @@ async fn every_governed_operation_is_audited_without_secrets() {
     hub.call("search", args(json!({"query": "hunter2-secret"})))
         .await
         .unwrap();
-    let _ = hub
+    // Not on the allow-list: denied, and audited as such.
+    let denied = hub
         .facade()
         .call_tool(
             "notes",
@@ -469,6 +470,7 @@ async fn every_governed_operation_is_audited_without_secrets() {
             args(json!({"title": "hunter2-secret", "text": "x"})),
         )
         .await;
+    assert!(matches!(denied, Err(HubError::Denied { .. })), "{denied:?}");
     hub.facade().inspect("notes").await.unwrap();
     let page = hub.facade().list_tools("notes", None).await.unwrap();
     assert_eq!(page.items.len(), 1, "filtered by the allow-list");

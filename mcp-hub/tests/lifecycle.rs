@@ -304,7 +304,10 @@ async fn a_call_in_flight_on_a_dying_server_fails_by_name_and_is_not_replayed() 
     recorder
         .wait_until(Duration::from_secs(5), |r| calls_of_in(r, "hang") == 1)
         .await;
-    let _ = hub.call("crash", Default::default()).await;
+    assert!(
+        hub.call("crash", Default::default()).await.is_err(),
+        "it answered"
+    );
     let err = hanging.await.unwrap().unwrap_err();
     match &err {
         HubError::ServerDied { server, method, .. } => {

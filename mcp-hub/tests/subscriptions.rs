@@ -266,7 +266,10 @@ async fn reconnects_after_a_restart(modern: bool) {
     assert_eq!(text(&next(&mut calls).await), "v2");
 
     // The server dies; its replacement starts over at "v1".
-    let _ = hub.call("crash", args(json!({}))).await;
+    assert!(
+        hub.call("crash", args(json!({}))).await.is_err(),
+        "it answered"
+    );
     let again = next(&mut calls).await;
     assert_eq!(again.reason, Reason::Reconnect);
     assert_eq!(text(&again), "v1");

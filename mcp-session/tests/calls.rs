@@ -221,7 +221,10 @@ async fn a_deadline_fails_the_call_and_cancels_it_at_the_server() {
         .unwrap_err();
     assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    recorder
+        .wait_for("notifications/cancelled", Duration::from_secs(5))
+        .await
+        .expect("the server was told");
     assert_eq!(recorder.cancelled_ids().len(), 1);
     // The session is still usable.
     session
@@ -235,8 +238,16 @@ async fn dropping_a_call_cancels_it() {
     let (connector, recorder) = memory(tools_script());
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     let call = session.call_tool("hang", Default::default());
-    let _ = tokio::time::timeout(Duration::from_millis(100), call).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), call)
+            .await
+            .is_err(),
+        "hang answered"
+    );
+    recorder
+        .wait_for("notifications/cancelled", Duration::from_secs(5))
+        .await
+        .expect("the server was told");
     let cancelled = recorder.cancelled_ids();
     assert_eq!(cancelled.len(), 1, "{:?}", recorder.received());
     assert_eq!(session.stats().cancelled, 1);
@@ -488,14 +499,24 @@ async fn a_server_request_for_an_unregistered_feature_is_refused_by_name() {
 
 #[tokio::test]
 async fn the_in_flight_bound_is_a_named_error() {
-    let (connector, _) = memory(tools_script());
+    let (connector, recorder) = memory(tools_script());
     let mut config = quick_config();
     config.limits.max_in_flight = 2;
     let session = ready(connector, config, Negotiation::Legacy).await;
     let a = session.call_tool("hang", Default::default());
     let b = session.call_tool("hang", Default::default());
     let c = async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Both hanging calls are in flight once the server has them.
+        let both = recorder
+            .wait_until(Duration::from_secs(5), |frames| {
+                frames
+                    .iter()
+                    .filter(|f| f["method"] == "tools/call")
+                    .count()
+                    == 2
+            })
+            .await;
+        assert!(both, "the two calls did not reach the server");
         session.call_tool("echo", args(json!({"text": "x"}))).await
     };
     let third = tokio::select! {

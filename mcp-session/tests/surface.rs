@@ -281,7 +281,8 @@ async fn an_abrupt_end_is_reported() {
         .await
         .unwrap();
     next_event(&mut sub).await;
-    let _ = session.call_tool("die", Default::default()).await;
+    // The server exits instead of answering.
+    assert!(session.call_tool("die", Default::default()).await.is_err());
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::Ended(SubscriptionEnd::Abrupt)
@@ -351,14 +352,27 @@ async fn cache_hints_are_kept_and_a_list_change_makes_a_listing_stale() {
                 },
             ),
     );
-    let session2 = ready(connector2, quick_config(), Negotiation::Legacy).await;
+    let mut session2 = ready(connector2, quick_config(), Negotiation::Legacy).await;
+    let mut events = session2.take_events().unwrap();
     let listing2 = session2.list_resources().await.unwrap();
     assert!(session2.is_fresh(&listing2));
     session2
         .call_tool("change_resources", Default::default())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The notification is counted before the host hears of it.
+    let heard = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(event) = events.next().await {
+            if matches!(&event, SessionEvent::Notification { method, .. }
+                if method == "notifications/resources/list_changed")
+            {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(heard, Ok(true), "no list_changed");
     assert!(!session2.is_fresh(&listing2), "list_changed invalidates");
 }
 

@@ -75,7 +75,8 @@ async fn conversation(mode: Negotiation) -> Vec<Value> {
         session.ping().await.unwrap();
     } else {
         let sub = session.subscribe(filter).await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        // The listen request is on the wire before it is cancelled.
+        settle(&recorder, "subscriptions/listen").await;
         drop(sub);
         settle(&recorder, "notifications/cancelled").await;
     }
