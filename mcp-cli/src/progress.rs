@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
+use mcp_types::ProgressParams;
 use tokio::sync::mpsc;
 
 use crate::output::Ui;
@@ -119,10 +118,9 @@ impl StatusLines {
 }
 
 /// `notifications/progress` params in words: `2/4 (50%) message`.
-pub(crate) fn describe_progress(params: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(params).ok()?;
-    let progress = value.get("progress")?.as_f64()?;
-    let mut text = match value.get("total").and_then(Value::as_f64) {
+pub(crate) fn describe_progress(params: &ProgressParams) -> Option<String> {
+    let progress = params.progress_f64()?;
+    let mut text = match params.total.as_ref().and_then(serde_json::Number::as_f64) {
         Some(total) if total > 0.0 => format!(
             "{}/{} ({:.0}%)",
             number(progress),
@@ -131,7 +129,7 @@ pub(crate) fn describe_progress(params: &[u8]) -> Option<String> {
         ),
         _ => number(progress),
     };
-    if let Some(message) = value.get("message").and_then(Value::as_str) {
+    if let Some(message) = &params.message {
         text.push(' ');
         // The server's words, on one line.
         text.push_str(&mcp_types::text::escape_line(message));
@@ -149,7 +147,10 @@ fn number(n: f64) -> String {
 
 /// Shows progress notifications until the sender is dropped: on the spinner
 /// when live, else as `progress: …` lines on stderr.
-pub(crate) async fn show_progress(mut updates: mpsc::Receiver<Bytes>, activity: &Activity) {
+pub(crate) async fn show_progress(
+    mut updates: mpsc::Receiver<ProgressParams>,
+    activity: &Activity,
+) {
     while let Some(params) = updates.recv().await {
         let Some(text) = describe_progress(&params) else {
             continue;
@@ -166,19 +167,22 @@ pub(crate) async fn show_progress(mut updates: mpsc::Receiver<Bytes>, activity: 
 mod tests {
     use super::*;
 
+    fn params(json: &str) -> ProgressParams {
+        serde_json::from_str(json).unwrap()
+    }
+
     #[test]
     fn progress_in_words() {
         assert_eq!(
-            describe_progress(
-                br#"{"progressToken": 1, "progress": 2, "total": 4, "message": "half"}"#
-            )
+            describe_progress(&params(
+                r#"{"progressToken": 1, "progress": 2, "total": 4, "message": "half\u001b[2J"}"#
+            ))
             .as_deref(),
-            Some("2/4 (50%) half")
+            Some("2/4 (50%) half\\u{1b}[2J")
         );
         assert_eq!(
-            describe_progress(br#"{"progressToken": 1, "progress": 0.5}"#).as_deref(),
+            describe_progress(&params(r#"{"progressToken": 1, "progress": 0.5}"#)).as_deref(),
             Some("0.5")
         );
-        assert_eq!(describe_progress(b"{}"), None);
     }
 }

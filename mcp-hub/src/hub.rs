@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use bytes::Bytes;
 use mcp_types::CallToolResult;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
@@ -34,8 +33,9 @@ use crate::subscriptions::{Counters, SubscriptionSpec, SubscriptionStats};
 pub struct CallOptions {
     /// Overrides the server's request deadline for this call.
     pub timeout: Option<Duration>,
-    /// Receives the raw params of each progress notification of the call.
-    pub progress: Option<mpsc::Sender<Bytes>>,
+    /// Receives each progress notification of the call, decoded (a slow
+    /// receiver loses updates, never the result).
+    pub progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
 }
 
 /// What a shutdown did.

@@ -13,9 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use bytes::Bytes;
 use mcp_transport::{CloseReason, ExitInfo, FrameSender, Inbound, OutboundFrame, TransportError};
-use mcp_types::{RequestId, ServerRequestMessage, SubscriptionFilter};
+use mcp_types::{ProgressParams, RequestId, ServerRequestMessage, SubscriptionFilter};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -33,7 +32,7 @@ use crate::protocol::{
 /// How a caller is woken.
 pub(crate) struct Waiter {
     tx: oneshot::Sender<Result<RawResult, Failure>>,
-    progress: Option<mpsc::Sender<Bytes>>,
+    progress: Option<mpsc::Sender<ProgressParams>>,
 }
 
 /// State shared by the session handle, its callers and the driver task.
@@ -82,7 +81,7 @@ impl SubscriptionSink {
 pub(crate) struct CallOptions {
     pub(crate) timing: RequestTiming,
     /// Where progress notifications of this request go (raw params).
-    pub(crate) progress: Option<mpsc::Sender<Bytes>>,
+    pub(crate) progress: Option<mpsc::Sender<ProgressParams>>,
     /// The `MCP-Protocol-Version` header for HTTP transports.
     pub(crate) protocol_version: Option<&'static str>,
     /// Further per-message HTTP headers (2026 `Mcp-Name`, `Mcp-Param-*`).
@@ -425,7 +424,7 @@ async fn flush(shared: &Shared) -> bool {
 /// now, before a response later in the same batch completes the request.
 fn take_events(
     core: &mut ProtocolCore<Waiter>,
-    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<Bytes>>)>,
+    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<ProgressParams>>)>,
 ) {
     while let Some(ev) = core.poll_event() {
         let progress = match &ev {
@@ -441,7 +440,7 @@ fn take_events(
 fn handle_inbound(
     shared: &Shared,
     msg: Option<Inbound>,
-    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<Bytes>>)>,
+    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<ProgressParams>>)>,
 ) -> bool {
     let closed = feed(shared, msg);
     take_events(&mut shared.core(), events);
@@ -487,7 +486,11 @@ fn close(shared: &Shared, info: ExitInfo) {
     shared.emit(SessionEvent::Closed(info));
 }
 
-fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::Sender<Bytes>>) {
+fn deliver(
+    shared: &Arc<Shared>,
+    ev: CoreEvent<Waiter>,
+    progress: Option<mpsc::Sender<ProgressParams>>,
+) {
     match ev {
         CoreEvent::Completed {
             waiter, outcome, ..
@@ -496,9 +499,12 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<mpsc::S
             let _ = waiter.tx.send(outcome);
         }
         CoreEvent::Progress { params, .. } => {
-            if let Some(tx) = progress {
-                // Progress is advisory: a slow consumer loses updates, never
-                // the response.
+            // Decoded only for a caller who asked for progress. Progress is
+            // advisory: malformed params or a slow consumer lose an update,
+            // never the response.
+            if let Some(tx) = progress
+                && let Ok(params) = serde_json::from_slice::<ProgressParams>(&params)
+            {
                 let _ = tx.try_send(params);
             }
         }

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use mcp_types::{InputRequiredResult, RequestOutcome};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -24,7 +23,7 @@ use crate::session::{Ready, Session};
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OutcomeOptions {
     pub(crate) timing: RequestTiming,
-    pub(crate) progress: Option<mpsc::Sender<Bytes>>,
+    pub(crate) progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
     pub(crate) headers: Vec<(String, String)>,
 }
 

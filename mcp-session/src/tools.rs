@@ -10,7 +10,6 @@ use mcp_types::Request as _;
 use mcp_types::requests::{CallTool, ListTools};
 use std::sync::Arc;
 
-use bytes::Bytes;
 use mcp_types::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, RequestOutcome};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -31,9 +30,10 @@ static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
 /// Options of one tool call.
 #[derive(Debug, Default)]
 pub struct CallToolOptions {
-    /// Receives the raw params of each `notifications/progress` for this
-    /// call; the deadline is reset by each (up to the hard maximum).
-    pub progress: Option<mpsc::Sender<Bytes>>,
+    /// Receives each `notifications/progress` of this call, decoded; the
+    /// deadline is reset by each (up to the hard maximum). A slow receiver
+    /// loses updates, never the result.
+    pub progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
     /// Overrides the session's request timeout for this call.
     pub timeout: Option<std::time::Duration>,
 }

@@ -269,11 +269,13 @@ async fn progress_reaches_the_caller() {
         )
         .await
         .unwrap();
-    let mut seen = 0;
-    while rx.try_recv().is_ok() {
-        seen += 1;
+    // Decoded: each notification's progress, in order.
+    let mut seen = Vec::new();
+    while let Ok(params) = rx.try_recv() {
+        seen.push(params.progress_f64().unwrap());
     }
-    assert_eq!(seen, 3);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     let call = &recorder.with_method("tools/call")[0];
     assert!(call["params"]["_meta"]["progressToken"].is_i64());
 }
