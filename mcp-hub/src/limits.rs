@@ -81,37 +81,17 @@ pub(crate) fn check_content<T: Serialize>(
     value: &T,
     limit: usize,
 ) -> Result<(), HubError> {
-    let mut counter = Counter(0);
     // Serialising our own decoded types cannot fail; if it ever did, the
-    // count would be short, so treat it as over the limit.
-    if serde_json::to_writer(&mut counter, value).is_err() {
+    // count would be unknown, so treat it as over the limit.
+    let size = mcp_types::json_len(value).unwrap_or(usize::MAX);
+    if size > limit {
         return Err(HubError::ContentTooLarge {
             server: server.clone(),
-            size: usize::MAX,
-            limit,
-        });
-    }
-    if counter.0 > limit {
-        return Err(HubError::ContentTooLarge {
-            server: server.clone(),
-            size: counter.0,
+            size,
             limit,
         });
     }
     Ok(())
-}
-
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 = self.0.saturating_add(buf.len());
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

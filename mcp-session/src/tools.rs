@@ -271,21 +271,7 @@ fn encoded_size(params: &Params) -> usize {
 /// Serialised length, measured once before anything is queued: counted, not
 /// written out (the arguments may be megabytes).
 fn json_len(value: &Map<String, Value>) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    }
+    mcp_types::json_len(value).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

@@ -94,6 +94,30 @@ pub mod tools;
 pub mod traits;
 pub mod version;
 
+/// The length in bytes of `value`'s compact JSON (what `serde_json::to_vec`
+/// would write), counted without writing it out: arguments and results may
+/// be megabytes. `None` when `value` cannot be serialised.
+///
+/// ```
+/// let v = serde_json::json!({"a": [1, "é\n\u{1}"], "b": null});
+/// assert_eq!(mcp_types::json_len(&v), Some(serde_json::to_vec(&v).unwrap().len()));
+/// ```
+pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> Option<usize> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).ok()?;
+    Some(count.0)
+}
+
 /// A JSON object.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
