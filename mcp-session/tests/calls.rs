@@ -283,48 +283,34 @@ async fn progress_reaches_the_caller() {
 /// A hand-written server that answers `tools/call` with its progress
 /// notifications and the answer in one write, so they arrive in one batch.
 fn burst_server() -> Arc<dyn mcp_transport::Connector> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    Arc::new(mcp_transport::MemoryConnector::new(|end| {
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(end.input).lines();
-            let mut out = end.output;
-            while let Ok(Some(line)) = lines.next_line().await {
-                let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
-                let id = msg["id"].clone();
-                let reply = match msg["method"].as_str() {
-                    Some("initialize") => json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "burst", "version": "1"}}})
-                    .to_string(),
-                    Some("tools/call") => {
-                        let token = msg["params"]["_meta"]["progressToken"].clone();
-                        let mut batch = String::new();
-                        for step in 1..=5 {
-                            batch.push_str(
-                                &json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                                        "params": {"progressToken": token, "progress": step, "total": 5}})
-                                .to_string(),
-                            );
-                            batch.push('\n');
-                        }
-                        batch.push_str(
-                            &json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
-                                .to_string(),
-                        );
-                        batch
-                    }
-                    _ => continue,
-                };
-                if out
-                    .write_all(format!("{reply}\n").as_bytes())
-                    .await
-                    .is_err()
-                {
-                    return;
+    line_server(|msg| {
+        let id = msg["id"].clone();
+        match msg["method"].as_str() {
+            Some("initialize") => Some(
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "burst", "version": "1"}}})
+                .to_string(),
+            ),
+            Some("tools/call") => {
+                let token = msg["params"]["_meta"]["progressToken"].clone();
+                let mut batch = String::new();
+                for step in 1..=5 {
+                    batch.push_str(
+                        &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                "params": {"progressToken": token, "progress": step, "total": 5}})
+                        .to_string(),
+                    );
+                    batch.push('\n');
                 }
+                batch.push_str(
+                    &json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}).to_string(),
+                );
+                Some(batch)
             }
-        });
-    }))
+            _ => None,
+        }
+    })
 }
 
 #[tokio::test]

@@ -198,29 +198,14 @@ async fn any_other_error_on_the_probe_means_legacy() {
 
 /// A hand-written legacy server whose `initialize` answer names `version`.
 fn initialize_answering(version: &'static str) -> std::sync::Arc<dyn mcp_transport::Connector> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    std::sync::Arc::new(mcp_transport::MemoryConnector::new(move |end| {
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(end.input).lines();
-            let mut out = end.output;
-            while let Ok(Some(line)) = lines.next_line().await {
-                let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
-                if msg["method"] != "initialize" {
-                    continue;
-                }
-                let reply = serde_json::json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                    "protocolVersion": version, "capabilities": {},
-                    "serverInfo": {"name": "hostile", "version": "1"}}});
-                if out
-                    .write_all(format!("{reply}\n").as_bytes())
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        });
-    }))
+    line_server(move |msg| {
+        (msg["method"] == "initialize").then(|| {
+            serde_json::json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": version, "capabilities": {},
+                "serverInfo": {"name": "hostile", "version": "1"}}})
+            .to_string()
+        })
+    })
 }
 
 #[tokio::test]

@@ -23,6 +23,36 @@ pub fn memory(script: Script) -> (Arc<dyn Connector>, Recorder) {
     (Arc::new(connector), recorder)
 }
 
+/// A hand-written server on the memory transport, for answers the testkit
+/// will not give: each frame it reads goes to `answer`, which returns what to
+/// write back (one or more lines, without the last newline) or nothing.
+pub fn line_server<F>(answer: F) -> Arc<dyn Connector>
+where
+    F: Fn(&serde_json::Value) -> Option<String> + Clone + Send + Sync + 'static,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    Arc::new(MemoryConnector::new(move |end| {
+        let answer = answer.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(end.input).lines();
+            let mut out = end.output;
+            while let Ok(Some(line)) = lines.next_line().await {
+                let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
+                let Some(reply) = answer(&msg) else {
+                    continue;
+                };
+                if out
+                    .write_all(format!("{reply}\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }))
+}
+
 /// The testkit server binary, built once.
 pub fn server_binary() -> String {
     static PATH: OnceLock<String> = OnceLock::new();
