@@ -19,10 +19,10 @@ use std::sync::Arc;
 use mcp_hub::{Discovery, Hub};
 
 use crate::args::{OneOff, RemoteTransport};
-use crate::config::secrets::{NameProblem, check_variable_name};
+use crate::config::secrets::check_variable_name;
 use crate::config::{self, Prompt, ServerEntry};
 use crate::connect::{self, Origin, StartOptions};
-use crate::error::{AddRefusal, CliError};
+use crate::error::CliError;
 use crate::output::Ui;
 use crate::progress::Activity;
 
@@ -100,17 +100,10 @@ pub(crate) fn resolve(
             if let Some(var) = &one_off.token_env {
                 // A token given where its variable's name belongs is never
                 // echoed back.
-                let refusal = match check_variable_name(var) {
-                    Ok(()) => None,
-                    Err(NameProblem::TokenValue) => Some(AddRefusal::TokenValue),
-                    Err(NameProblem::NotAName) => Some(AddRefusal::NotAVariableName),
-                };
-                if let Some(refusal) = refusal {
-                    return Err(CliError::FlagRefused {
-                        flag: "--token-env",
-                        refusal,
-                    });
-                }
+                check_variable_name(var).map_err(|problem| CliError::FlagRefused {
+                    flag: "--token-env",
+                    refusal: problem.into(),
+                })?;
             }
             let entry = match &one_off.url {
                 Some(url) => ServerEntry::one_off_remote(

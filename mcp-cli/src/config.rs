@@ -115,38 +115,26 @@ pub(crate) fn write_target(explicit: Option<&Path>) -> Result<(PathBuf, Source),
     }
 }
 
-/// Reads a file of at most `limit` bytes (more is an error, never a cut).
-pub(crate) fn read_text_limited(file: &Path, limit: u64) -> std::io::Result<String> {
+/// Reads a file of at most `limit` bytes; `None` when it is larger (more is
+/// refused, never cut).
+pub(crate) fn read_text_limited(file: &Path, limit: u64) -> std::io::Result<Option<String>> {
     let handle = std::fs::File::open(file)?;
     let mut text = String::new();
     handle.take(limit + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "the file is larger than {limit} bytes"
-        )));
-    }
-    Ok(text)
+    Ok((text.len() as u64 <= limit).then_some(text))
 }
 
 /// Reads a configuration file of at most [`MAX_CONFIG_BYTES`].
 pub(crate) fn read_text(file: &Path) -> Result<String, CliError> {
-    let read_error = |source| CliError::ConfigRead {
-        file: file.to_path_buf(),
-        source,
-    };
-    let handle = std::fs::File::open(file).map_err(read_error)?;
-    let mut text = String::new();
-    handle
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(read_error)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(CliError::ConfigTooLarge {
+    read_text_limited(file, MAX_CONFIG_BYTES)
+        .map_err(|source| CliError::ConfigRead {
+            file: file.to_path_buf(),
+            source,
+        })?
+        .ok_or_else(|| CliError::ConfigTooLarge {
             file: file.to_path_buf(),
             limit: MAX_CONFIG_BYTES,
-        });
-    }
-    Ok(text)
+        })
 }
 
 /// How an unapproved project file is handled.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::{AddArgs, RemoteTransport};
 use crate::commands::Context;
-use crate::config::secrets::{NameProblem, check_variable_name, holds_secret, secret_argument};
+use crate::config::secrets::{check_variable_name, holds_secret, secret_argument};
 use crate::config::{self, Document, Source, UrlProblem, check_url, trust};
 use crate::error::{AddRefusal, CliError};
 use crate::output;
@@ -18,17 +18,10 @@ use crate::safe_write::Locked;
 
 /// A value given where a variable name belongs; never echoed when refused.
 fn variable(flag: &'static str, value: &str) -> Result<(), CliError> {
-    match check_variable_name(value) {
-        Ok(()) => Ok(()),
-        Err(NameProblem::TokenValue) => Err(CliError::AddRefusedHidden {
-            flag,
-            refusal: AddRefusal::TokenValue,
-        }),
-        Err(NameProblem::NotAName) => Err(CliError::AddRefusedHidden {
-            flag,
-            refusal: AddRefusal::NotAVariableName,
-        }),
-    }
+    check_variable_name(value).map_err(|problem| CliError::AddRefusedHidden {
+        flag,
+        refusal: problem.into(),
+    })
 }
 
 /// The entry `args` describe, checked.

@@ -8,8 +8,6 @@
 
 use std::path::PathBuf;
 
-use mcp_types::text::escape_line;
-
 use crate::args::TrustArgs;
 use crate::commands::Context;
 use crate::config::{self, PROJECT_FILE, trust};
@@ -88,7 +86,8 @@ fn list(store: &trust::TrustStore) -> Result<(), CliError> {
         .iter()
         .map(|r| {
             vec![
-                escape_line(&r.path).into_owned(),
+                // The table escapes every cell.
+                r.path.clone(),
                 r.sha256.get(..12).unwrap_or(&r.sha256).to_owned(),
                 r.variables.iter().cloned().collect::<Vec<_>>().join(", "),
             ]

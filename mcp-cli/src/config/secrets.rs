@@ -236,6 +236,15 @@ pub(crate) enum NameProblem {
     NotAName,
 }
 
+impl From<NameProblem> for crate::error::AddRefusal {
+    fn from(problem: NameProblem) -> Self {
+        match problem {
+            NameProblem::TokenValue => Self::TokenValue,
+            NameProblem::NotAName => Self::NotAVariableName,
+        }
+    }
+}
+
 /// Checks a value given where a variable *name* belongs.
 pub(crate) fn check_variable_name(value: &str) -> Result<(), NameProblem> {
     if looks_like_token(value) {

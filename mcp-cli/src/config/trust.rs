@@ -113,7 +113,11 @@ impl TrustStore {
             return Err(self
                 .error("the file is writable by other users; refusing it (chmod 600 to use it)"));
         }
-        let text = read_text_limited(&self.path, MAX_STORE_BYTES).map_err(|e| self.error(e))?;
+        let text = read_text_limited(&self.path, MAX_STORE_BYTES)
+            .map_err(|e| self.error(e))?
+            .ok_or_else(|| {
+                self.error(format!("the file is larger than {MAX_STORE_BYTES} bytes"))
+            })?;
         serde_json::from_str(&text).map_err(|e| self.error(e))
     }
 
