@@ -197,6 +197,11 @@ impl Shared {
         self.core().stats().clone()
     }
 
+    /// The client features the host offers, as the core admits them.
+    pub(crate) fn offered(&self) -> crate::protocol::server_requests::Offered {
+        self.core().offered()
+    }
+
     /// Host events dropped because the host did not keep up.
     pub(crate) fn dropped_events(&self) -> u64 {
         self.dropped_events.load(Ordering::Relaxed)

@@ -665,6 +665,11 @@ impl<W> ProtocolCore<W> {
         self.offered = server_requests::Offered::from_capabilities(capabilities);
     }
 
+    /// The client features the host offers.
+    pub(crate) fn offered(&self) -> server_requests::Offered {
+        self.offered
+    }
+
     /// Classifies a request of the server's: `ping` is answered at once; an
     /// unknown method, params that do not parse, a feature the host does
     /// not offer, or one request more than [`MAX_SERVER_REQUESTS`] handled

@@ -16,7 +16,7 @@ use crate::driver::CallOptions;
 use crate::params::Params;
 use crate::protocol::RequestTiming;
 use crate::protocol::rounds::{RoundStep, Rounds};
-use crate::protocol::server_requests::{Offered, admit};
+use crate::protocol::server_requests::admit;
 use crate::session::{Ready, Session};
 
 /// Per-call settings of [`Session::call_outcome`].
@@ -96,7 +96,7 @@ impl Session<Ready> {
         let mut responses = Map::new();
         // The same admission as a legacy server request: a declared feature,
         // in a declared mode.
-        let offered = Offered::from_capabilities(&self.link.config.handlers.capabilities());
+        let offered = self.link.shared.offered();
         for (key, request) in input.input_requests.unwrap_or_default() {
             let asked = request.request.method().to_owned();
             let answer = match admit(&request.request, offered) {
