@@ -24,7 +24,7 @@ use crate::fdlimit::DescriptorLimit;
 use crate::lifecycle;
 use crate::name::ServerName;
 use crate::namespace::{BuildSettings, Namespace, RouteTarget, ServerView};
-use crate::server::{ServerCell, ServerStatus, Teardown};
+use crate::server::{ServerCell, ServerStatus};
 use crate::snapshot::ToolSnapshot;
 use crate::subscriptions::{Counters, SubscriptionSpec, SubscriptionStats};
 
@@ -244,6 +244,16 @@ impl Hub {
         Ok(self.shared.cell(server)?.status())
     }
 
+    /// Ends `server`'s current connection at once, as a crash would (for a
+    /// child: SIGKILL to its process group). Its calls fail promptly, the hub
+    /// reports [`HubEvent::Failed`](crate::HubEvent::Failed), and the
+    /// server's [`RestartPolicy`](crate::RestartPolicy) decides what comes
+    /// next. For an operator's "restart" and for demonstrations. Returns
+    /// whether there was a live connection to end.
+    pub fn kill_server(&self, server: &str) -> Result<bool, HubError> {
+        Ok(self.shared.cell(server)?.kill())
+    }
+
     /// The open-file limits before and after the start-up raise (`None`
     /// when raising was turned off).
     pub fn descriptor_limit(&self) -> Option<DescriptorLimit> {
@@ -419,17 +429,18 @@ impl Hub {
         self.shared.shutdown.send_replace(true);
         self.cancel_subscriptions().await;
         let cells = &self.shared.cells;
+        let sessions: Vec<_> = cells.iter().map(|cell| cell.take_session()).collect();
         let done: Vec<AtomicBool> = cells.iter().map(|_| AtomicBool::new(false)).collect();
-        let stops = cells.iter().zip(&done).map(|(cell, done)| async move {
-            let Teardown { session, control } = cell.take_for_shutdown();
-            if let Some(control) = &control {
-                control.shutdown().await;
-            }
-            // In-flight calls may still hold the session; its connection is
-            // closed now, so they fail promptly.
-            drop(session);
-            done.store(true, Ordering::Release);
-        });
+        let stops = sessions
+            .iter()
+            .zip(&done)
+            .map(|(session, done)| async move {
+                // In-flight calls may still hold the session; they fail at once.
+                if let Some(session) = session {
+                    session.shutdown().await;
+                }
+                done.store(true, Ordering::Release);
+            });
         let bound = self.shared.config.shutdown_timeout;
         let all = futures::future::join_all(stops);
         let forced = if tokio::time::timeout(bound, all).await.is_ok() {
@@ -437,14 +448,18 @@ impl Hub {
         } else {
             cells
                 .iter()
+                .zip(&sessions)
                 .zip(&done)
                 .filter(|(_, d)| !d.load(Ordering::Acquire))
-                .map(|(cell, _)| {
-                    cell.kill();
-                    cell.spec.name.clone()
+                .filter_map(|((cell, session), _)| {
+                    session.as_ref().map(|s| {
+                        s.kill();
+                        cell.spec.name.clone()
+                    })
                 })
                 .collect()
         };
+        drop(sessions);
         // Supervisors see the signal and end at once; give them a moment to
         // report `Stopped`, then stop waiting.
         let supervisors = std::mem::take(&mut *lock(&self.supervisors));

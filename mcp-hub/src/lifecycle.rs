@@ -194,7 +194,7 @@ async fn start_once(hub: &HubShared, cell: &ServerCell) -> Result<Started, HubEr
     let spec = &cell.spec;
     let name = &spec.name;
     let start = async {
-        let session = Session::connect(Arc::clone(&cell.connector), spec.session.clone())
+        let session = Session::connect(Arc::clone(&spec.connector), spec.session.clone())
             .await
             .map_err(|e| start_error(cell, e))?;
         let mut session = session

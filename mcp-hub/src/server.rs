@@ -1,13 +1,12 @@
-//! One registered server: its spec, its current session and snapshots, its
-//! limiter, and a handle on its transport's control so the hub can shut it
-//! down while calls still hold the session.
+//! One registered server: its spec, its current session and snapshots, and
+//! its limiter. Calls share the session (`Arc<Session<Ready>>`); the hub
+//! shuts it down through that shared handle, which fails their calls at once.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_session::{Ready, Session};
-use mcp_transport::{BoxFuture, Connection, Connector, Control, ExitInfo, TransportError};
 use mcp_types::{Era, Implementation, ProtocolVersion, ServerCapabilities};
 
 use crate::HubError;
@@ -111,9 +110,6 @@ pub(crate) struct CellState {
 pub(crate) struct ServerCell {
     pub(crate) spec: ServerSpec,
     pub(crate) limiter: Limiter,
-    /// The connector sessions are opened from (wraps the host's).
-    pub(crate) connector: Arc<dyn Connector>,
-    control: ControlSlot,
     state: Mutex<CellState>,
     /// Serialises discoveries (eager, lazy, after `list_changed`).
     pub(crate) discovery: tokio::sync::Mutex<()>,
@@ -122,15 +118,8 @@ pub(crate) struct ServerCell {
 
 impl ServerCell {
     pub(crate) fn new(spec: ServerSpec) -> Self {
-        let control = ControlSlot::default();
-        let connector: Arc<dyn Connector> = Arc::new(CapturingConnector {
-            inner: Arc::clone(&spec.connector),
-            slot: control.clone(),
-        });
         Self {
             limiter: Limiter::new(spec.call_limits.clone()),
-            connector,
-            control,
             state: Mutex::new(CellState {
                 kind: ServerStatusKind::Starting,
                 session: None,
@@ -199,112 +188,22 @@ impl ServerCell {
         }
     }
 
-    /// Takes the session and the control for shutdown.
-    pub(crate) fn take_for_shutdown(&self) -> Teardown {
-        Teardown {
-            session: self.state().session.take(),
-            control: self.control.take(),
+    /// Takes the session for shutdown.
+    pub(crate) fn take_session(&self) -> Option<Arc<Session<Ready>>> {
+        self.state().session.take()
+    }
+
+    /// Kills the current server at once (synchronous; for `Drop`, for a
+    /// shutdown past its bound and for [`crate::Hub::kill_server`]). A
+    /// server still starting is killed when its start is dropped.
+    pub(crate) fn kill(&self) -> bool {
+        let session = self.state().session.clone();
+        match session {
+            Some(session) if !session.is_closed() => {
+                session.kill();
+                true
+            }
+            _ => false,
         }
-    }
-
-    /// Kills the current server at once (synchronous; for `Drop` and for a
-    /// shutdown past its bound).
-    pub(crate) fn kill(&self) {
-        if let Some(control) = self.control.get() {
-            control.kill();
-        }
-    }
-}
-
-/// What a shutdown takes from a cell.
-pub(crate) struct Teardown {
-    /// The session (calls may still share it).
-    pub(crate) session: Option<Arc<Session<Ready>>>,
-    /// The control of its connection.
-    pub(crate) control: Option<Arc<dyn Control>>,
-}
-
-/// The control of the most recent connection of a server.
-#[derive(Clone, Debug, Default)]
-struct ControlSlot(Arc<Mutex<Option<Arc<dyn Control>>>>);
-
-impl ControlSlot {
-    fn lock(&self) -> MutexGuard<'_, Option<Arc<dyn Control>>> {
-        match self.0.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
-    }
-
-    fn set(&self, control: Arc<dyn Control>) {
-        *self.lock() = Some(control);
-    }
-
-    fn get(&self) -> Option<Arc<dyn Control>> {
-        self.lock().clone()
-    }
-
-    fn take(&self) -> Option<Arc<dyn Control>> {
-        self.lock().take()
-    }
-}
-
-/// Wraps the host's connector and keeps a handle on every connection's
-/// control: `Session::close` needs the session by value, which in-flight calls
-/// share, so the hub shuts a server down through its control instead (the
-/// session then fails its pending calls with `Dead`).
-#[derive(Debug)]
-struct CapturingConnector {
-    inner: Arc<dyn Connector>,
-    slot: ControlSlot,
-}
-
-impl Connector for CapturingConnector {
-    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
-        Box::pin(async move {
-            let Connection {
-                outbound,
-                inbound,
-                control,
-            } = self.inner.connect().await?;
-            let shared: Arc<dyn Control> = Arc::from(control);
-            self.slot.set(Arc::clone(&shared));
-            Ok(Connection {
-                outbound,
-                inbound,
-                control: Box::new(SharedControl(shared)),
-            })
-        })
-    }
-
-    fn is_stdio(&self) -> bool {
-        self.inner.is_stdio()
-    }
-
-    fn fallback(&self) -> Option<Arc<dyn Connector>> {
-        // The fallback's connections must be captured into the same slot.
-        self.inner.fallback().map(|inner| {
-            Arc::new(CapturingConnector {
-                inner,
-                slot: self.slot.clone(),
-            }) as Arc<dyn Connector>
-        })
-    }
-}
-
-#[derive(Debug)]
-struct SharedControl(Arc<dyn Control>);
-
-impl Control for SharedControl {
-    fn shutdown(&self) -> BoxFuture<'_, ExitInfo> {
-        self.0.shutdown()
-    }
-
-    fn kill(&self) {
-        self.0.kill();
-    }
-
-    fn stderr_tail(&self) -> Option<String> {
-        self.0.stderr_tail()
     }
 }

@@ -343,8 +343,10 @@ async fn shutdown_is_parallel_bounded_and_fails_calls_in_flight() {
         shutdown_timeout: Duration::from_secs(5),
         ..seeded()
     });
+    let mut recorders = Vec::new();
     for i in 0..20 {
-        let (inner, _) = memory(script());
+        let (inner, recorder) = memory(script());
+        recorders.push(recorder);
         builder = builder
             .server(spec(&format!("s{i}"), inner, Backoff::default()))
             .unwrap();
@@ -353,7 +355,10 @@ async fn shutdown_is_parallel_bounded_and_fails_calls_in_flight() {
     let mut events = hub.take_events().unwrap();
     let h = Arc::clone(&hub);
     let hanging = tokio::spawn(async move { h.call("s3/hang", Default::default()).await });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let arrived = recorders[3]
+        .wait_for("tools/call", Duration::from_secs(5))
+        .await;
+    assert!(arrived.is_some(), "the hanging call reached s3");
     let report = hub.shutdown().await;
     assert!(report.forced.is_empty());
     assert!(
@@ -471,5 +476,51 @@ async fn a_slow_optional_server_joins_later_at_its_registration_place() {
     .unwrap();
     assert_eq!(hub.status("slow").unwrap().kind, ServerStatusKind::Ready);
     assert_eq!(names(&hub), ["a"]);
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn kill_server_ends_the_connection_like_a_crash_and_the_restart_policy_follows() {
+    let quick = Backoff {
+        initial: Duration::from_millis(10),
+        max: Duration::from_millis(10),
+        jitter: 0.0,
+        ..Backoff::default()
+    };
+    let hub = Hub::builder(seeded())
+        .server(spec("victim", stdio(&script()), quick))
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let mut events = hub.take_events().unwrap();
+    assert!(
+        hub.kill_server("victim").unwrap(),
+        "a live connection ended"
+    );
+    let failed = wait_for(&mut events, Duration::from_secs(5), |e| match e {
+        HubEvent::Failed { error, .. } => Some(Arc::clone(error)),
+        _ => None,
+    })
+    .await;
+    match &*failed {
+        HubError::Exited { exit, .. } => assert_eq!(exit.signal, Some(9), "{exit:?}"),
+        other => panic!("{other:?}"),
+    }
+    // The back-off policy brings it back.
+    wait_for(&mut events, Duration::from_secs(10), |e| match e {
+        HubEvent::Ready { .. } => Some(()),
+        _ => None,
+    })
+    .await;
+    let answer = hub
+        .call("echo", args(json!({"text": "back"})))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&answer), "back");
+    assert!(matches!(
+        hub.kill_server("nobody"),
+        Err(HubError::UnknownServer { .. })
+    ));
     hub.shutdown().await;
 }

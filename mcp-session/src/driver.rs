@@ -133,6 +133,23 @@ impl Shared {
         self.exit.lock().map(|g| g.clone()).unwrap_or(None)
     }
 
+    /// Replaces the diagnostics with the complete ones of our own shutdown.
+    pub(crate) fn set_exit_info(&self, info: ExitInfo) {
+        *self.exit.lock().unwrap_or_else(|p| p.into_inner()) = Some(info);
+    }
+
+    /// We are shutting the connection down: no request starts from now on,
+    /// and pending ones fail now instead of when the transport ends.
+    pub(crate) fn closing(&self) {
+        self.exit
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| ExitInfo::without_process(CloseReason::Shutdown));
+        self.core().handle_closed();
+        // The driver delivers the failures the core queued.
+        self.wake.notify_one();
+    }
+
     fn dead_error(&self) -> SessionError {
         SessionError::Dead(
             self.exit_info()

@@ -126,6 +126,9 @@ pub(crate) struct Link {
     pub(crate) connector: Arc<dyn Connector>,
     pub(crate) config: Arc<SessionConfig>,
     events: Option<SessionEvents>,
+    /// The diagnostics of our own shutdown, once it ran (a second shutdown
+    /// waits for the first and returns the same).
+    closed: tokio::sync::OnceCell<ExitInfo>,
 }
 
 impl Link {
@@ -147,6 +150,7 @@ impl Link {
             connector,
             config,
             events: Some(events),
+            closed: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -213,19 +217,31 @@ impl Link {
         }
     }
 
-    async fn shutdown(self) -> ExitInfo {
-        // A connection that had already ended (a crash) keeps that reason; one
-        // we end ourselves reports the shutdown.
-        let earlier = self.shared.exit_info();
-        let info = self.control.shutdown().await;
-        match earlier {
-            Some(mut known) => {
-                known.exit_code = known.exit_code.or(info.exit_code);
-                known.signal = known.signal.or(info.signal);
-                known
-            }
-            None => info,
-        }
+    /// Shuts the connection down once; later calls wait for the first and
+    /// return its diagnostics. Pending calls fail at once, not when the
+    /// process is finally gone.
+    async fn shutdown(&self) -> ExitInfo {
+        self.closed
+            .get_or_init(|| async {
+                // A connection that had already ended (a crash) keeps that
+                // reason; one we end ourselves reports the shutdown.
+                let earlier = self.shared.exit_info();
+                self.shared.closing();
+                let info = self.control.shutdown().await;
+                let info = match earlier {
+                    Some(mut known) => {
+                        known.exit_code = known.exit_code.or(info.exit_code);
+                        known.signal = known.signal.or(info.signal);
+                        known.stderr_tail = known.stderr_tail.or(info.stderr_tail);
+                        known
+                    }
+                    None => info,
+                };
+                self.shared.set_exit_info(info.clone());
+                info
+            })
+            .await
+            .clone()
     }
 }
 
@@ -264,22 +280,26 @@ impl<S> Session<S> {
     }
 
     /// Shuts the connection down (for a child: close stdin, wait, SIGTERM,
-    /// wait, SIGKILL) and returns the dead session.
+    /// wait, SIGKILL) and returns the dead session. A session shared behind
+    /// an `Arc` is shut down with [`Session::shutdown`] instead.
     pub async fn close(self) -> Session<Dead> {
-        let config = Arc::clone(&self.link.config);
-        let connector = Arc::clone(&self.link.connector);
-        let shared = Arc::clone(&self.link.shared);
-        let events = None;
-        let control_info = self.link.shutdown().await;
+        let info = self.link.shutdown().await;
+        let Link {
+            shared,
+            connector,
+            config,
+            ..
+        } = self.link;
         Session {
             link: Link {
                 shared,
-                control: Box::new(NoControl(control_info.stderr_tail.clone())),
+                control: Box::new(NoControl(info.stderr_tail.clone())),
                 connector,
                 config,
-                events,
+                events: None,
+                closed: tokio::sync::OnceCell::new_with(Some(info.clone())),
             },
-            state: Dead { info: control_info },
+            state: Dead { info },
         }
     }
 
@@ -403,6 +423,31 @@ impl Session<Dead> {
 }
 
 impl Session<Ready> {
+    /// Shuts the connection down through a shared reference (for a child:
+    /// close stdin, wait, SIGTERM, wait, SIGKILL), for a session other tasks
+    /// hold too (`Arc<Session<Ready>>`). Calls pending now fail at once with
+    /// [`SessionError::Dead`], and so does every later call. Calling it again
+    /// waits for the first shutdown and returns the same diagnostics, which
+    /// [`Session::exit_info`] also keeps.
+    pub async fn shutdown(&self) -> ExitInfo {
+        self.link.shutdown().await
+    }
+
+    /// Ends the connection at once, synchronously, as a crash would (for a
+    /// child: SIGKILL to its process group). Pending and later calls fail
+    /// with [`SessionError::Dead`] as soon as the transport reports the end.
+    /// For `Drop` paths and deadlines past a graceful [`Session::shutdown`].
+    pub fn kill(&self) {
+        self.link.control.kill();
+    }
+
+    /// Why the connection ended, its exit status and the stderr tail, once
+    /// it ended (by a crash, [`Session::shutdown`] or [`Session::kill`]);
+    /// `None` while it is live.
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.link.shared.exit_info()
+    }
+
     /// The protocol era of this connection (fixed for its life).
     pub fn era(&self) -> Era {
         self.state.era

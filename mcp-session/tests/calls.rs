@@ -577,3 +577,39 @@ async fn close_shuts_the_child_down_and_leaves_no_grandchild() {
     }
     assert!(gone, "grandchild {pid} outlived the session");
 }
+
+#[tokio::test]
+async fn a_shared_session_is_shut_down_through_a_reference_and_fails_pending_calls() {
+    let (connector, recorder) = memory(tools_script());
+    let session = Arc::new(ready(connector, quick_config(), Negotiation::Legacy).await);
+    let caller = Arc::clone(&session);
+    let pending = tokio::spawn(async move { caller.call_tool("hang", Default::default()).await });
+    settle(&recorder, "tools/call").await;
+    assert!(session.exit_info().is_none(), "live until shut down");
+
+    let info = session.shutdown().await;
+    assert_eq!(info.reason, mcp_transport::CloseReason::Shutdown);
+    // The hanging call failed because of the shutdown, not a deadline.
+    let err = pending.await.unwrap().unwrap_err();
+    assert!(err.is_dead(), "{err:?}");
+    assert!(session.is_closed());
+    // Diagnostics stay available, and a second shutdown returns the same.
+    assert_eq!(session.exit_info(), Some(info.clone()));
+    assert_eq!(session.shutdown().await, info);
+    let later = session.call_tool("echo", args(json!({"text": "x"}))).await;
+    assert!(later.unwrap_err().is_dead());
+}
+
+#[tokio::test]
+async fn killing_a_shared_stdio_session_ends_the_child_like_a_crash() {
+    let connector = Arc::new(stdio(&tools_script(), None));
+    let session = Arc::new(ready(connector, quick_config(), Negotiation::Legacy).await);
+    session.kill();
+    let err = session
+        .call_tool("hang", Default::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_dead(), "{err:?}");
+    let info = session.exit_info().expect("the death is recorded");
+    assert_eq!(info.signal, Some(9), "{info:?}");
+}

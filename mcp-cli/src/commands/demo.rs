@@ -7,17 +7,14 @@
 //! resolved by prefixing, the bare `search` refused as ambiguous, a routed
 //! call, then a server killed and the call to it failing fast.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_hub::{
     Authority, CollisionPolicy, Discovery, HubEvent, RestartPolicy, RetryPolicy, RouteTarget,
     ServerSpec,
 };
-use mcp_transport::{
-    BoxFuture, Connection, Connector, Control, ExitInfo, StdioConfig, StdioConnector,
-    TransportError,
-};
+use mcp_transport::{StdioConfig, StdioConnector};
 use serde_json::{Map, Value, json};
 
 use crate::commands::Context;
@@ -42,65 +39,6 @@ pub(crate) async fn serve(name: &str) -> Result<i32, CliError> {
         .await)
 }
 
-/// A connector that keeps a handle on the live connection's control, so the
-/// demo can kill "its" server the way a crash would.
-#[derive(Debug)]
-struct KillSwitch {
-    inner: StdioConnector,
-    control: Arc<Mutex<Option<Arc<dyn Control>>>>,
-}
-
-impl KillSwitch {
-    fn kill(&self) -> bool {
-        let control = self
-            .control
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        match control {
-            Some(c) => {
-                c.kill();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-impl Connector for KillSwitch {
-    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
-        Box::pin(async move {
-            let connection = self.inner.connect().await?;
-            let shared: Arc<dyn Control> = Arc::from(connection.control);
-            *self.control.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&shared));
-            Ok(Connection {
-                outbound: connection.outbound,
-                inbound: connection.inbound,
-                control: Box::new(SharedControl(shared)),
-            })
-        })
-    }
-
-    fn is_stdio(&self) -> bool {
-        true
-    }
-}
-
-#[derive(Debug)]
-struct SharedControl(Arc<dyn Control>);
-
-impl Control for SharedControl {
-    fn shutdown(&self) -> BoxFuture<'_, ExitInfo> {
-        self.0.shutdown()
-    }
-    fn kill(&self) {
-        self.0.kill();
-    }
-    fn stderr_tail(&self) -> Option<String> {
-        self.0.stderr_tail()
-    }
-}
-
 fn step(out: &mut String, paint: Paint, n: u32, title: &str) {
     out.push_str(&format!("\n{}\n", paint.bold(&format!("{n}. {title}"))));
 }
@@ -112,16 +50,12 @@ fn indent(text: &str) -> String {
 pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
     let exe = std::env::current_exe().map_err(CliError::NoSelfPath)?;
     let exe = exe.to_string_lossy().into_owned();
-    let mut switches = Vec::new();
     let mut specs = Vec::new();
     for name in SERVERS {
-        let switch = Arc::new(KillSwitch {
-            inner: StdioConnector::new(StdioConfig::new(exe.clone()).args(["__serve-demo", name])),
-            control: Arc::default(),
-        });
-        switches.push((name, Arc::clone(&switch)));
+        let connector =
+            StdioConnector::new(StdioConfig::new(exe.clone()).args(["__serve-demo", name]));
         specs.push(
-            ServerSpec::new(name, switch)?
+            ServerSpec::new(name, Arc::new(connector))?
                 .restart(RestartPolicy::Never)
                 .retry(RetryPolicy::none())
                 .discovery(Discovery::Eager),
@@ -238,10 +172,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
         6,
         &format!("Server {VICTIM} is killed; a call to it fails fast"),
     );
-    let killed = switches
-        .iter()
-        .find(|(n, _)| *n == VICTIM)
-        .is_some_and(|(_, s)| s.kill());
+    let killed = hub.kill_server(VICTIM)?;
     out.push_str(&format!(
         "   {} {VICTIM} ({})\n",
         paint.dim("sent SIGKILL to"),
