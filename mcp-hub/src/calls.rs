@@ -3,7 +3,7 @@
 //! the authority allowed them, go through the server's limiter, and are
 //! audited.
 
-use mcp_session::CallToolOptions;
+use mcp_session::CallOptions;
 use mcp_types::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 
@@ -14,7 +14,7 @@ use crate::context::Helper;
 use crate::error::TargetKind;
 use crate::events::Operation;
 use crate::facade::{Caller, audited, denied, session_error};
-use crate::hub::{CallOptions, HubShared};
+use crate::hub::HubShared;
 use crate::limits::check_content;
 use crate::retry::{Repeatable, with_retry};
 use crate::server::ServerCell;
@@ -40,7 +40,7 @@ pub(crate) async fn call_tool(
     local: &str,
     tool: Option<&Tool>,
     arguments: Map<String, Value>,
-    options: CallOptions,
+    options: &CallOptions,
     caller: Caller<'_>,
 ) -> Result<CallToolResult, HubError> {
     let server = &cell.spec.name;
@@ -97,22 +97,21 @@ pub(crate) async fn call_tool(
             } else {
                 Repeatable::Once
             };
+            // The limit is checked on the frame, before the result is decoded.
+            let options = options
+                .clone()
+                .max_result_bytes(cell.spec.max_content_bytes.bytes());
             let mut arguments = Some(arguments);
             let result = with_retry(&cell.spec.retry, repeatable, &hub.jitter, || {
                 let args = match repeatable {
                     Repeatable::Once => arguments.take().unwrap_or_default(),
                     _ => arguments.clone().unwrap_or_default(),
                 };
-                let options = CallToolOptions {
-                    progress: options.progress.clone(),
-                    timeout: options.timeout,
-                };
-                let session = &session;
+                let (session, options) = (&session, &options);
                 async move { session.call_tool_with(local, args, options).await }
             })
             .await
             .map_err(|e| session_error(hub, server, "tools/call", e))?;
-            check_content(server, &result, cell.spec.max_content_bytes.bytes())?;
             Ok(result)
         },
     )

@@ -241,7 +241,7 @@ pub enum HubError {
     ContentTooLarge {
         /// The server.
         server: ServerName,
-        /// Serialised size of the result.
+        /// The result's length as the server sent it.
         size: usize,
         /// The limit.
         limit: usize,
@@ -523,6 +523,11 @@ impl HubError {
                 server: server.clone(),
                 method,
                 exit,
+            },
+            SessionError::ResultTooLarge { size, limit, .. } => HubError::ContentTooLarge {
+                server: server.clone(),
+                size,
+                limit,
             },
             SessionError::Transport(TransportError::TooManyOpenFiles { .. }) => {
                 let (soft, hard) = crate::fdlimit::current();

@@ -135,8 +135,8 @@ pub enum HubEvent {
         uri: String,
         /// Why it was called.
         reason: Reason,
-        /// The handler's error.
-        error: Arc<dyn std::error::Error + Send + Sync>,
+        /// The handler's error (the host's own words).
+        error: mcp_session::HandlerError,
     },
     /// A resource handler overran its deadline and was abandoned; the
     /// contents count as not handled.

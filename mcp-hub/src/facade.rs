@@ -14,13 +14,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use mcp_session::{Ready, Session, SessionError};
+use mcp_session::{CallOptions, Page, Ready, Session, SessionError};
 use mcp_types::requests::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
 use mcp_types::{
     CallToolResult, GetPromptResult, PaginatedParams, Prompt, ReadResourceResult, Request,
     Resource, ResourceTemplate, Tool, error_codes,
 };
-use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
@@ -28,31 +27,10 @@ use crate::HubError;
 use crate::authority::{Gate, Principal};
 use crate::error::TargetKind;
 use crate::events::{AuditOutcome, AuditRecord, Operation, redact_uri};
-use crate::hub::{CallOptions, HubShared};
-use crate::limits::check_content;
+use crate::hub::HubShared;
 use crate::name::ServerName;
 use crate::retry::{Repeatable, with_retry};
 use crate::server::{ServerCell, ServerStatus};
-
-/// One page of a catalogue.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Page<T> {
-    /// The items the authority lets through (a page may be empty even when
-    /// the server has more: follow the cursor).
-    pub items: Vec<T>,
-    /// The server's cursor of the next page.
-    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
-
-impl<T> Page<T> {
-    fn empty() -> Self {
-        Self {
-            items: Vec::new(),
-            next_cursor: None,
-        }
-    }
-}
 
 /// Who asked.
 #[derive(Clone, Copy, Debug)]
@@ -101,19 +79,10 @@ impl<'a> Facade<'a> {
         audited(self.hub, cell, Operation::ListTools, None, false, async {
             let principal = gate_server(self.hub, cell)?;
             let supported = capabilities(cell).is_none_or(|c| c.tools.is_some());
-            let Some(page) = list_page::<ListTools>(self.hub, cell, cursor, supported).await?
-            else {
-                return Ok(Page::empty());
-            };
+            let mut page = list_page::<ListTools, _>(self.hub, cell, cursor, supported).await?;
             let gate = Gate::new(&self.hub.authority, &principal, server);
-            Ok(Page {
-                items: page
-                    .tools
-                    .into_iter()
-                    .filter(|t| gate.tool(&t.name).is_ok())
-                    .collect(),
-                next_cursor: page.next_cursor,
-            })
+            page.items.retain(|t| gate.tool(&t.name).is_ok());
+            Ok(page)
         })
         .await
     }
@@ -179,7 +148,7 @@ impl<'a> Facade<'a> {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallToolResult, HubError> {
-        self.call_tool_with(server, tool, arguments, CallOptions::default())
+        self.call_tool_with(server, tool, arguments, &CallOptions::default())
             .await
     }
 
@@ -189,7 +158,7 @@ impl<'a> Facade<'a> {
         server: &str,
         tool: &str,
         arguments: Map<String, Value>,
-        options: CallOptions,
+        options: &CallOptions,
     ) -> Result<CallToolResult, HubError> {
         let cell = self.hub.cell(server)?;
         crate::calls::call_tool(self.hub, cell, tool, None, arguments, options, Caller::Host).await
@@ -275,8 +244,9 @@ pub(crate) fn session_error(
 }
 
 /// Runs one idempotent request through the server's limiter, with
-/// retries of transient failures and the content limit on the result. A
-/// server that answers "method not found" does not support it.
+/// retries of transient failures; `op` gets the call options holding the
+/// server's content limit, which the session checks on the frame. A server
+/// that answers "method not found" does not support it.
 async fn guarded<T, F, Fut>(
     hub: &HubShared,
     cell: &ServerCell,
@@ -285,8 +255,7 @@ async fn guarded<T, F, Fut>(
     mut op: F,
 ) -> Result<T, HubError>
 where
-    T: Serialize,
-    F: FnMut(Arc<Session<Ready>>) -> Fut,
+    F: FnMut(Arc<Session<Ready>>, CallOptions) -> Fut,
     Fut: Future<Output = Result<T, SessionError>>,
 {
     let server = &cell.spec.name;
@@ -301,44 +270,42 @@ where
     cell.session()?;
     let _slot = cell.limiter.acquire(server).await?;
     let session = cell.session()?;
+    let options = CallOptions::new().max_result_bytes(cell.spec.max_content_bytes.bytes());
     let result = with_retry(
         &cell.spec.retry,
         Repeatable::Idempotent,
         &hub.jitter,
-        || op(Arc::clone(&session)),
+        || op(Arc::clone(&session), options.clone()),
     )
     .await;
     match result {
-        Ok(value) => {
-            check_content(server, &value, cell.spec.max_content_bytes.bytes())?;
-            Ok(value)
-        }
+        Ok(value) => Ok(value),
         Err(e) if e.code() == Some(error_codes::METHOD_NOT_FOUND) => Err(unsupported()),
         Err(e) => Err(session_error(hub, server, operation, e)),
     }
 }
 
-/// One page of a list method, or `None` when the server does not offer it
-/// (by capability, or by answering "method not found").
-async fn list_page<R>(
+/// One page of a list method; an empty page when the server does not offer
+/// it (by capability, or by answering "method not found").
+async fn list_page<R, T>(
     hub: &HubShared,
     cell: &ServerCell,
     cursor: Option<&str>,
     supported: bool,
-) -> Result<Option<R::Result>, HubError>
+) -> Result<Page<T>, HubError>
 where
     R: Request<Params = PaginatedParams>,
-    R::Result: Serialize,
+    Page<T>: From<R::Result>,
 {
     let params = PaginatedParams::with_cursor(cursor.map(str::to_owned));
-    let page = guarded(hub, cell, R::METHOD, supported, |session| {
+    let page = guarded(hub, cell, R::METHOD, supported, |session, options| {
         let params = &params;
-        async move { session.request::<R>(params).await }
+        async move { session.request_with::<R>(params, &options).await }
     })
     .await;
     match page {
-        Ok(page) => Ok(Some(page)),
-        Err(HubError::Unsupported { .. }) => Ok(None),
+        Ok(page) => Ok(page.into()),
+        Err(HubError::Unsupported { .. }) => Ok(Page::empty()),
         Err(e) => Err(e),
     }
 }
@@ -360,17 +327,9 @@ pub(crate) async fn list_resources(
             let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
             let supported = !gate.resources_denied()
                 && capabilities(cell).is_none_or(|c| c.resources.is_some());
-            let Some(page) = list_page::<ListResources>(hub, cell, cursor, supported).await? else {
-                return Ok(Page::empty());
-            };
-            Ok(Page {
-                items: page
-                    .resources
-                    .into_iter()
-                    .filter(|r| gate.resource(&r.uri).is_ok())
-                    .collect(),
-                next_cursor: page.next_cursor,
-            })
+            let mut page = list_page::<ListResources, _>(hub, cell, cursor, supported).await?;
+            page.items.retain(|r| gate.resource(&r.uri).is_ok());
+            Ok(page)
         },
     )
     .await
@@ -393,19 +352,11 @@ pub(crate) async fn list_resource_templates(
             let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
             let supported = !gate.resources_denied()
                 && capabilities(cell).is_none_or(|c| c.resources.is_some());
-            let Some(page) =
-                list_page::<ListResourceTemplates>(hub, cell, cursor, supported).await?
-            else {
-                return Ok(Page::empty());
-            };
-            Ok(Page {
-                items: page
-                    .resource_templates
-                    .into_iter()
-                    .filter(|t| gate.resource(&t.uri_template).is_ok())
-                    .collect(),
-                next_cursor: page.next_cursor,
-            })
+            let mut page =
+                list_page::<ListResourceTemplates, _>(hub, cell, cursor, supported).await?;
+            page.items
+                .retain(|t| gate.resource(&t.uri_template).is_ok());
+            Ok(page)
         },
     )
     .await
@@ -422,17 +373,9 @@ pub(crate) async fn list_prompts(
         let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
         let supported =
             !gate.prompts_denied() && capabilities(cell).is_none_or(|c| c.prompts.is_some());
-        let Some(page) = list_page::<ListPrompts>(hub, cell, cursor, supported).await? else {
-            return Ok(Page::empty());
-        };
-        Ok(Page {
-            items: page
-                .prompts
-                .into_iter()
-                .filter(|p| gate.prompt(&p.name).is_ok())
-                .collect(),
-            next_cursor: page.next_cursor,
-        })
+        let mut page = list_page::<ListPrompts, _>(hub, cell, cursor, supported).await?;
+        page.items.retain(|p| gate.prompt(&p.name).is_ok());
+        Ok(page)
     })
     .await
 }
@@ -462,7 +405,7 @@ pub(crate) async fn read_resource(
                 cell,
                 "resources/read",
                 supported,
-                |session| async move { session.read_resource(uri).await },
+                |session, options| async move { session.read_resource_with(uri, &options).await },
             )
             .await
         },
@@ -491,9 +434,17 @@ pub(crate) async fn get_prompt(
                 .map_err(denied(server, TargetKind::Prompt, name))?;
             let supported = capabilities(cell).is_none_or(|c| c.prompts.is_some());
             let arguments = &arguments;
-            guarded(hub, cell, "prompts/get", supported, |session| async move {
-                session.get_prompt(name, arguments.clone()).await
-            })
+            guarded(
+                hub,
+                cell,
+                "prompts/get",
+                supported,
+                |session, options| async move {
+                    session
+                        .get_prompt_with(name, arguments.clone(), &options)
+                        .await
+                },
+            )
             .await
         },
     )

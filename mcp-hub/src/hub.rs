@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use mcp_session::CallOptions;
 use mcp_types::CallToolResult;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -27,16 +28,6 @@ use crate::namespace::{BuildSettings, Namespace, RouteTarget, ServerView};
 use crate::server::{ServerCell, ServerStatus};
 use crate::snapshot::ToolSnapshot;
 use crate::subscriptions::{Counters, SubscriptionSpec, SubscriptionStats};
-
-/// Options of one tool call.
-#[derive(Clone, Debug, Default)]
-pub struct CallOptions {
-    /// Overrides the server's request deadline for this call.
-    pub timeout: Option<Duration>,
-    /// Receives each progress notification of the call, decoded (a slow
-    /// receiver loses updates, never the result).
-    pub progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
-}
 
 /// What a shutdown did.
 #[derive(Clone, Debug)]
@@ -292,7 +283,7 @@ impl Hub {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallToolResult, HubError> {
-        self.call_with(name, arguments, CallOptions::default())
+        self.call_with(name, arguments, &CallOptions::default())
             .await
     }
 
@@ -301,7 +292,7 @@ impl Hub {
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        options: CallOptions,
+        options: &CallOptions,
     ) -> Result<CallToolResult, HubError> {
         if self.shared.is_shutting_down() {
             return Err(HubError::ShuttingDown);

@@ -118,15 +118,21 @@ pub use context::Helper;
 pub use error::{DenyReason, HubError, LimitValue, TargetKind};
 pub use events::{AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, Operation};
 pub use export::{ToolCall, anthropic_tools, openai_tools};
-pub use facade::{Facade, Page};
+pub use facade::Facade;
 pub use fdlimit::DescriptorLimit;
-pub use hub::{CallOptions, Hub, ShutdownReport};
+pub use hub::{Hub, ShutdownReport};
+/// The settings of one call: the session's own type, passed through unchanged.
+pub use mcp_session::CallOptions;
+/// A resource handler's error: the session's handler error.
+pub use mcp_session::HandlerError;
+/// One page of a catalogue: the session's own type.
+pub use mcp_session::Page;
 pub use name::{Separator, ServerName};
 pub use namespace::{ExposedTool, Namespace, NamespaceNote, Route, RouteTarget};
 pub use safe_names::{MAX_SAFE_LEN, is_provider_safe};
 pub use server::{ServerInfo, ServerStatus, ServerStatusKind};
 pub use snapshot::{SnapshotDiff, ToolSnapshot};
 pub use subscriptions::{
-    HandlerError, MAX_HANDLER_TIMEOUT, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SERVER,
-    Mechanism, Reason, ResourceEvent, ResourceHandler, SubscriptionSpec, SubscriptionStats,
+    MAX_HANDLER_TIMEOUT, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism,
+    Reason, ResourceEvent, ResourceHandler, SubscriptionSpec, SubscriptionStats,
 };

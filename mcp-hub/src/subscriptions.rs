@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use mcp_session::HandlerError;
 use mcp_session::{Ready, Session, Subscription, SubscriptionEvent};
 use mcp_types::{Era, ResourceContents, SubscriptionFilter};
 use tokio::sync::watch;
@@ -97,9 +98,6 @@ pub struct ResourceEvent {
     /// The resource's contents as read.
     pub contents: Vec<ResourceContents>,
 }
-
-/// The host's own error from a handler (reported, never interpreted).
-pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Receives the contents of a subscribed resource.
 pub trait ResourceHandler: Send + Sync + fmt::Debug {
@@ -441,7 +439,7 @@ impl Task<'_> {
                     server: server.clone(),
                     uri: self.spec.uri.clone(),
                     reason,
-                    error: Arc::from(error),
+                    error,
                 });
             }
             Err(_) => {

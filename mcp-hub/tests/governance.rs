@@ -221,9 +221,15 @@ async fn permissions_follow_the_current_principal() {
 
 #[tokio::test]
 async fn a_result_over_the_content_limit_is_refused_whole() {
+    let big_text = "x".repeat(1536 * 1024);
     let script = Script::legacy()
         .tool("blob", Behavior::Blob { kb: 1536 })
-        .tool("small", Behavior::Blob { kb: 1 });
+        .tool("small", Behavior::Blob { kb: 1 })
+        .resource(mcp_testkit::ResourceSpec::text(
+            "file:///big.txt",
+            "big",
+            &big_text,
+        ));
     let (default_limit, _) = spec("big", script.clone());
     let (raised, _) = spec("raised", script);
     let hub = Hub::builder(HubConfig::default())
@@ -253,6 +259,22 @@ async fn a_result_over_the_content_limit_is_refused_whole() {
     let r = hub.call("raised/blob", Default::default()).await.unwrap();
     assert!(first_text(&r).len() >= 1536 * 1024);
     hub.call("big/small", Default::default()).await.unwrap();
+    // Host code's reads go through the same limit, checked on the frame.
+    let read = hub
+        .facade()
+        .read_resource("big", "file:///big.txt")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&read, HubError::ContentTooLarge { size, .. } if *size > 1536 * 1024),
+        "{read:?}"
+    );
+    let read = hub
+        .facade()
+        .read_resource("raised", "file:///big.txt")
+        .await
+        .unwrap();
+    assert_eq!(read.contents.len(), 1);
     // The limit's own bounds.
     assert!(ContentLimit::new(1023).is_err());
     assert!(ContentLimit::new(16 * 1024 * 1024 + 1).is_err());

@@ -35,7 +35,7 @@ impl ResourceHandler for Failing {
     fn handle(&self, event: ResourceEvent) -> BoxFuture<'_, Result<(), HandlerError>> {
         Box::pin(async move {
             let _ = self.tx.send(event);
-            Err(HandlerError::from("the host could not store it"))
+            Err(HandlerError::internal("the host could not store it"))
         })
     }
 }

@@ -171,10 +171,9 @@ async fn exercise(
             .call_tool_with(
                 &name,
                 args,
-                mcp_session::CallToolOptions {
-                    progress: Some(tx),
-                    timeout: Some(Duration::from_secs(30)),
-                },
+                &mcp_session::CallOptions::new()
+                    .progress(tx)
+                    .timeout(Duration::from_secs(30)),
             )
             .await;
         let mut n = 0;

@@ -76,9 +76,10 @@ impl SubscriptionSink {
     }
 }
 
-/// What [`Shared::call`] needs besides the method and params.
-#[derive(Debug, Default)]
-pub(crate) struct CallOptions {
+/// What [`Shared::call`] needs besides the method and params: the caller's
+/// [`crate::CallOptions`] turned into what goes on the wire.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RequestOptions {
     pub(crate) timing: RequestTiming,
     /// Where progress notifications of this request go (raw params).
     pub(crate) progress: Option<mpsc::Sender<ProgressParams>>,
@@ -90,6 +91,8 @@ pub(crate) struct CallOptions {
     /// learns its id before the frame is sent, so notifications tagged with
     /// it are routed from the first one.
     pub(crate) listen_key: Option<u64>,
+    /// Results longer than this on the wire are refused before decoding.
+    pub(crate) max_result_bytes: Option<usize>,
 }
 
 impl Shared {
@@ -233,10 +236,11 @@ impl Shared {
         method: &Arc<str>,
         params: Params,
         extra_meta: Option<&Map<String, Value>>,
-        options: CallOptions,
+        options: RequestOptions,
     ) -> Result<RawResult, SessionError> {
         let (tx, rx) = oneshot::channel();
         let wants_progress = options.progress.is_some();
+        let max_result_bytes = options.max_result_bytes;
         let waiter = Waiter {
             tx,
             progress: options.progress,
@@ -284,7 +288,14 @@ impl Shared {
         let outcome = rx.await;
         guard.armed = false;
         match outcome {
-            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Ok(raw)) => match max_result_bytes.map(|limit| (limit, raw.within(limit))) {
+                Some((limit, Err(size))) => Err(SessionError::ResultTooLarge {
+                    method: method.to_string(),
+                    size,
+                    limit,
+                }),
+                _ => Ok(raw),
+            },
             Ok(Err(Failure::Server(error))) => Err(SessionError::Server {
                 method: method.to_string(),
                 code: error.code,

@@ -69,6 +69,17 @@ pub enum SessionError {
         /// The bound.
         limit: usize,
     },
+    /// A result larger than the call's [`crate::CallOptions::max_result_bytes`]
+    /// was refused whole, measured on the frame before anything was decoded.
+    #[error("the result of `{method}` is {size} bytes, over the limit of {limit}")]
+    ResultTooLarge {
+        /// The method.
+        method: String,
+        /// The result's length on the wire.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Tool arguments do not satisfy the tool's `inputSchema`; nothing was sent.
     #[error("arguments for tool `{}` do not match its input schema: {}", Untrusted::new(.tool), Lines(.failures))]
     InvalidArguments {

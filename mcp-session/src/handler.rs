@@ -24,16 +24,35 @@ use tokio::sync::watch;
 
 use crate::protocol::server_requests;
 
-/// Why a handler did not produce an answer; sent to the server as a JSON-RPC
-/// error. The message is the host's words (it goes to the server, so it must
-/// not carry secrets).
+/// Why a host's handler did not do its job: the one handler error of the
+/// session's client features (sent to the server as a JSON-RPC error) and of
+/// the hub's resource handlers (reported in a hub event). The message is the
+/// host's words; as it may go to the server, it must not carry secrets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HandlerError {
     code: i64,
     message: String,
 }
 
+impl std::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for HandlerError {}
+
 impl HandlerError {
+    /// The host's words, as written.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The JSON-RPC error code a server is sent.
+    pub fn code(&self) -> i64 {
+        self.code
+    }
+
     /// The user or the host refused (sent as `-32600`-class refusal; the spec's
     /// sampling refusal uses a generic error code).
     pub fn refused(message: impl Into<String>) -> Self {

@@ -44,6 +44,7 @@ mod events;
 mod expiry;
 mod handler;
 mod negotiate;
+mod page;
 mod paginate;
 mod params;
 mod plain_schema;
@@ -62,10 +63,11 @@ pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
 pub use handler::{
     ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Roots, SamplingHandler,
 };
+pub use page::Page;
 pub use paginate::Paginator;
 pub use protocol::{CoreLimits, ProtocolStats, RawResult, RequestTiming, Violation};
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
 pub use subscriptions::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use surface::{ListKind, Listing};
 pub use tasks::{TaskHandle, ToolCallStart};
-pub use tools::CallToolOptions;
+pub use tools::CallOptions;

@@ -132,6 +132,36 @@ impl RawResult {
         }
     }
 
+    /// The result's length in bytes as the server sent it. A fast-path slice
+    /// may still hold the envelope's tail, so its length is an upper bound;
+    /// the frame is then parsed to measure exactly.
+    pub fn len(&self) -> usize {
+        match &self.frame {
+            None => self.result.len(),
+            Some(frame) => match Incoming::parse(frame) {
+                Ok(Incoming::Response { result, .. }) => result.get().len(),
+                _ => self.result.len(),
+            },
+        }
+    }
+
+    /// Whether the result is empty (never, for a valid JSON value).
+    pub fn is_empty(&self) -> bool {
+        self.result.is_empty()
+    }
+
+    /// Refuses a result over `limit` bytes; a slice within the limit is
+    /// never parsed again to measure it.
+    pub(crate) fn within(&self, limit: usize) -> Result<(), usize> {
+        if self.result.len() <= limit {
+            return Ok(());
+        }
+        match self.len() {
+            size if size > limit => Err(size),
+            _ => Ok(()),
+        }
+    }
+
     /// Decodes the result into `T` (see [`RawResult::decode`]).
     pub fn decode_json<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         // Checked as UTF-8 once, then read as text: serde_json then checks

@@ -9,23 +9,13 @@ use std::sync::Arc;
 use mcp_types::{InputRequiredResult, RequestOutcome};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 
 use crate::SessionError;
-use crate::driver::CallOptions;
+use crate::driver::RequestOptions;
 use crate::params::Params;
-use crate::protocol::RequestTiming;
 use crate::protocol::rounds::{RoundStep, Rounds};
 use crate::protocol::server_requests::admit;
 use crate::session::{Ready, Session};
-
-/// Per-call settings of [`Session::call_outcome`].
-#[derive(Clone, Debug, Default)]
-pub(crate) struct OutcomeOptions {
-    pub(crate) timing: RequestTiming,
-    pub(crate) progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
-    pub(crate) headers: Vec<(String, String)>,
-}
 
 impl Session<Ready> {
     /// Sends `method` with `params` and follows `input_required` rounds until
@@ -34,7 +24,7 @@ impl Session<Ready> {
         &self,
         method: &'static str,
         params: &Map<String, Value>,
-        options: OutcomeOptions,
+        options: RequestOptions,
     ) -> Result<RequestOutcome<T>, SessionError> {
         // Borrowed: each round builds its own body from it, and the params
         // (a tool's arguments) may be megabytes.
@@ -46,7 +36,7 @@ impl Session<Ready> {
         &self,
         method: &'static str,
         params: &Map<String, Value>,
-        options: OutcomeOptions,
+        options: RequestOptions,
     ) -> Result<RequestOutcome<T>, SessionError> {
         let method_arc: Arc<str> = Arc::from(method);
         let meta_arc = self.request_meta();
@@ -67,12 +57,9 @@ impl Session<Ready> {
                     &method_arc,
                     encoded,
                     meta,
-                    CallOptions {
-                        timing: options.timing,
-                        progress: options.progress.clone(),
+                    RequestOptions {
                         protocol_version: self.link.version_header(meta.is_some()),
-                        headers: options.headers.clone(),
-                        listen_key: None,
+                        ..options.clone()
                     },
                 )
                 .await?;

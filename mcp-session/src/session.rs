@@ -27,11 +27,11 @@ use serde_json::{Map, Value};
 
 use crate::catalog::ToolCatalog;
 use crate::config::SessionConfig;
-use crate::driver::{CallOptions, Shared};
+use crate::driver::{RequestOptions, Shared};
 use crate::events::SessionEvents;
 use crate::params::Params;
 use crate::protocol::RequestTiming;
-use crate::{ProtocolStats, SessionError};
+use crate::{CallOptions, ProtocolStats, SessionError};
 
 /// Phase: the transport is open, nothing has been sent.
 #[derive(Debug)]
@@ -161,17 +161,30 @@ impl Link {
         meta: Option<&Map<String, Value>>,
         timing: RequestTiming,
     ) -> Result<R::Result, SessionError> {
+        let wire = RequestOptions {
+            timing,
+            ..RequestOptions::default()
+        };
+        self.request_as::<R>(params, meta, wire).await
+    }
+
+    /// [`Link::request`] with the wire options of a caller's
+    /// [`crate::CallOptions`] (progress, result limit).
+    pub(crate) async fn request_as<R: Request>(
+        &self,
+        params: &R::Params,
+        meta: Option<&Map<String, Value>>,
+        wire: RequestOptions,
+    ) -> Result<R::Result, SessionError> {
         let method: Arc<str> = Arc::from(R::METHOD);
-        let params = Params::encode(params, meta.is_some())?;
+        let params = Params::encode(params, meta.is_some() || wire.progress.is_some())?;
         let raw = self
             .shared
             .call(
                 &method,
                 params,
                 meta,
-                CallOptions {
-                    timing,
-                    progress: None,
+                RequestOptions {
                     // `initialize` never carries a version header: it is how
                     // the version is chosen (and how an expired session is
                     // re-established).
@@ -189,7 +202,7 @@ impl Link {
                     } else {
                         Vec::new()
                     },
-                    listen_key: None,
+                    ..wire
                 },
             )
             .await?;
@@ -492,20 +505,30 @@ impl Session<Ready> {
     /// Sends any request and decodes its result into the request's own result
     /// type. In the 2026 era the per-request `_meta` keys are added.
     pub async fn request<R: Request>(&self, params: &R::Params) -> Result<R::Result, SessionError> {
-        let timing = self.link.timing(self.link.config.request_timeout);
-        self.request_with::<R>(params, timing).await
+        self.request_with::<R>(params, &CallOptions::default())
+            .await
     }
 
-    pub(crate) async fn request_with<R: Request>(
+    /// [`Session::request`] with a deadline, a progress sink or a result
+    /// limit of its own.
+    pub async fn request_with<R: Request>(
         &self,
         params: &R::Params,
-        timing: RequestTiming,
+        options: &CallOptions,
     ) -> Result<R::Result, SessionError> {
+        let timing = self.call_timing(options);
         let meta = self.request_meta();
         self.with_expiry(R::METHOD, || {
-            self.link.request::<R>(params, meta.as_deref(), timing)
+            self.link
+                .request_as::<R>(params, meta.as_deref(), options.request(timing))
         })
         .await
+    }
+
+    /// The deadline of a call: its own, or the session's.
+    pub(crate) fn call_timing(&self, options: &CallOptions) -> RequestTiming {
+        self.link
+            .timing(options.timeout.unwrap_or(self.link.config.request_timeout))
     }
 
     /// `ping` (legacy era; in the 2026 era `server/discover` serves as the

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::SessionError;
-use crate::driver::{CallOptions, Shared, SubscriptionSink};
+use crate::driver::{RequestOptions, Shared, SubscriptionSink};
 use crate::params::Params;
 use crate::protocol::RequestTiming;
 pub use crate::protocol::subscriptions::{SubscriptionEnd, SubscriptionEvent};
@@ -129,12 +129,12 @@ impl Session<Ready> {
                         &method,
                         Params::Object(body),
                         meta.as_deref(),
-                        CallOptions {
+                        RequestOptions {
                             timing,
                             protocol_version: version,
                             headers,
                             listen_key: Some(key),
-                            ..CallOptions::default()
+                            ..RequestOptions::default()
                         },
                     )
                     .await;

@@ -18,18 +18,18 @@ use mcp_types::requests::{
 };
 use mcp_types::{
     CompleteParams, CompleteResult, CompletionArgument, CompletionContext, CompletionReference,
-    GetPromptParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, LoggingLevel, PaginatedParams, Prompt, ReadResourceParams,
+    GetPromptParams, GetPromptResult, LoggingLevel, PaginatedParams, Prompt, ReadResourceParams,
     ReadResourceResult, RequestOutcome, Resource, ResourceTemplate, ResourceUriParams,
     SetLevelParams, error_codes,
 };
 use serde_json::{Map, Value};
 
-use crate::SessionError;
+use crate::driver::RequestOptions;
+use crate::page::Page;
 use crate::paginate::Paginator;
 pub use crate::protocol::subscriptions::ListKind;
-use crate::rounds::OutcomeOptions;
 use crate::session::{Ready, Session};
+use crate::{CallOptions, SessionError};
 
 /// Every item of a listing (all pages), with what is known about its
 /// freshness.
@@ -62,23 +62,17 @@ impl Session<Ready> {
     pub async fn list_resources_page(
         &self,
         cursor: Option<&str>,
-    ) -> Result<ListResourcesResult, SessionError> {
-        self.request::<ListResources>(&PaginatedParams::with_cursor(cursor.map(str::to_owned)))
-            .await
+    ) -> Result<Page<Resource>, SessionError> {
+        Ok(self
+            .request::<ListResources>(&PaginatedParams::with_cursor(cursor.map(str::to_owned)))
+            .await?
+            .into())
     }
 
     /// Every resource (all pages, bounded).
     pub async fn list_resources(&self) -> Result<Listing<Resource>, SessionError> {
         self.list_all(ListKind::Resources, ListResources::METHOD, |s, c| {
-            Box::pin(async move {
-                let page = s.list_resources_page(c.as_deref()).await?;
-                Ok(Page {
-                    items: page.resources,
-                    next: page.next_cursor,
-                    ttl_ms: page.ttl_ms,
-                    scope: page.cache_scope,
-                })
-            })
+            Box::pin(async move { s.list_resources_page(c.as_deref()).await })
         })
         .await
     }
@@ -87,11 +81,13 @@ impl Session<Ready> {
     pub async fn list_resource_templates_page(
         &self,
         cursor: Option<&str>,
-    ) -> Result<ListResourceTemplatesResult, SessionError> {
-        self.request::<ListResourceTemplates>(&PaginatedParams::with_cursor(
-            cursor.map(str::to_owned),
-        ))
-        .await
+    ) -> Result<Page<ResourceTemplate>, SessionError> {
+        Ok(self
+            .request::<ListResourceTemplates>(&PaginatedParams::with_cursor(
+                cursor.map(str::to_owned),
+            ))
+            .await?
+            .into())
     }
 
     /// Every resource template (all pages, bounded).
@@ -99,17 +95,7 @@ impl Session<Ready> {
         self.list_all(
             ListKind::Resources,
             ListResourceTemplates::METHOD,
-            |s, c| {
-                Box::pin(async move {
-                    let page = s.list_resource_templates_page(c.as_deref()).await?;
-                    Ok(Page {
-                        items: page.resource_templates,
-                        next: page.next_cursor,
-                        ttl_ms: page.ttl_ms,
-                        scope: page.cache_scope,
-                    })
-                })
-            },
+            |s, c| Box::pin(async move { s.list_resource_templates_page(c.as_deref()).await }),
         )
         .await
     }
@@ -118,23 +104,17 @@ impl Session<Ready> {
     pub async fn list_prompts_page(
         &self,
         cursor: Option<&str>,
-    ) -> Result<ListPromptsResult, SessionError> {
-        self.request::<ListPrompts>(&PaginatedParams::with_cursor(cursor.map(str::to_owned)))
-            .await
+    ) -> Result<Page<Prompt>, SessionError> {
+        Ok(self
+            .request::<ListPrompts>(&PaginatedParams::with_cursor(cursor.map(str::to_owned)))
+            .await?
+            .into())
     }
 
     /// Every prompt (all pages, bounded).
     pub async fn list_prompts(&self) -> Result<Listing<Prompt>, SessionError> {
         self.list_all(ListKind::Prompts, ListPrompts::METHOD, |s, c| {
-            Box::pin(async move {
-                let page = s.list_prompts_page(c.as_deref()).await?;
-                Ok(Page {
-                    items: page.prompts,
-                    next: page.next_cursor,
-                    ttl_ms: page.ttl_ms,
-                    scope: page.cache_scope,
-                })
-            })
+            Box::pin(async move { s.list_prompts_page(c.as_deref()).await })
         })
         .await
     }
@@ -144,6 +124,16 @@ impl Session<Ready> {
     /// [`SessionError::ResourceNotFound`]. `input_required` rounds are
     /// answered by the host's handlers.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, SessionError> {
+        self.read_resource_with(uri, &CallOptions::default()).await
+    }
+
+    /// [`Session::read_resource`] with a deadline, a progress sink or a
+    /// result limit of its own.
+    pub async fn read_resource_with(
+        &self,
+        uri: &str,
+        options: &CallOptions,
+    ) -> Result<ReadResourceResult, SessionError> {
         let params = ReadResourceParams::new(uri);
         let body = to_object(&params)?;
         let headers = self.modern_headers(ReadResource::METHOD, uri);
@@ -151,10 +141,9 @@ impl Session<Ready> {
             .call_outcome::<ReadResourceResult>(
                 ReadResource::METHOD,
                 &body,
-                OutcomeOptions {
-                    timing: self.link.timing(self.link.config.request_timeout),
+                RequestOptions {
                     headers,
-                    ..OutcomeOptions::default()
+                    ..options.request(self.call_timing(options))
                 },
             )
             .await;
@@ -178,6 +167,18 @@ impl Session<Ready> {
         name: &str,
         arguments: BTreeMap<String, String>,
     ) -> Result<GetPromptResult, SessionError> {
+        self.get_prompt_with(name, arguments, &CallOptions::default())
+            .await
+    }
+
+    /// [`Session::get_prompt`] with a deadline, a progress sink or a result
+    /// limit of its own.
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        options: &CallOptions,
+    ) -> Result<GetPromptResult, SessionError> {
         let args = (!arguments.is_empty()).then_some(arguments);
         let body = to_object(&GetPromptParams::new(name, args))?;
         let headers = self.modern_headers(GetPrompt::METHOD, name);
@@ -185,10 +186,9 @@ impl Session<Ready> {
             .call_outcome::<GetPromptResult>(
                 GetPrompt::METHOD,
                 &body,
-                OutcomeOptions {
-                    timing: self.link.timing(self.link.config.request_timeout),
+                RequestOptions {
                     headers,
-                    ..OutcomeOptions::default()
+                    ..options.request(self.call_timing(options))
                 },
             )
             .await?;
@@ -290,12 +290,11 @@ impl Session<Ready> {
             let page = fetch(self, cursor.take()).await?;
             pager.add_items(page.items.len())?;
             items.extend(page.items);
-            if let Some(ms) = page.ttl_ms {
-                let t = Duration::from_millis(ms);
+            if let Some(t) = page.ttl {
                 ttl = Some(ttl.map_or(t, |old| old.min(t)));
             }
-            cache_scope = cache_scope.or(page.scope);
-            match pager.next(page.next)? {
+            cache_scope = cache_scope.or(page.cache_scope);
+            match pager.next(page.next_cursor)? {
                 Some(next) => cursor = Some(next),
                 None => break,
             }
@@ -309,14 +308,6 @@ impl Session<Ready> {
             generation,
         })
     }
-}
-
-/// One page, whatever the list.
-pub(crate) struct Page<T> {
-    items: Vec<T>,
-    next: Option<String>,
-    ttl_ms: Option<u64>,
-    scope: Option<mcp_types::CacheScope>,
 }
 
 type PageFuture<'a, T> = mcp_transport::BoxFuture<'a, Result<Page<T>, SessionError>>;

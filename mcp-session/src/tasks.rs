@@ -23,7 +23,7 @@ use mcp_types::{
 use serde_json::{Map, Value};
 
 use crate::SessionError;
-use crate::rounds::OutcomeOptions;
+use crate::driver::RequestOptions;
 use crate::session::{Ready, Session};
 
 /// Polling never runs faster than this, whatever the server asks.
@@ -105,10 +105,10 @@ impl Session<Ready> {
             .call_outcome::<CallToolResult>(
                 CallTool::METHOD,
                 &body,
-                OutcomeOptions {
+                RequestOptions {
                     timing: self.link.timing(self.link.config.request_timeout),
                     headers: self.modern_headers(CallTool::METHOD, name),
-                    ..OutcomeOptions::default()
+                    ..RequestOptions::default()
                 },
             )
             .await?;

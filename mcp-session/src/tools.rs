@@ -10,43 +10,81 @@ use mcp_types::Request as _;
 use mcp_types::requests::{CallTool, ListTools};
 use std::sync::Arc;
 
-use mcp_types::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, RequestOutcome};
+use mcp_types::{CallToolParams, CallToolResult, PaginatedParams, RequestOutcome, Tool};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::SessionError;
 use crate::catalog::{ToolCatalog, failures};
-use crate::driver::CallOptions;
+use crate::driver::RequestOptions;
+use crate::page::Page;
 use crate::paginate::Paginator;
-
 use crate::params::Params;
-use crate::rounds::OutcomeOptions;
+use crate::protocol::RequestTiming;
 use crate::session::{Ready, Session};
 
 /// The method name, allocated once per process rather than per call.
 static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
     std::sync::LazyLock::new(|| Arc::from(CallTool::METHOD));
 
-/// Options of one tool call.
-#[derive(Debug, Default)]
-pub struct CallToolOptions {
+/// The settings of one call, from the host (or the hub, which takes the same
+/// type) down to the request on the wire.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
     /// Receives each `notifications/progress` of this call, decoded; the
     /// deadline is reset by each (up to the hard maximum). A slow receiver
     /// loses updates, never the result.
     pub progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
     /// Overrides the session's request timeout for this call.
     pub timeout: Option<std::time::Duration>,
+    /// Refuses a result longer than this many bytes on the wire
+    /// ([`crate::SessionError::ResultTooLarge`]), measured on the frame before
+    /// anything is decoded. The hub sets it from a server's
+    /// `max_content_bytes`.
+    pub max_result_bytes: Option<usize>,
+}
+
+impl CallOptions {
+    /// The defaults: the session's deadline, no progress.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A deadline of this call's own instead of the session's.
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// A limit on the result's length on the wire.
+    pub fn max_result_bytes(mut self, limit: usize) -> Self {
+        self.max_result_bytes = Some(limit);
+        self
+    }
+
+    /// The wire-level options of one request of this call.
+    pub(crate) fn request(&self, timing: RequestTiming) -> RequestOptions {
+        RequestOptions {
+            timing,
+            progress: self.progress.clone(),
+            max_result_bytes: self.max_result_bytes,
+            ..RequestOptions::default()
+        }
+    }
+
+    /// Where this call's progress notifications go, decoded.
+    pub fn progress(mut self, sink: mpsc::Sender<mcp_types::ProgressParams>) -> Self {
+        self.progress = Some(sink);
+        self
+    }
 }
 
 impl Session<Ready> {
     /// One page of `tools/list`.
-    pub async fn list_tools_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<ListToolsResult, SessionError> {
+    pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Page<Tool>, SessionError> {
         let params = PaginatedParams::with_cursor(cursor.map(str::to_owned));
-        self.request::<mcp_types::requests::ListTools>(&params)
-            .await
+        Ok(self.request::<ListTools>(&params).await?.into())
     }
 
     /// Every tool, following `nextCursor` up to the page bound and refusing a
@@ -59,12 +97,12 @@ impl Session<Ready> {
         let mut cursor: Option<String> = None;
         loop {
             let page = self.list_tools_page(cursor.as_deref()).await?;
-            pager.add_items(page.tools.len())?;
+            pager.add_items(page.items.len())?;
             if tools.is_empty() {
                 // The usual single page: keep its vector instead of copying.
-                tools = page.tools;
+                tools = page.items;
             } else {
-                tools.extend(page.tools);
+                tools.extend(page.items);
             }
             match pager.next(page.next_cursor)? {
                 Some(next) => cursor = Some(next),
@@ -90,7 +128,7 @@ impl Session<Ready> {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallToolResult, SessionError> {
-        self.call_tool_with(name, arguments, CallToolOptions::default())
+        self.call_tool_with(name, arguments, &CallOptions::default())
             .await
     }
 
@@ -104,7 +142,7 @@ impl Session<Ready> {
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        options: CallToolOptions,
+        options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
         let config = &self.link.config;
         let catalog = self.tool_catalog();
@@ -126,9 +164,7 @@ impl Session<Ready> {
             _ => Map::new(),
         };
         let params = CallToolParams::new(name, Some(arguments));
-        let timing = self
-            .link
-            .timing(options.timeout.unwrap_or(config.request_timeout));
+        let timing = self.call_timing(options);
         let outcome = if !self.is_modern() {
             // Legacy era: no input rounds exist, so the params are serialised
             // once, straight from the struct.
@@ -151,12 +187,9 @@ impl Session<Ready> {
                             &method,
                             params,
                             None,
-                            CallOptions {
-                                timing,
-                                progress: options.progress.clone(),
+                            RequestOptions {
                                 protocol_version: self.link.version_header(false),
-                                headers: Vec::new(),
-                                listen_key: None,
+                                ..options.request(timing)
                             },
                         )
                         .await
@@ -191,10 +224,9 @@ impl Session<Ready> {
                 let outcome = Box::pin(self.call_outcome::<CallToolResult>(
                     CallTool::METHOD,
                     &body,
-                    OutcomeOptions {
-                        timing,
-                        progress: options.progress.clone(),
+                    RequestOptions {
                         headers,
+                        ..options.request(timing)
                     },
                 ))
                 .await;

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcp_session::{
-    CallToolOptions, Negotiation, SessionConfig, SessionError, SessionEvent, Violation,
-};
+use mcp_session::{CallOptions, Negotiation, SessionConfig, SessionError, SessionEvent, Violation};
 use mcp_testkit::{Behavior, Script};
 use serde_json::json;
 
@@ -212,10 +210,7 @@ async fn a_deadline_fails_the_call_and_cancels_it_at_the_server() {
         .call_tool_with(
             "hang",
             Default::default(),
-            CallToolOptions {
-                timeout: Some(Duration::from_millis(200)),
-                ..Default::default()
-            },
+            &CallOptions::new().timeout(Duration::from_millis(200)),
         )
         .await
         .unwrap_err();
@@ -259,14 +254,7 @@ async fn progress_reaches_the_caller() {
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     session
-        .call_tool_with(
-            "slow",
-            Default::default(),
-            CallToolOptions {
-                progress: Some(tx),
-                ..Default::default()
-            },
-        )
+        .call_tool_with("slow", Default::default(), &CallOptions::new().progress(tx))
         .await
         .unwrap();
     // Decoded: each notification's progress, in order.
@@ -322,10 +310,7 @@ async fn progress_sent_right_before_the_answer_is_not_lost() {
             .call_tool_with(
                 "burst",
                 Default::default(),
-                CallToolOptions {
-                    progress: Some(tx),
-                    ..Default::default()
-                },
+                &CallOptions::new().progress(tx),
             )
             .await
             .unwrap();
@@ -388,10 +373,7 @@ async fn an_oversized_answer_fails_at_once(connector: Arc<dyn mcp_transport::Con
         .call_tool_with(
             "big",
             Default::default(),
-            CallToolOptions {
-                timeout: Some(Duration::from_secs(20)),
-                ..Default::default()
-            },
+            &CallOptions::new().timeout(Duration::from_secs(20)),
         )
         .await
         .unwrap_err();
@@ -612,4 +594,80 @@ async fn killing_a_shared_stdio_session_ends_the_child_like_a_crash() {
     assert!(err.is_dead(), "{err:?}");
     let info = session.exit_info().expect("the death is recorded");
     assert_eq!(info.signal, Some(9), "{info:?}");
+}
+
+#[tokio::test]
+async fn a_result_over_the_call_limit_is_refused_on_the_frame_and_the_session_goes_on() {
+    let script = Script::legacy()
+        .tool("blob", Behavior::Blob { kb: 64 })
+        .tool("echo", Behavior::Echo);
+    let (connector, _) = memory(script);
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    // Without a limit the answer comes through.
+    let whole = session.call_tool("blob", Default::default()).await.unwrap();
+    let limit = 64 * 1024;
+    let err = session
+        .call_tool_with(
+            "blob",
+            Default::default(),
+            &CallOptions::new().max_result_bytes(limit),
+        )
+        .await
+        .unwrap_err();
+    match &err {
+        SessionError::ResultTooLarge {
+            method,
+            size,
+            limit: l,
+        } => {
+            assert_eq!(method, "tools/call");
+            assert_eq!(*l, limit);
+            assert!(*size > limit, "{size}");
+            // Measured on the wire: the decoded result re-serialised is no
+            // longer than what was sent.
+            assert!(*size >= serde_json::to_vec(&whole).unwrap().len(), "{size}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A limit above the size lets the same answer through.
+    let size = match err {
+        SessionError::ResultTooLarge { size, .. } => size,
+        _ => unreachable!(),
+    };
+    session
+        .call_tool_with(
+            "blob",
+            Default::default(),
+            &CallOptions::new().max_result_bytes(size),
+        )
+        .await
+        .unwrap();
+    let err = session
+        .call_tool_with(
+            "blob",
+            Default::default(),
+            &CallOptions::new().max_result_bytes(size - 1),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, SessionError::ResultTooLarge { .. }),
+        "{err:?}"
+    );
+    // Generic requests take the same options.
+    let err = session
+        .request_with::<mcp_types::requests::ListTools>(
+            &Default::default(),
+            &CallOptions::new().max_result_bytes(16),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, SessionError::ResultTooLarge { .. }),
+        "{err:?}"
+    );
+    session
+        .call_tool("echo", args(json!({"text": "still here"})))
+        .await
+        .unwrap();
 }

@@ -39,12 +39,10 @@ pub(crate) async fn run(ctx: &Context, args: CallArgs) -> Result<Exit, CliError>
         let arguments = coerce::arguments(schema.as_ref(), args_json.as_deref(), &pairs)?;
         let (tx, rx) = mpsc::channel(PROGRESS_QUEUE);
         let activity = Activity::start(&ui, &format!("calling {tool_name}…"));
-        let options = CallOptions {
-            timeout,
-            progress: Some(tx),
-        };
+        let mut options = CallOptions::new().progress(tx);
+        options.timeout = timeout;
         let facade = hub.facade();
-        let call = facade.call_tool_with(&name, &tool_name, arguments, options);
+        let call = facade.call_tool_with(&name, &tool_name, arguments, &options);
         let (result, ()) = tokio::join!(call, show_progress(rx, &activity));
         activity.finish();
         Ok(result?)
