@@ -8,7 +8,7 @@ use mcp_transport::BoxFuture;
 use mcp_types::ToolAnnotations;
 use serde_json::{Map, Value};
 
-use crate::context::Helper;
+use crate::helper::Helper;
 use crate::name::ServerName;
 
 /// The host's decision.

@@ -90,12 +90,13 @@ mod backoff;
 mod builder;
 mod calls;
 mod config;
-mod context;
 mod error;
 mod events;
 pub mod export;
 mod facade;
 mod fdlimit;
+mod governed;
+mod helper;
 mod hub;
 mod lifecycle;
 mod limits;
@@ -114,12 +115,12 @@ pub use config::{
     Adoption, Backoff, CallLimits, CollisionPolicy, ContentLimit, Discovery, HubConfig,
     RestartPolicy, RetryPolicy, ServerSpec,
 };
-pub use context::Helper;
 pub use error::{DenyReason, HubError, LimitValue, TargetKind};
 pub use events::{AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, Operation};
 pub use export::{ToolCall, anthropic_tools, openai_tools};
 pub use facade::Facade;
 pub use fdlimit::DescriptorLimit;
+pub use helper::Helper;
 pub use hub::{Hub, ShutdownReport};
 /// The settings of one call: the session's own type, passed through unchanged.
 pub use mcp_session::CallOptions;

@@ -21,7 +21,7 @@ use mcp_types::Tool;
 use crate::HubError;
 use crate::authority::Gate;
 use crate::config::CollisionPolicy;
-use crate::context::Helper;
+use crate::helper::Helper;
 use crate::name::{Separator, ServerName};
 use crate::safe_names;
 use crate::snapshot::ToolSnapshot;

@@ -24,10 +24,11 @@ use tokio::sync::watch;
 use crate::HubError;
 use crate::authority::Gate;
 use crate::backoff;
+use crate::calls::read_resource;
 use crate::config::{Backoff, RestartPolicy};
 use crate::error::TargetKind;
 use crate::events::HubEvent;
-use crate::facade::{denied, read_resource};
+use crate::governed::{Caller, denied};
 use crate::hub::HubShared;
 use crate::name::ServerName;
 use crate::server::ServerCell;
@@ -403,7 +404,7 @@ impl Task<'_> {
         let Ok(cell) = self.hub.cell(server.as_str()) else {
             return;
         };
-        let contents = match read_resource(self.hub, cell, &self.spec.uri, false).await {
+        let contents = match read_resource(self.hub, cell, &self.spec.uri, Caller::Host).await {
             Ok(result) => result.contents,
             Err(error) => {
                 bump(&self.counters.read_errors);
