@@ -500,3 +500,79 @@ async fn a_tools_listen_stream_the_server_ends_is_opened_again() {
     hub.call("two", args(json!({"text": "hi"}))).await.unwrap();
     hub.shutdown().await;
 }
+
+/// Records what the approval hook was asked and answers as told.
+#[derive(Debug)]
+struct Hook {
+    asked: std::sync::Mutex<Vec<(String, Option<Helper>)>>,
+    answer: mcp_hub::Approval,
+}
+
+impl mcp_hub::ApprovalHook for Hook {
+    fn approve<'a>(
+        &'a self,
+        request: mcp_hub::ApprovalRequest<'a>,
+    ) -> mcp_transport::BoxFuture<'a, mcp_hub::Approval> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((request.tool.to_owned(), request.helper));
+        Box::pin(async move { self.answer })
+    }
+}
+
+#[tokio::test]
+async fn a_helper_takes_the_governed_path_authority_before_approval() {
+    let docs = ContextServer::new(&["search"], true, true);
+    let authority = Authority::named().with_server(
+        "docs",
+        ServerAuthority::default().resources(["file:///README.md"]),
+    );
+    for answer in [mcp_hub::Approval::Approve, mcp_hub::Approval::Deny] {
+        let hook = Arc::new(Hook {
+            asked: Default::default(),
+            answer,
+        });
+        let hub = Hub::builder(HubConfig::default())
+            .authority(authority.clone())
+            .approval(hook.clone())
+            .server(spec("docs", &docs).context_helpers(true))
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        // Refused by the authority: the host is never asked.
+        let err = hub
+            .call(
+                "docs/read_resource",
+                args(json!({"uri": "file:///secret.txt"})),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, HubError::Denied { .. }), "{err:?}");
+        assert!(hook.asked.lock().unwrap().is_empty());
+        // Allowed: asked once, as the helper.
+        let seen_before = docs.seen().len();
+        let read = hub
+            .call(
+                "docs/read_resource",
+                args(json!({"uri": "file:///README.md"})),
+            )
+            .await;
+        assert_eq!(
+            *hook.asked.lock().unwrap(),
+            [("read_resource".to_owned(), Some(Helper::ReadResource))]
+        );
+        match answer {
+            mcp_hub::Approval::Approve => assert!(first_text(&read.unwrap()).contains("# readme")),
+            _ => {
+                assert!(
+                    matches!(read, Err(HubError::NotApproved { .. })),
+                    "{read:?}"
+                );
+                assert_eq!(docs.seen().len(), seen_before, "nothing was sent");
+            }
+        }
+        hub.shutdown().await;
+    }
+}
