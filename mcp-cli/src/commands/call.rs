@@ -42,7 +42,15 @@ pub(crate) async fn run(ctx: &Context, args: CallArgs) -> Result<Exit, CliError>
         let mut options = CallOptions::new().progress(tx);
         options.timeout = timeout;
         let facade = hub.facade();
-        let call = facade.call_tool_with(&name, &tool_name, arguments, &options);
+        let call = async move {
+            let result = facade
+                .call_tool_with(&name, &tool_name, arguments, &options)
+                .await;
+            // The options hold the progress sender: dropping them closes the
+            // channel, which ends the progress display.
+            drop(options);
+            result
+        };
         let (result, ()) = tokio::join!(call, show_progress(rx, &activity));
         activity.finish();
         Ok(result?)
