@@ -141,9 +141,10 @@ pub enum Adoption {
     Automatic,
 }
 
-/// The largest result handed to a consumer, in serialised bytes: 1 KiB to
-/// 16 MiB, default 1 MiB. A larger result is refused whole
-/// ([`HubError::ContentTooLarge`]), never cut.
+/// The largest result handed to a consumer, in bytes: 1 KiB to 16 MiB,
+/// default 1 MiB. A server's result is measured as it arrived, before it is
+/// decoded; a helper's result as the hub will send it. A larger result is
+/// refused whole ([`HubError::ContentTooLarge`]), never cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ContentLimit(usize);
 

@@ -74,9 +74,8 @@ async fn a_hundred_stdio_servers_start_in_parallel_and_are_routed() {
 }
 
 /// A host holds one `Hub::call` future per call in flight, and a hub of many
-/// servers may have hundreds: the future stays small. (It was 10.7 KB in a
-/// release build, half of it a second copy of the audited operation, before
-/// the audit wrapper became a combinator and the rare paths were boxed.)
+/// servers may have hundreds: the future stays small (the audit wrapper is a
+/// combinator, and the rare paths are boxed).
 #[tokio::test]
 async fn a_hub_call_in_flight_stays_small() {
     let (connector, _rec) = memory(Script::dual().tool("echo", Behavior::Echo));
@@ -89,7 +88,6 @@ async fn a_hub_call_in_flight_stays_small() {
     let call = hub.call("echo", args(json!({"text": "hi"})));
     let size = std::mem::size_of_val(&call);
     println!("Hub::call future: {size} bytes");
-    // 3.7 KB in debug and release builds.
     assert!(size <= 5 * 1024, "Hub::call future is {size} bytes");
     let result = call.await.unwrap();
     assert_eq!(result.content.len(), 1);
