@@ -28,7 +28,15 @@
 //!   and message routing.
 //! - the driver (private): one task per connection feeding the core with
 //!   frames and time, delivering its outputs.
-//! - [`Session`]: the typestate a host uses.
+//! - [`Session`]: the typestate a host uses. A ready session is shared as
+//!   `Arc<Session<Ready>>` by every task that calls through it; any of them
+//!   can end it with [`Session::shutdown`] (or [`Session::kill`]), which
+//!   fails the others' pending calls at once and keeps the diagnostics
+//!   ([`Session::exit_info`]).
+//!
+//! Every call takes the same [`CallOptions`] (deadline, progress sink, result
+//! limit), from the hub down to the frame on the wire, and every listing
+//! returns the same [`Page`].
 //!
 //! Architecture Invariant: nothing waits forever. Every request has a
 //! deadline (reset by progress only up to a hard maximum), and when the
