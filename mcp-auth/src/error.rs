@@ -9,6 +9,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use mcp_types::ErrorCause;
+
 /// Which step of the flow an HTTP failure happened in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -427,6 +429,81 @@ pub enum AuthError {
 }
 
 impl AuthError {
+    /// Who or what caused the error.
+    ///
+    /// A sign-in that the authorization server (or the server's
+    /// authorization metadata) made fail is [`ErrorCause::Authorization`]:
+    /// a refusal, a document that is missing or wrong, a status the step
+    /// cannot use, a mismatch, a step that got no answer in time, too many
+    /// re-authorizations, a URL learnt from a metadata document that is
+    /// refused, and the loopback listener failing. Kept apart:
+    ///
+    /// - the MCP server's own URL, the client metadata document URL, a
+    ///   missing client registration and the token store (its permissions,
+    ///   a corrupt record, no data directory, or it cannot be used) are
+    ///   [`ErrorCause::Configuration`], as is an HTTP client that cannot be
+    ///   set up;
+    /// - an exchange that failed before an answer, or an HTTP 5xx, is a lost
+    ///   [`ErrorCause::Connection`];
+    /// - a response over its bound is [`ErrorCause::Bound`];
+    /// - a sign-in the user cancelled is [`ErrorCause::Cancelled`].
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            AuthError::InvalidUrl { role }
+            | AuthError::InsecureUrl { role }
+            | AuthError::ForbiddenScheme { role, .. }
+            | AuthError::PrivateAddress { role }
+            | AuthError::LoopbackAddress { role }
+            | AuthError::CredentialsInUrl { role } => match role {
+                UrlRole::Server | UrlRole::ClientMetadataDocument => ErrorCause::Configuration,
+                UrlRole::ResourceMetadata
+                | UrlRole::AuthorizationServer
+                | UrlRole::AuthorizationEndpoint
+                | UrlRole::TokenEndpoint
+                | UrlRole::RegistrationEndpoint
+                | UrlRole::Redirect => ErrorCause::Authorization,
+            },
+            AuthError::Network { .. } => ErrorCause::Connection,
+            AuthError::UnexpectedStatus { status, .. } if (500..=599).contains(status) => {
+                ErrorCause::Connection
+            }
+            AuthError::ResponseTooLarge { .. } => ErrorCause::Bound,
+            AuthError::TimedOut { .. }
+            | AuthError::Redirected { .. }
+            | AuthError::UnexpectedStatus { .. }
+            | AuthError::InvalidDocument { .. }
+            | AuthError::NoResourceMetadata
+            | AuthError::ResourceMismatch
+            | AuthError::NoAuthorizationServer
+            | AuthError::NoServerMetadata
+            | AuthError::IssuerMismatch
+            | AuthError::PkceNotSupported
+            | AuthError::RegistrationIncomplete
+            | AuthError::StateMismatch
+            | AuthError::IssuerResponseMismatch
+            | AuthError::IssuerResponseMissing
+            | AuthError::AuthorizationRefused { .. }
+            | AuthError::MissingCode
+            | AuthError::TokenRefused { .. }
+            | AuthError::UnsupportedTokenType
+            | AuthError::TooManyAuthorizations { .. }
+            | AuthError::LoginInProgress { .. }
+            | AuthError::AuthorizationTimedOut { .. }
+            | AuthError::SignInRequired
+            | AuthError::RedirectMismatch
+            | AuthError::Io(_) => ErrorCause::Authorization,
+            AuthError::NoRegistration { .. }
+            | AuthError::InvalidClientMetadataUrl
+            | AuthError::Store { .. }
+            | AuthError::StorePermissions { .. }
+            | AuthError::StoreDirectoryUnsafe { .. }
+            | AuthError::StoreCorrupt { .. }
+            | AuthError::NoDataDirectory
+            | AuthError::HttpClient(_) => ErrorCause::Configuration,
+            AuthError::Cancelled => ErrorCause::Cancelled,
+        }
+    }
+
     /// The OAuth `error` code a server sent, for the errors that carry one.
     /// These are the server's words: show them labelled as such.
     pub fn oauth_error(&self) -> Option<&str> {
@@ -470,6 +547,58 @@ mod tests {
         assert_eq!(odd.as_str(), "rt_abc123 secret");
         let long = "é".repeat(100);
         assert!(ServerErrorCode::new(&long).as_str().len() <= 128);
+    }
+
+    #[test]
+    fn causes_of_representative_auth_errors() {
+        assert_eq!(AuthError::SignInRequired.cause(), ErrorCause::Authorization);
+        assert_eq!(
+            AuthError::TokenRefused {
+                step: Step::Refresh,
+                status: 400,
+                error: None,
+            }
+            .cause(),
+            ErrorCause::Authorization
+        );
+        // The server's URL is configuration; one learnt from metadata is not.
+        assert_eq!(
+            AuthError::InsecureUrl {
+                role: UrlRole::Server
+            }
+            .cause(),
+            ErrorCause::Configuration
+        );
+        assert_eq!(
+            AuthError::LoopbackAddress {
+                role: UrlRole::TokenEndpoint
+            }
+            .cause(),
+            ErrorCause::Authorization
+        );
+        let status = |status| AuthError::UnexpectedStatus {
+            step: Step::ServerMetadata,
+            status,
+        };
+        assert_eq!(status(503).cause(), ErrorCause::Connection);
+        assert_eq!(status(404).cause(), ErrorCause::Authorization);
+        assert_eq!(
+            AuthError::StoreDirectoryUnsafe {
+                path: PathBuf::from("/tmp/x"),
+                problem: StoreDirectoryProblem::NotADirectory,
+            }
+            .cause(),
+            ErrorCause::Configuration
+        );
+        assert_eq!(
+            AuthError::ResponseTooLarge {
+                step: Step::Token,
+                limit: 1
+            }
+            .cause(),
+            ErrorCause::Bound
+        );
+        assert_eq!(AuthError::Cancelled.cause(), ErrorCause::Cancelled);
     }
 
     #[test]

@@ -2,22 +2,26 @@
 //!
 //! Exit codes (stable, documented in the README):
 //!
-//! | code | meaning |
-//! |---|---|
-//! | 0 | ok |
-//! | 1 | usage or configuration error (also: arguments refused before sending) |
-//! | 2 | a server could not be started or reached, or died |
-//! | 3 | authentication required or failed |
-//! | 4 | protocol error or time-out (including a server's JSON-RPC error) |
-//! | 5 | the tool reported `isError: true` |
-//! | 130 | interrupted (Ctrl-C) |
+//! | code | meaning | causes |
+//! |---|---|---|
+//! | 0 | ok | |
+//! | 1 | usage or configuration error (also: arguments refused before sending) | input, configuration, policy |
+//! | 2 | a server could not be started or reached, or died | connection |
+//! | 3 | authentication required or failed | authorization |
+//! | 4 | protocol error or time-out (including a server's JSON-RPC error) | server, bound, internal |
+//! | 5 | the tool reported `isError: true` | |
+//! | 130 | interrupted (Ctrl-C) | cancelled |
+//!
+//! Every error names its [`ErrorCause`] ([`CliError::cause`], the libraries'
+//! `cause()` for theirs), and [`Exit::of`] turns a cause into a code: the one
+//! place that decides exit codes of errors.
 
 use std::fmt;
 use std::path::PathBuf;
 
 use mcp_hub::HubError;
 use mcp_session::SessionError;
-use mcp_transport::{RequestFailure, TransportError};
+use mcp_types::ErrorCause;
 use serde_json::{Value, json};
 
 use crate::output::Paint;
@@ -38,6 +42,23 @@ pub(crate) enum Exit {
 impl Exit {
     pub(crate) fn code(self) -> u8 {
         self as u8
+    }
+
+    /// The exit code of an error with this cause. What the user can fix
+    /// (the request, the configuration, the policy) is 1; no connection to
+    /// the server is 2; credentials are 3; a server that answered wrongly,
+    /// a bound of ours and a bug are 4 ("protocol error or time-out");
+    /// stopping on purpose is 130.
+    pub(crate) fn of(cause: ErrorCause) -> Exit {
+        match cause {
+            ErrorCause::Input | ErrorCause::Configuration | ErrorCause::Policy => Exit::Usage,
+            ErrorCause::Connection => Exit::Unreachable,
+            ErrorCause::Authorization => Exit::Auth,
+            ErrorCause::Server | ErrorCause::Bound | ErrorCause::Internal => Exit::Protocol,
+            ErrorCause::Cancelled => Exit::Interrupted,
+            // A cause added later: 4 until it gets a code of its own.
+            _ => Exit::Protocol,
+        }
     }
 }
 
@@ -385,16 +406,51 @@ impl CliError {
         }
     }
 
-    /// The exit code of this error.
-    pub(crate) fn exit(&self) -> Exit {
+    /// Who or what caused this error. The libraries' errors give their own
+    /// cause. Of the CLI's: a configuration file that is missing, unreadable,
+    /// invalid or cannot be written, and the trust store, are configuration;
+    /// words on the command line that are missing, contradictory or refused
+    /// (`mcp add` refusing a token value included) are input; a project file
+    /// not approved is policy. Our own output that cannot be written (a
+    /// closed pipe, a full disk) ends the run as a lost connection does, and
+    /// demo servers that cannot be started for want of this program's path
+    /// are a server that could not be started: both [`ErrorCause::Connection`]
+    /// (exit 2, as before). The conformance client's errors are the
+    /// scenario server's ([`ErrorCause::Server`]).
+    pub(crate) fn cause(&self) -> ErrorCause {
         match self {
-            CliError::Hub(e) | CliError::Export(e) => hub_exit(e),
-            CliError::Interrupted => Exit::Interrupted,
-            CliError::Auth(_) => Exit::Auth,
-            CliError::Output(_) | CliError::NoSelfPath(_) => Exit::Unreachable,
-            CliError::Conformance(_) => Exit::Protocol,
-            _ => Exit::Usage,
+            CliError::Hub(e) | CliError::Export(e) => e.cause(),
+            CliError::Auth(e) => e.cause(),
+            CliError::NoConfig { .. }
+            | CliError::ConfigRead { .. }
+            | CliError::ConfigTooLarge { .. }
+            | CliError::ConfigSyntax { .. }
+            | CliError::Config { .. }
+            | CliError::TrustStore { .. }
+            | CliError::NoStateDir
+            | CliError::NotUtf8Path { .. }
+            | CliError::ConfigWrite { .. } => ErrorCause::Configuration,
+            CliError::UnknownServer { .. }
+            | CliError::NoServerGiven
+            | CliError::ServerAndOneOff { .. }
+            | CliError::MissingWord { .. }
+            | CliError::Argument { .. }
+            | CliError::AddRefused { .. }
+            | CliError::AddRefusedHidden { .. }
+            | CliError::FlagRefused { .. }
+            | CliError::NameTaken { .. }
+            | CliError::NotRemote { .. }
+            | CliError::UnknownDemo { .. } => ErrorCause::Input,
+            CliError::NotApproved { .. } | CliError::TrustDeclined { .. } => ErrorCause::Policy,
+            CliError::Interrupted => ErrorCause::Cancelled,
+            CliError::Output(_) | CliError::NoSelfPath(_) => ErrorCause::Connection,
+            CliError::Conformance(_) => ErrorCause::Server,
         }
+    }
+
+    /// The exit code of this error: the one of its cause.
+    pub(crate) fn exit(&self) -> Exit {
+        Exit::of(self.cause())
     }
 
     /// A short stable name of the kind of error (for `--json`).
@@ -466,6 +522,7 @@ impl CliError {
             Some(hub) => hub_error_json(hub),
             None => json!({
                 "kind": self.kind(),
+                "cause": self.cause().as_str(),
                 "message": self.chain().join(": "),
                 "exitCode": self.exit().code(),
             }),
@@ -495,7 +552,7 @@ impl CliError {
         let missing_token = hub_chain(hub)
             .iter()
             .any(|l| l.contains("holding the server credential"));
-        (hub_exit(hub) == Exit::Auth && !missing_token)
+        (hub.cause() == ErrorCause::Authorization && !missing_token)
             .then(|| format!("if the server signs in with OAuth, run `mcp login {server}` first"))
     }
 }
@@ -518,8 +575,9 @@ pub(crate) fn hub_chain(e: &HubError) -> Vec<String> {
 pub(crate) fn hub_error_json(e: &HubError) -> Value {
     let mut error = json!({
         "kind": hub_kind(e),
+        "cause": e.cause().as_str(),
         "message": hub_chain(e).join(": "),
-        "exitCode": hub_exit(e).code(),
+        "exitCode": Exit::of(e.cause()).code(),
     });
     if let Some(server) = e.server() {
         error["server"] = json!(server.as_str());
@@ -586,6 +644,9 @@ pub(crate) fn render_report(
     out
 }
 
+/// A short stable word for a hub error: the hub's own kind, with a
+/// session's error told apart by the few kinds scripts look for, else by its
+/// cause.
 pub(crate) fn hub_kind(e: &HubError) -> &'static str {
     match e {
         HubError::RequiredServerFailed { source, .. } => hub_kind(source),
@@ -593,77 +654,61 @@ pub(crate) fn hub_kind(e: &HubError) -> &'static str {
             SessionError::Timeout { .. } => "timeout",
             SessionError::Server { .. } => "server_error",
             SessionError::InvalidArguments { .. } => "invalid_arguments",
-            _ if session_exit(source) == Exit::Auth => "auth",
-            _ if session_exit(source) == Exit::Unreachable => "unreachable",
-            _ => "protocol",
+            other => match other.cause() {
+                ErrorCause::Authorization => "auth",
+                ErrorCause::Connection => "unreachable",
+                _ => "protocol",
+            },
         },
         other => other.kind(),
     }
 }
 
-/// The exit code of a hub error.
-pub(crate) fn hub_exit(e: &HubError) -> Exit {
-    match e {
-        HubError::RequiredServerFailed { source, .. } => match &**source {
-            // A start that failed on the protocol is a protocol error; on
-            // anything else (spawn, connect, time-out, death) the server could
-            // not be started.
-            HubError::Session { source, .. } => match session_exit(source) {
-                Exit::Protocol if !matches!(source, SessionError::Timeout { .. }) => Exit::Protocol,
-                Exit::Auth => Exit::Auth,
-                Exit::Usage => Exit::Usage,
-                _ => Exit::Unreachable,
-            },
-            other => hub_exit(other),
-        },
-        HubError::Session { source, .. } => session_exit(source),
-        HubError::StartTimeout { .. }
-        | HubError::DescriptorLimit { .. }
-        | HubError::ServerDied { .. }
-        | HubError::Exited { .. }
-        | HubError::ServerUnavailable { .. } => Exit::Unreachable,
-        HubError::Unsupported { .. }
-        | HubError::ContentTooLarge { .. }
-        | HubError::QueueFull { .. }
-        | HubError::QueueTimeout { .. } => Exit::Protocol,
-        HubError::ShuttingDown => Exit::Interrupted,
-        _ => Exit::Usage,
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn session_exit(e: &SessionError) -> Exit {
-    match e {
-        SessionError::Transport(t) => transport_exit(t),
-        SessionError::Dead(_) => Exit::Unreachable,
-        SessionError::Http { failure, .. } => match failure {
-            RequestFailure::Status {
-                status: 401 | 403, ..
-            } => Exit::Auth,
-            RequestFailure::Credentials => Exit::Auth,
-            RequestFailure::Network | RequestFailure::SessionExpired => Exit::Unreachable,
-            RequestFailure::Status { status, .. } if *status >= 500 => Exit::Unreachable,
-            _ => Exit::Protocol,
-        },
-        SessionError::InvalidArguments { .. }
-        | SessionError::ArgumentsTooLarge { .. }
-        | SessionError::UnknownTool { .. } => Exit::Usage,
-        _ => Exit::Protocol,
-    }
-}
-
-fn transport_exit(e: &TransportError) -> Exit {
-    match e {
-        TransportError::MissingCredential { .. } | TransportError::CredentialSource(_) => {
-            Exit::Auth
+    #[test]
+    fn each_cause_has_the_documented_exit_code() {
+        for (cause, exit) in [
+            (ErrorCause::Input, Exit::Usage),
+            (ErrorCause::Configuration, Exit::Usage),
+            (ErrorCause::Policy, Exit::Usage),
+            (ErrorCause::Connection, Exit::Unreachable),
+            (ErrorCause::Authorization, Exit::Auth),
+            (ErrorCause::Server, Exit::Protocol),
+            (ErrorCause::Bound, Exit::Protocol),
+            (ErrorCause::Internal, Exit::Protocol),
+            (ErrorCause::Cancelled, Exit::Interrupted),
+        ] {
+            assert_eq!(Exit::of(cause), exit, "{cause}");
         }
-        TransportError::SseStatus {
-            status: 401 | 403, ..
-        } => Exit::Auth,
-        TransportError::InvalidUrl(_)
-        | TransportError::UnsupportedScheme { .. }
-        | TransportError::InsecureUrl { .. }
-        | TransportError::CredentialsInUrl
-        | TransportError::InvalidHeader { .. } => Exit::Usage,
-        _ => Exit::Unreachable,
+    }
+
+    #[test]
+    fn cli_errors_and_wrapped_library_errors_exit_by_their_cause() {
+        let refused = CliError::AddRefusedHidden {
+            flag: "--token-env",
+            refusal: AddRefusal::TokenValue,
+        };
+        assert_eq!(
+            (refused.cause(), refused.exit()),
+            (ErrorCause::Input, Exit::Usage)
+        );
+        let unapproved = CliError::NotApproved {
+            file: PathBuf::from(".mcp.json"),
+            changed: false,
+        };
+        assert_eq!(unapproved.cause(), ErrorCause::Policy);
+        let sign_in = CliError::Auth(mcp_auth::AuthError::SignInRequired);
+        assert_eq!(
+            (sign_in.cause(), sign_in.exit()),
+            (ErrorCause::Authorization, Exit::Auth)
+        );
+        let cancelled = CliError::Hub(HubError::ShuttingDown);
+        assert_eq!(cancelled.exit(), Exit::Interrupted);
+        assert_eq!(cancelled.to_json()["error"]["cause"], "cancelled");
+        let interrupted = CliError::Interrupted;
+        assert_eq!(interrupted.to_json()["error"]["cause"], "cancelled");
     }
 }

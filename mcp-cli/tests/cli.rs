@@ -277,6 +277,63 @@ fn a_server_that_cannot_start_is_exit_2_with_its_reason() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// Runs `args` (a `--json` command that fails) and returns its exit code and
+/// the `error` object it printed.
+fn json_error(sandbox: &Sandbox, args: &[&str]) -> (i32, Value) {
+    let (code, stdout, stderr) = sandbox.run(args);
+    let doc: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}): {stdout}\n{stderr}"));
+    assert_eq!(doc["error"]["exitCode"], code, "{args:?}: {doc}");
+    (code, doc["error"].clone())
+}
+
+#[test]
+fn errors_name_their_cause_in_json_and_the_exit_code_follows_it() {
+    let mut allowed = script(rich_script());
+    allowed["allow"] = json!({"tools": ["add"]});
+    let sandbox = Sandbox::new().with_servers(&[
+        ("rich", script(rich_script())),
+        ("allowed", allowed),
+        ("missing", json!({"command": "/nonexistent/mcp-server"})),
+    ]);
+    let cases: &[(&[&str], i32, &str)] = &[
+        // The user's request: refused before anything is sent.
+        (&["call", "rich", "nope", "--json"], 1, "input"),
+        (
+            &["call", "rich", "add", "a=two", "b=1", "--json"],
+            1,
+            "input",
+        ),
+        (&["call", "rich", "add", "a=1", "--json"], 1, "input"),
+        // The configuration's allow-list.
+        (
+            &["call", "allowed", "echo", "text=x", "--json"],
+            1,
+            "policy",
+        ),
+        // A server program that does not exist could not be started.
+        (&["inspect", "missing", "--json"], 2, "connection"),
+        (&["call", "missing", "echo", "--json"], 2, "connection"),
+        // A server that dies under the call.
+        (&["call", "rich", "crashes", "--json"], 2, "connection"),
+        // A server that answers with a JSON-RPC error, or not in time.
+        (&["call", "rich", "refuses", "--json"], 4, "server"),
+        (
+            &["call", "rich", "hangs", "--timeout", "1", "--json"],
+            4,
+            "server",
+        ),
+    ];
+    for &(args, code, cause) in cases {
+        let (got, error) = json_error(&sandbox, args);
+        assert_eq!(
+            (got, error["cause"].as_str()),
+            (code, Some(cause)),
+            "{args:?}: {error}"
+        );
+    }
+}
+
 #[test]
 fn allow_lists_and_content_limits_from_the_configuration() {
     let mut limited = script(json!({"tools": [
@@ -447,6 +504,7 @@ fn tools_reports_a_failed_server_and_exits_2() {
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["servers"][1]["status"], "failed");
     assert_eq!(doc["servers"][1]["error"]["exitCode"], 2);
+    assert_eq!(doc["servers"][1]["error"]["cause"], "connection");
 }
 
 // ---------------------------------------------------------------- configuration

@@ -15,8 +15,9 @@
 //! end of input it calls `decode_eof` the same way. Each decoder remembers how
 //! far it has looked, so it must always be given the same buffer, with new
 //! bytes only appended. Decoded frames are [`bytes::Bytes`] split off that
-//! buffer (no copy). The crate knows nothing of JSON or MCP methods and has no
-//! serde: frames are bytes, events are strings.
+//! buffer (no copy). The crate knows nothing of JSON or MCP methods and uses
+//! no serde: frames are bytes, events are strings (its one workspace
+//! dependency, `mcp-types`, gives [`CodecError::cause`] its answer).
 //!
 //! With the `tokio-util` feature, the decoders and encoders also implement
 //! `tokio_util::codec::{Decoder, Encoder}`, for use with `FramedRead` /

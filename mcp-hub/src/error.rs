@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use mcp_session::SessionError;
 use mcp_transport::{ExitInfo, TransportError};
+use mcp_types::ErrorCause;
 use mcp_types::text::Untrusted;
 
 use crate::name::ServerName;
@@ -447,6 +448,67 @@ impl HubError {
         }
     }
 
+    /// Who or what caused the error.
+    ///
+    /// Errors that wrap another (a session's error, the reason a required
+    /// server failed or a subscription could not be made) give the inner
+    /// error's cause. Of the hub's own:
+    ///
+    /// - A server that could not start in time, ran into the descriptor
+    ///   limit, died, exited or is not running now is a lost
+    ///   [`ErrorCause::Connection`].
+    /// - A name asked for that is not there or is ambiguous, a pending
+    ///   snapshot that does not exist, helper arguments and a model's
+    ///   malformed tool call are [`ErrorCause::Input`].
+    /// - The authority, the approval hook and the `reject` collision policy
+    ///   are [`ErrorCause::Policy`]; an invalid setting, server name,
+    ///   authority document, names that are not provider-safe and a
+    ///   subscription mechanism the server's era lacks are
+    ///   [`ErrorCause::Configuration`].
+    /// - A server that does not offer the operation or does not accept a
+    ///   subscription is [`ErrorCause::Server`].
+    /// - The content, queue and namespace bounds are [`ErrorCause::Bound`];
+    ///   shutting down is [`ErrorCause::Cancelled`].
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            HubError::Session { source, .. } => source.cause(),
+            HubError::RequiredServerFailed { source, .. }
+            | HubError::SubscriptionFailed { source, .. } => source.cause(),
+            HubError::StartTimeout { .. }
+            | HubError::DescriptorLimit { .. }
+            | HubError::ServerDied { .. }
+            | HubError::Exited { .. }
+            | HubError::ServerUnavailable { .. } => ErrorCause::Connection,
+            HubError::UnknownServer { .. }
+            | HubError::UnknownTool { .. }
+            | HubError::Ambiguous { .. }
+            | HubError::NoPendingSnapshot { .. }
+            | HubError::HelperArguments { .. }
+            | HubError::MalformedToolCall { .. } => ErrorCause::Input,
+            HubError::Denied { .. } | HubError::NotApproved { .. } | HubError::Collision { .. } => {
+                ErrorCause::Policy
+            }
+            HubError::InvalidServerName { .. }
+            | HubError::DuplicateServer(_)
+            | HubError::InvalidSetting { .. }
+            | HubError::AuthorityRead(_)
+            | HubError::AuthorityTooLarge { .. }
+            | HubError::AuthorityParse(_)
+            | HubError::AuthorityUnknownServer { .. }
+            | HubError::NotProviderSafe { .. }
+            | HubError::ProviderNameCollision { .. }
+            | HubError::MechanismMismatch { .. } => ErrorCause::Configuration,
+            HubError::Unsupported { .. } | HubError::SubscriptionRefused { .. } => {
+                ErrorCause::Server
+            }
+            HubError::ContentTooLarge { .. }
+            | HubError::QueueFull { .. }
+            | HubError::QueueTimeout { .. }
+            | HubError::NamespaceTooLarge { .. } => ErrorCause::Bound,
+            HubError::ShuttingDown => ErrorCause::Cancelled,
+        }
+    }
+
     /// A short stable name of the error's kind, for audit records and logs
     /// (never carries data).
     pub fn kind(&self) -> &'static str {
@@ -585,6 +647,68 @@ mod tests {
             );
             assert!(shown.contains(ESCAPED), "{shown:?}");
         }
+    }
+
+    #[test]
+    fn causes_of_representative_hub_errors() {
+        let server = ServerName::new("notes").unwrap();
+        let exit = ExitInfo::without_process(mcp_transport::CloseReason::EndOfStream);
+        let died = HubError::ServerDied {
+            server: server.clone(),
+            method: "tools/call",
+            exit,
+        };
+        assert_eq!(died.cause(), ErrorCause::Connection);
+        assert_eq!(
+            HubError::Denied {
+                server: server.clone(),
+                kind: TargetKind::Tool,
+                name: "t".into(),
+                reason: DenyReason::NotAllowListed,
+            }
+            .cause(),
+            ErrorCause::Policy
+        );
+        assert_eq!(
+            HubError::Ambiguous {
+                name: "search".into(),
+                candidates: vec![]
+            }
+            .cause(),
+            ErrorCause::Input
+        );
+        assert_eq!(
+            HubError::ContentTooLarge {
+                server: server.clone(),
+                size: 2,
+                limit: 1
+            }
+            .cause(),
+            ErrorCause::Bound
+        );
+        assert_eq!(HubError::ShuttingDown.cause(), ErrorCause::Cancelled);
+        // Wrappers give their inner error's cause, through every level.
+        let session = HubError::Session {
+            server: server.clone(),
+            source: SessionError::UnknownTool { tool: "t".into() },
+        };
+        let required = HubError::RequiredServerFailed {
+            server: server.clone(),
+            source: Arc::new(HubError::Session {
+                server: server.clone(),
+                source: SessionError::Transport(TransportError::CredentialsInUrl),
+            }),
+        };
+        assert_eq!(session.cause(), ErrorCause::Input);
+        assert_eq!(required.cause(), ErrorCause::Configuration);
+        assert_eq!(
+            HubError::Unsupported {
+                server,
+                operation: "resources/read"
+            }
+            .cause(),
+            ErrorCause::Server
+        );
     }
 
     #[test]

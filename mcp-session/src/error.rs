@@ -4,8 +4,9 @@ use std::fmt;
 use std::time::Duration;
 
 use mcp_transport::{ExitInfo, TransportError};
-use mcp_types::ErrorObject;
+use mcp_types::requests::{Discover, Initialize};
 use mcp_types::text::Untrusted;
+use mcp_types::{ErrorCause, ErrorObject, Request};
 
 /// Everything a session operation can fail with.
 ///
@@ -236,6 +237,74 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// Who or what caused the error.
+    ///
+    /// The debatable choices:
+    ///
+    /// - A JSON-RPC error from the server is [`ErrorCause::Server`] whatever
+    ///   its code, `-32602` (invalid params) included: the code is the
+    ///   server's claim, servers use it for unknown tools, missing resources
+    ///   and their own failures alike, and arguments this library refused
+    ///   before sending are [`SessionError::InvalidArguments`]
+    ///   ([`ErrorCause::Input`]). [`SessionError::ResourceNotFound`] is such
+    ///   an answer too.
+    /// - A request that got no answer in time is the server's
+    ///   ([`ErrorCause::Server`]): the connection was there, the server was
+    ///   slow or stuck. Except the handshake (`initialize`, `server/discover`):
+    ///   a server that never answered it never became ready, which is
+    ///   [`ErrorCause::Connection`], as when a hub's start deadline passes.
+    /// - Arguments over the argument bound are [`ErrorCause::Input`], not
+    ///   [`ErrorCause::Bound`]: the caller fixes them by sending less, and
+    ///   nothing was sent. Every other bound (in flight, result size, pages,
+    ///   items, rounds, subscriptions) is [`ErrorCause::Bound`].
+    /// - A tool call whose HTTP session expired under it and was not repeated
+    ///   is a lost [`ErrorCause::Connection`], like a server that died under
+    ///   a call: it may or may not have run.
+    /// - A server asking for input this client does not give (no handler, or
+    ///   the handler refused) is [`ErrorCause::Server`]: the server made its
+    ///   answer depend on it.
+    ///
+    /// The transport's errors and HTTP failures delegate to theirs
+    /// ([`TransportError::cause`], [`RequestFailure::cause`](mcp_transport::RequestFailure::cause));
+    /// a connection that ended is [`ErrorCause::Connection`], or
+    /// [`ErrorCause::Cancelled`] when it was shut down on purpose.
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            SessionError::Transport(e) => e.cause(),
+            SessionError::Dead(exit) => exit.reason.cause(),
+            SessionError::Http { failure, .. } => failure.cause(),
+            SessionError::Timeout { method, .. } => {
+                if method == Initialize::METHOD || method == Discover::METHOD {
+                    ErrorCause::Connection
+                } else {
+                    ErrorCause::Server
+                }
+            }
+            SessionError::NotReplayed { .. } => ErrorCause::Connection,
+            SessionError::Server { .. }
+            | SessionError::BadResult { .. }
+            | SessionError::InvalidStructuredContent { .. }
+            | SessionError::UnusableSchema { .. }
+            | SessionError::CursorCycle { .. }
+            | SessionError::UnsupportedVersion { .. }
+            | SessionError::NegotiationRefused { .. }
+            | SessionError::Unsupported { .. }
+            | SessionError::InputNotProvided { .. }
+            | SessionError::ResourceNotFound { .. }
+            | SessionError::UnexpectedTask { .. } => ErrorCause::Server,
+            SessionError::ArgumentsTooLarge { .. }
+            | SessionError::InvalidArguments { .. }
+            | SessionError::UnknownTool { .. } => ErrorCause::Input,
+            SessionError::TooManyInFlight { .. }
+            | SessionError::ResultTooLarge { .. }
+            | SessionError::TooManyPages { .. }
+            | SessionError::TooManyItems { .. }
+            | SessionError::TooManyRounds { .. }
+            | SessionError::TooManySubscriptions { .. } => ErrorCause::Bound,
+            SessionError::Params(_) => ErrorCause::Internal,
+        }
+    }
+
     /// The server's own message, when the server sent one. It is the server's
     /// prose, not ours: show it labelled as such.
     pub fn server_message(&self) -> Option<&str> {
@@ -373,6 +442,64 @@ mod tests {
         ] {
             shows_escaped(&err);
         }
+    }
+
+    #[test]
+    fn causes_of_representative_session_errors() {
+        let timeout = |method: &str| SessionError::Timeout {
+            method: method.into(),
+            after: Duration::from_secs(1),
+        };
+        assert_eq!(timeout("tools/call").cause(), ErrorCause::Server);
+        assert_eq!(timeout("initialize").cause(), ErrorCause::Connection);
+        let invalid_params = SessionError::Server {
+            method: "tools/call".into(),
+            code: mcp_types::error_codes::INVALID_PARAMS,
+            error: Box::new(ErrorObject::new(
+                mcp_types::error_codes::INVALID_PARAMS,
+                "bad",
+            )),
+        };
+        assert_eq!(invalid_params.cause(), ErrorCause::Server);
+        assert_eq!(
+            SessionError::UnknownTool { tool: "t".into() }.cause(),
+            ErrorCause::Input
+        );
+        assert_eq!(
+            SessionError::ArgumentsTooLarge { size: 2, limit: 1 }.cause(),
+            ErrorCause::Input
+        );
+        assert_eq!(
+            SessionError::TooManyPages {
+                method: "tools/list".into(),
+                limit: 1
+            }
+            .cause(),
+            ErrorCause::Bound
+        );
+        let exit = |reason| mcp_transport::ExitInfo::without_process(reason);
+        assert_eq!(
+            SessionError::Dead(exit(mcp_transport::CloseReason::EndOfStream)).cause(),
+            ErrorCause::Connection
+        );
+        assert_eq!(
+            SessionError::Dead(exit(mcp_transport::CloseReason::Shutdown)).cause(),
+            ErrorCause::Cancelled
+        );
+        let http = |failure| SessionError::Http {
+            method: "tools/call".into(),
+            failure,
+        };
+        assert_eq!(
+            http(mcp_transport::RequestFailure::Credentials).cause(),
+            ErrorCause::Authorization
+        );
+        assert_eq!(
+            SessionError::Transport(TransportError::CredentialsInUrl).cause(),
+            ErrorCause::Configuration
+        );
+        let params = serde_json::from_str::<u8>("x").unwrap_err();
+        assert_eq!(SessionError::Params(params).cause(), ErrorCause::Internal);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use mcp_codec::LineEncoder;
+use mcp_types::ErrorCause;
 use tokio::sync::mpsc;
 
 use crate::TransportError;
@@ -129,6 +130,29 @@ pub enum RequestFailure {
     },
 }
 
+impl RequestFailure {
+    /// Who or what caused the failure. An HTTP status follows the
+    /// transport's one rule (401/403 authorization, 5xx connection, others
+    /// the server's answer); an expired session, a network failure and a
+    /// reply stream that broke are a lost [`ErrorCause::Connection`]; the
+    /// transport's own time-out is the server's (as a request deadline is in
+    /// the session); a reply over the body bound is [`ErrorCause::Bound`]; a
+    /// header that cannot be sent was computed from the request itself (its
+    /// arguments, its tool name), so [`ErrorCause::Input`].
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            RequestFailure::Status { status, .. } => crate::error::status_cause(*status),
+            RequestFailure::SessionExpired
+            | RequestFailure::Network
+            | RequestFailure::StreamBroken => ErrorCause::Connection,
+            RequestFailure::TimedOut => ErrorCause::Server,
+            RequestFailure::TooLarge { .. } => ErrorCause::Bound,
+            RequestFailure::Credentials => ErrorCause::Authorization,
+            RequestFailure::InvalidHeader { .. } => ErrorCause::Input,
+        }
+    }
+}
+
 impl fmt::Display for RequestFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -198,6 +222,19 @@ pub enum CloseReason {
     WriteFailed(std::io::ErrorKind),
     /// We shut the connection down.
     Shutdown,
+}
+
+impl CloseReason {
+    /// Who or what ended the connection: [`ErrorCause::Cancelled`] when we
+    /// shut it down, else a lost [`ErrorCause::Connection`].
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            CloseReason::EndOfStream | CloseReason::ReadFailed(_) | CloseReason::WriteFailed(_) => {
+                ErrorCause::Connection
+            }
+            CloseReason::Shutdown => ErrorCause::Cancelled,
+        }
+    }
 }
 
 impl fmt::Display for CloseReason {

@@ -1,5 +1,7 @@
 use std::io;
 
+use mcp_types::ErrorCause;
+
 /// Everything that can go wrong in a transport.
 ///
 /// `Display` never includes frame contents, environment values or anything the
@@ -119,4 +121,110 @@ pub enum TransportError {
     /// the origin the credentials are for).
     #[error("the SSE `endpoint` event names an invalid or cross-origin URL")]
     BadEndpoint,
+}
+
+impl TransportError {
+    /// Who or what caused the error.
+    ///
+    /// A server that could not be started is a lost
+    /// [`ErrorCause::Connection`], also when the program does not exist (a
+    /// typo in the configuration cannot be told from a server not installed
+    /// yet) and when this process is out of file descriptors. A URL, scheme
+    /// or header refused before anything was sent is
+    /// [`ErrorCause::Configuration`], as is an HTTP client that cannot be set
+    /// up (this machine's TLS or proxy set-up). An unset credential variable
+    /// and a credential provider that fails are
+    /// [`ErrorCause::Authorization`] (the provider's own error is not
+    /// visible here). HTTP statuses follow one rule (also for
+    /// [`RequestFailure`](crate::RequestFailure)): 401 and 403 are
+    /// authorization, 5xx a connection that cannot serve, anything else the
+    /// server's answer. A legacy SSE stream that ends or goes quiet before its
+    /// `endpoint` event never became a connection; one that is not an event
+    /// stream or names a bad endpoint is the server's mistake. Codec errors
+    /// delegate to [`CodecError::cause`](mcp_codec::CodecError::cause).
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            TransportError::Spawn { .. }
+            | TransportError::TooManyOpenFiles { .. }
+            | TransportError::Io(_)
+            | TransportError::Closed
+            | TransportError::Http(_)
+            | TransportError::NoEndpointEvent { .. } => ErrorCause::Connection,
+            TransportError::Codec(e) | TransportError::Encode(e) => e.cause(),
+            TransportError::InvalidUrl(_)
+            | TransportError::UnsupportedScheme { .. }
+            | TransportError::InsecureUrl { .. }
+            | TransportError::CredentialsInUrl
+            | TransportError::InvalidHeader { .. }
+            | TransportError::HttpClient(_) => ErrorCause::Configuration,
+            TransportError::MissingCredential { .. } | TransportError::CredentialSource(_) => {
+                ErrorCause::Authorization
+            }
+            TransportError::SseStatus { status, .. } => status_cause(*status),
+            TransportError::NotEventStream | TransportError::BadEndpoint => ErrorCause::Server,
+        }
+    }
+}
+
+/// The cause of an HTTP status that came instead of an answer: 401 and 403
+/// are authorization, 5xx a server (or a gateway before it) that cannot
+/// serve at all, like a broken connection; anything else is the server's
+/// answer.
+pub(crate) fn status_cause(status: u16) -> ErrorCause {
+    match status {
+        401 | 403 => ErrorCause::Authorization,
+        500..=599 => ErrorCause::Connection,
+        _ => ErrorCause::Server,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_of_start_address_credential_and_status_failures() {
+        let spawn = TransportError::Spawn {
+            program: "/nonexistent/server".into(),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        };
+        assert_eq!(spawn.cause(), ErrorCause::Connection);
+        assert_eq!(
+            TransportError::InsecureUrl {
+                host: "example.com".into()
+            }
+            .cause(),
+            ErrorCause::Configuration
+        );
+        assert_eq!(
+            TransportError::MissingCredential {
+                variable: "TOKEN".into()
+            }
+            .cause(),
+            ErrorCause::Authorization
+        );
+        let sse = |status| TransportError::SseStatus {
+            status,
+            www_authenticate: None,
+        };
+        assert_eq!(sse(401).cause(), ErrorCause::Authorization);
+        assert_eq!(sse(503).cause(), ErrorCause::Connection);
+        assert_eq!(sse(405).cause(), ErrorCause::Server);
+        let status = |status| crate::RequestFailure::Status {
+            status,
+            error: None,
+            www_authenticate: None,
+        };
+        assert_eq!(status(403).cause(), ErrorCause::Authorization);
+        assert_eq!(status(502).cause(), ErrorCause::Connection);
+        assert_eq!(status(400).cause(), ErrorCause::Server);
+        assert_eq!(
+            crate::RequestFailure::StreamBroken.cause(),
+            ErrorCause::Connection
+        );
+        assert_eq!(crate::CloseReason::Shutdown.cause(), ErrorCause::Cancelled);
+        // A codec error keeps the codec's cause.
+        let too_large = TransportError::Codec(mcp_codec::CodecError::FrameTooLarge { limit: 1 });
+        assert_eq!(too_large.cause(), ErrorCause::Bound);
+    }
 }

@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use crate::ErrorCause;
+
 /// A `serde_json` error whose `Display` shows only where and what kind of failure
 /// happened, never the data it was looking at.
 #[derive(Debug)]
@@ -132,5 +134,57 @@ impl TypesError {
     /// Wraps a `serde_json` error from decoding or encoding a value.
     pub(crate) fn json(e: serde_json::Error) -> Self {
         TypesError::Json(JsonError(e))
+    }
+
+    /// Who or what caused the error.
+    ///
+    /// A frame or message that does not classify or decode came from the
+    /// peer, which for this client is the server: [`ErrorCause::Server`].
+    /// [`TypesError::Json`] is [`ErrorCause::Server`] too: it is almost
+    /// always a peer's value (`_meta`, an error's `data`, a schema the server
+    /// sent) that does not decode; a caller encoding its own value knows
+    /// better. A version string given to `parse` is the caller's
+    /// ([`ErrorCause::Input`]); a Rust type whose generated schema is not an
+    /// object is a mistake in code ([`ErrorCause::Internal`]). A
+    /// [`JsonError`] has no cause of its own: it depends on whose JSON it
+    /// was, which only the error around it knows.
+    pub fn cause(&self) -> ErrorCause {
+        match self {
+            TypesError::MalformedFrame(_)
+            | TypesError::MissingJsonRpcVersion
+            | TypesError::UnsupportedJsonRpcVersion
+            | TypesError::NullRequestId
+            | TypesError::InvalidRequestId
+            | TypesError::ResultAndError
+            | TypesError::MethodInResponse
+            | TypesError::ResponseWithoutId
+            | TypesError::UnexpectedBatch
+            | TypesError::NotAMessage
+            | TypesError::InvalidErrorObject(_)
+            | TypesError::MissingParams { .. }
+            | TypesError::InvalidParams { .. }
+            | TypesError::InvalidResult(_)
+            | TypesError::UnknownResultType
+            | TypesError::Json(_) => ErrorCause::Server,
+            TypesError::UnknownProtocolVersion => ErrorCause::Input,
+            TypesError::SchemaNotObject => ErrorCause::Internal,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_frame_is_the_server_a_version_string_input_a_bad_type_internal() {
+        let frame = crate::Incoming::parse(br#"{"jsonrpc":"1.0","id":1,"result":{}}"#)
+            .expect_err("not JSON-RPC 2.0");
+        assert_eq!(frame.cause(), ErrorCause::Server);
+        let version = "1999-01-01"
+            .parse::<crate::ProtocolVersion>()
+            .expect_err("unknown");
+        assert_eq!(version.cause(), ErrorCause::Input);
+        assert_eq!(TypesError::SchemaNotObject.cause(), ErrorCause::Internal);
     }
 }

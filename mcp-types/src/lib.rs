@@ -62,6 +62,7 @@
 //! of `#[serde(flatten)]` or untagged enums, which buffer every object first.
 #![forbid(unsafe_code)]
 
+mod cause;
 mod open_struct;
 
 pub mod cache;
@@ -129,6 +130,7 @@ pub use capabilities::{
     ServerCapabilities, ServerTaskRequests, ServerTasksCapability, TASKS_EXTENSION,
     ToolsCapability,
 };
+pub use cause::ErrorCause;
 pub use common::{
     Cursor, EmptyResult, NotificationParams, Nullable, PaginatedParams, RequestParams,
 };

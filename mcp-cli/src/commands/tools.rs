@@ -18,7 +18,7 @@ use crate::commands::inspect::era_name;
 use crate::commands::{Context, interruptible};
 use crate::config::{self, ServerEntry};
 use crate::connect::{self, Origin};
-use crate::error::{CliError, Exit, hub_chain, hub_error_json, hub_exit, render_report};
+use crate::error::{CliError, Exit, hub_chain, hub_error_json, render_report};
 use crate::output::{self, Paint, one_line, table, to_json};
 use crate::progress::StatusLines;
 
@@ -164,7 +164,7 @@ pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError
     started.hub.shutdown().await;
     printed?;
     let first_failure = started.outcomes.iter().find_map(|(_, o)| match o {
-        Outcome::Failed(e) => Some(hub_exit(e)),
+        Outcome::Failed(e) => Some(Exit::of(e.cause())),
         Outcome::Ready { .. } => None,
     });
     Ok(first_failure.unwrap_or(Exit::Ok))
