@@ -234,7 +234,7 @@ impl Session<Ready> {
                 let value = serde_json::to_value(level).map_err(SessionError::Params)?;
                 let mut guard = lock.write().unwrap_or_else(|p| p.into_inner());
                 let mut meta = guard.as_ref().clone();
-                meta.insert(mcp_types::meta::keys::LOG_LEVEL.to_owned(), value);
+                meta.insert(mcp_types::meta_keys::LOG_LEVEL.to_owned(), value);
                 *guard = Arc::new(meta);
             }
         }

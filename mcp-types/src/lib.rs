@@ -65,35 +65,35 @@
 mod cause;
 mod open_struct;
 
-pub mod cache;
-pub mod cancel;
-pub mod capabilities;
-pub mod common;
-pub mod completion;
-pub mod content;
-pub mod discover;
-pub mod dispatch;
-pub mod elicitation;
-pub mod error;
+mod cache;
+mod cancel;
+mod capabilities;
+mod common;
+mod completion;
+mod content;
+mod discover;
+mod dispatch;
+mod elicitation;
+mod error;
 pub mod headers;
-pub mod initialize;
-pub mod input_required;
-pub mod jsonrpc;
-pub mod logging;
-pub mod meta;
+mod initialize;
+mod input_required;
+mod jsonrpc;
+mod logging;
+mod meta;
 pub mod notifications;
-pub mod progress;
-pub mod prompts;
+mod progress;
+mod prompts;
 pub mod requests;
-pub mod resources;
-pub mod roots;
-pub mod sampling;
-pub mod subscriptions;
-pub mod tasks;
+mod resources;
+mod roots;
+mod sampling;
+mod subscriptions;
+mod tasks;
 pub mod text;
-pub mod tools;
-pub mod traits;
-pub mod version;
+mod tools;
+mod traits;
+mod version;
 
 /// The length in bytes of `value`'s compact JSON (what `serde_json::to_vec`
 /// would write), counted without writing it out: arguments and results may
@@ -125,10 +125,10 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 pub use cache::{CacheHint, CacheScope, Cacheable};
 pub use cancel::CancelledParams;
 pub use capabilities::{
-    ClientCapabilities, ClientTaskRequests, ClientTasksCapability, ElicitationCapability,
-    PromptsCapability, ResourcesCapability, RootsCapability, SamplingCapability,
-    ServerCapabilities, ServerTaskRequests, ServerTasksCapability, TASKS_EXTENSION,
-    ToolsCapability,
+    CapabilityMap, ClientCapabilities, ClientTaskRequests, ClientTasksCapability,
+    ElicitationCapability, PromptsCapability, ResourcesCapability, RootsCapability,
+    SamplingCapability, ServerCapabilities, ServerTaskRequests, ServerTasksCapability,
+    TASKS_EXTENSION, ToolsCapability,
 };
 pub use cause::ErrorCause;
 pub use common::{
@@ -169,6 +169,8 @@ pub use jsonrpc::{
 };
 pub use logging::{LoggingLevel, LoggingMessageParams, SetLevelParams};
 pub use meta::Meta;
+/// The `_meta` keys the protocol defines.
+pub use meta::keys as meta_keys;
 pub use progress::{ProgressParams, ProgressToken};
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,

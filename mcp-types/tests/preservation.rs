@@ -231,7 +231,7 @@ fn meta_reserved_keys_have_typed_accessors() {
         json!({ "roots": {} })
     );
     // A wrong shape is an error, not a silent `None`.
-    meta.insert(meta::keys::LOG_LEVEL, json!(5));
+    meta.insert(meta_keys::LOG_LEVEL, json!(5));
     assert!(meta.log_level().is_err());
 }
 

@@ -152,7 +152,7 @@ impl Routes {
         let tagged = params
             .as_ref()
             .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(mcp_types::meta::keys::SUBSCRIPTION_ID))
+            .and_then(|m| m.get(mcp_types::meta_keys::SUBSCRIPTION_ID))
             .and_then(Value::as_i64);
         let mut out = Vec::new();
         for route in &self.routes {
@@ -270,7 +270,7 @@ mod tests {
         let changed = |tag: Option<i64>| {
             let mut params = json!({});
             if let Some(tag) = tag {
-                params["_meta"] = json!({mcp_types::meta::keys::SUBSCRIPTION_ID: tag});
+                params["_meta"] = json!({mcp_types::meta_keys::SUBSCRIPTION_ID: tag});
             }
             bytes(params)
         };
@@ -307,7 +307,7 @@ mod tests {
         routes.listening(1, 5);
         let ack = bytes(json!({
             "notifications": {"resourceSubscriptions": ["a://1"]},
-            "_meta": {mcp_types::meta::keys::SUBSCRIPTION_ID: 5}
+            "_meta": {mcp_types::meta_keys::SUBSCRIPTION_ID: 5}
         }));
         let got = routes.route("notifications/subscriptions/acknowledged", Some(&ack));
         assert_eq!(
@@ -323,7 +323,7 @@ mod tests {
             )]
         );
         let updated = |uri: &str| {
-            bytes(json!({"uri": uri, "_meta": {mcp_types::meta::keys::SUBSCRIPTION_ID: 5}}))
+            bytes(json!({"uri": uri, "_meta": {mcp_types::meta_keys::SUBSCRIPTION_ID: 5}}))
         };
         assert_eq!(
             routes.route("notifications/resources/updated", Some(&updated("a://2"))),
