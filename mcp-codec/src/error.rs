@@ -2,8 +2,6 @@
 
 use std::io;
 
-use mcp_types::ErrorCause;
-
 /// Everything that can go wrong while framing or unframing.
 ///
 /// Decoding errors are not sticky: after returning one, a decoder has already
@@ -39,26 +37,6 @@ pub enum CodecError {
     },
 }
 
-impl CodecError {
-    /// Who or what caused the error.
-    ///
-    /// A frame over the bound is [`ErrorCause::Bound`] (the setting can
-    /// raise it), incoming bytes that are not UTF-8 come from the peer
-    /// ([`ErrorCause::Server`]), and a failed byte source is a lost
-    /// connection ([`ErrorCause::Connection`]). A frame handed to an encoder
-    /// with a raw newline (or an event id with a NUL) breaks the encoder's
-    /// contract: a mistake in the calling code ([`ErrorCause::Internal`]),
-    /// since a JSON encoder never writes one.
-    pub fn cause(&self) -> ErrorCause {
-        match self {
-            CodecError::FrameTooLarge { .. } => ErrorCause::Bound,
-            CodecError::NewlineInFrame | CodecError::NulInEventId => ErrorCause::Internal,
-            CodecError::InvalidUtf8 => ErrorCause::Server,
-            CodecError::Io { .. } => ErrorCause::Connection,
-        }
-    }
-}
-
 impl From<io::Error> for CodecError {
     fn from(error: io::Error) -> Self {
         Self::Io { kind: error.kind() }
@@ -79,18 +57,6 @@ mod tests {
             }
         );
         assert_eq!(error.to_string(), "I/O error: broken pipe");
-    }
-
-    #[test]
-    fn causes_a_bound_a_broken_contract_the_peer_and_a_lost_connection() {
-        assert_eq!(
-            CodecError::FrameTooLarge { limit: 10 }.cause(),
-            ErrorCause::Bound
-        );
-        assert_eq!(CodecError::NewlineInFrame.cause(), ErrorCause::Internal);
-        assert_eq!(CodecError::InvalidUtf8.cause(), ErrorCause::Server);
-        let io = CodecError::from(io::Error::from(io::ErrorKind::ConnectionReset));
-        assert_eq!(io.cause(), ErrorCause::Connection);
     }
 
     #[test]

@@ -16,8 +16,8 @@
 //! far it has looked, so it must always be given the same buffer, with new
 //! bytes only appended. Decoded frames are [`bytes::Bytes`] split off that
 //! buffer (no copy). The crate knows nothing of JSON or MCP methods and uses
-//! no serde: frames are bytes, events are strings (its one workspace
-//! dependency, `mcp-types`, gives [`CodecError::cause`] its answer).
+//! no serde: frames are bytes, events are strings. (Who caused a codec error
+//! is the transport's call: `TransportError::cause`.)
 //!
 //! With the `tokio-util` feature, the decoders and encoders also implement
 //! `tokio_util::codec::{Decoder, Encoder}`, for use with `FramedRead` /

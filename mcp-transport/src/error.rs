@@ -140,8 +140,11 @@ impl TransportError {
     /// authorization, 5xx a connection that cannot serve, anything else the
     /// server's answer. A legacy SSE stream that ends or goes quiet before its
     /// `endpoint` event never became a connection; one that is not an event
-    /// stream or names a bad endpoint is the server's mistake. Codec errors
-    /// delegate to [`CodecError::cause`](mcp_codec::CodecError::cause).
+    /// stream or names a bad endpoint is the server's mistake. Of codec
+    /// errors, a frame over the bound is [`ErrorCause::Bound`], bytes that are
+    /// not UTF-8 come from the server, a failed byte source is a lost
+    /// connection, and a frame we could not encode (a raw newline, a NUL in an
+    /// event id) is our own mistake ([`ErrorCause::Internal`]).
     pub fn cause(&self) -> ErrorCause {
         match self {
             TransportError::Spawn { .. }
@@ -150,7 +153,7 @@ impl TransportError {
             | TransportError::Closed
             | TransportError::Http(_)
             | TransportError::NoEndpointEvent { .. } => ErrorCause::Connection,
-            TransportError::Codec(e) | TransportError::Encode(e) => e.cause(),
+            TransportError::Codec(e) | TransportError::Encode(e) => codec_cause(e),
             TransportError::InvalidUrl(_)
             | TransportError::UnsupportedScheme { .. }
             | TransportError::InsecureUrl { .. }
@@ -163,6 +166,18 @@ impl TransportError {
             TransportError::SseStatus { status, .. } => status_cause(*status),
             TransportError::NotEventStream | TransportError::BadEndpoint => ErrorCause::Server,
         }
+    }
+}
+
+fn codec_cause(error: &mcp_codec::CodecError) -> ErrorCause {
+    use mcp_codec::CodecError;
+    match error {
+        CodecError::FrameTooLarge { .. } => ErrorCause::Bound,
+        CodecError::InvalidUtf8 => ErrorCause::Server,
+        CodecError::Io { .. } => ErrorCause::Connection,
+        // An encoder handed a frame it cannot write: a JSON encoder never
+        // writes a raw newline, so this is a mistake on our side.
+        _ => ErrorCause::Internal,
     }
 }
 

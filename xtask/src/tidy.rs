@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 
 /// Which workspace crates each crate may depend on (normal dependencies). The
 /// direction is the design's: cli → hub → session → {types, transport → codec},
-/// with types a leaf that codec and transport use too (for `ErrorCause`), and
+/// with types a leaf that the transport uses too (for `ErrorCause`), and
 /// auth above the transport (it implements the transport's credential seam),
 /// used by the hub's hosts and the CLI. Dev-dependencies may add
 /// `mcp-testkit`.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("mcp-types", &[]),
-    // mcp-types is a leaf of plain data; codec and transport use its
-    // `ErrorCause` for their errors' `cause()`.
-    ("mcp-codec", &["mcp-types"]),
+    // The codec frames bytes and knows nothing of MCP.
+    ("mcp-codec", &[]),
+    // mcp-types is a leaf of plain data; the transport uses its `ErrorCause`
+    // for its errors' `cause()`.
     // mcp-auth implements the transport's credential seam (a small trait
     // there), so it sits above the transport, not below it.
     ("mcp-auth", &["mcp-types", "mcp-transport"]),
