@@ -6,16 +6,17 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{oneshot, watch};
 
 use crate::HubError;
-use crate::approval::ApprovalHook;
-use crate::authority::{Authority, Principal};
-use crate::backoff::Jitter;
 use crate::config::{HubConfig, ServerSpec};
 use crate::events::{AuditSink, EventSink};
-use crate::fdlimit;
-use crate::hub::{Hub, HubShared};
-use crate::lifecycle::{self, FirstOutcome};
+use crate::governance::approval::ApprovalHook;
+use crate::governance::authority::{Authority, Principal};
+use crate::hub::Hub;
 use crate::namespace::Namespace;
-use crate::server::ServerCell;
+use crate::servers::backoff::Jitter;
+use crate::servers::fdlimit;
+use crate::servers::lifecycle::{self, FirstOutcome};
+use crate::servers::server::ServerCell;
+use crate::shared::HubShared;
 use crate::subscriptions::{self, Counters, MAX_SUBSCRIPTIONS_PER_SERVER, SubscriptionSpec};
 
 /// Registers servers and starts a [`Hub`].
@@ -284,7 +285,7 @@ async fn start_subscriptions(hub: &Hub, specs: Vec<SubscriptionSpec>) -> Result<
             }
         }
     }
-    let mut running = crate::hub::lock(&hub.subscriptions);
+    let mut running = crate::shared::lock(&hub.subscriptions);
     for (spec, established) in ready {
         let counters = Arc::new(Counters::default());
         let task = tokio::spawn(subscriptions::run(

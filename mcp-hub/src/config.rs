@@ -9,7 +9,7 @@ use mcp_session::{Negotiation, SessionConfig};
 use mcp_transport::Connector;
 
 use crate::HubError;
-use crate::name::{Separator, ServerName};
+use crate::namespace::name::{Separator, ServerName};
 
 /// How tools of different servers that share a name are exposed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

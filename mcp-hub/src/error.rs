@@ -8,7 +8,7 @@ use mcp_transport::{ExitInfo, TransportError};
 use mcp_types::ErrorCause;
 use mcp_types::text::Untrusted;
 
-use crate::name::ServerName;
+use crate::namespace::name::ServerName;
 
 /// Why an operation was refused by the host's authority.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -592,7 +592,7 @@ impl HubError {
                 limit,
             },
             SessionError::Transport(TransportError::TooManyOpenFiles { .. }) => {
-                let (soft, hard) = crate::fdlimit::current();
+                let (soft, hard) = crate::servers::fdlimit::current();
                 HubError::DescriptorLimit {
                     server: server.clone(),
                     soft,

@@ -9,9 +9,9 @@ use mcp_types::{Era, ProtocolVersion};
 use tokio::sync::mpsc;
 
 use crate::HubError;
-use crate::name::ServerName;
 use crate::namespace::NamespaceNote;
-use crate::snapshot::SnapshotDiff;
+use crate::namespace::name::ServerName;
+use crate::namespace::snapshot::SnapshotDiff;
 use crate::subscriptions::Reason;
 
 /// One event for the host.

@@ -18,13 +18,13 @@ use mcp_types::{
 use serde_json::{Map, Value};
 
 use crate::HubError;
-use crate::authority::Gate;
-use crate::calls;
 use crate::error::TargetKind;
 use crate::events::Operation;
-use crate::governed::{Caller, audited, denied};
-use crate::hub::HubShared;
-use crate::server::ServerStatus;
+use crate::governance::authority::Gate;
+use crate::governance::calls;
+use crate::governance::governed::{Caller, audited, denied};
+use crate::servers::server::ServerStatus;
+use crate::shared::HubShared;
 
 /// The governed facade; see the module docs. Obtained from
 /// [`crate::Hub::facade`].

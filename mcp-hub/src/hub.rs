@@ -1,33 +1,28 @@
 //! The hub: registration, parallel start, the published namespace, routing
 //! of the model's calls, snapshot review, and parallel shutdown.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_session::CallOptions;
 use mcp_types::CallToolResult;
 use serde_json::{Map, Value};
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::HubError;
-use crate::approval::ApprovalHook;
-use crate::authority::{Authority, Gate, Principal};
-use crate::backoff::Jitter;
-use crate::config::{Discovery, HubConfig};
-use crate::events::{EventSink, HubEvent, HubEvents};
+use crate::config::HubConfig;
+use crate::events::{HubEvent, HubEvents};
 use crate::facade::Facade;
-use crate::fdlimit::DescriptorLimit;
-use crate::governed::Caller;
-use crate::helper::Helper;
-use crate::lifecycle;
-use crate::name::ServerName;
-use crate::namespace::{BuildSettings, Namespace, RouteTarget, ServerView};
-use crate::server::{ServerCell, ServerStatus};
-use crate::snapshot::ToolSnapshot;
+use crate::governance::authority::Principal;
+use crate::governance::governed::Caller;
+use crate::namespace::name::ServerName;
+use crate::namespace::snapshot::ToolSnapshot;
+use crate::namespace::{Namespace, RouteTarget};
+use crate::servers::fdlimit::DescriptorLimit;
+use crate::servers::server::ServerStatus;
+use crate::shared::{HubShared, lock, write};
 use crate::subscriptions::{Counters, SubscriptionSpec, SubscriptionStats};
 
 /// What a shutdown did.
@@ -37,150 +32,6 @@ pub struct ShutdownReport {
     pub elapsed: Duration,
     /// Servers still running at the bound, killed.
     pub forced: Vec<ServerName>,
-}
-
-/// The state every part of the hub shares.
-#[derive(Debug)]
-pub(crate) struct HubShared {
-    pub(crate) config: HubConfig,
-    pub(crate) cells: Vec<Arc<ServerCell>>,
-    pub(crate) index: HashMap<ServerName, usize>,
-    pub(crate) events: EventSink,
-    pub(crate) jitter: Jitter,
-    pub(crate) authority: Authority,
-    pub(crate) principal: RwLock<Principal>,
-    pub(crate) namespace: RwLock<Arc<Namespace>>,
-    /// Serialises rebuilds; holds the last generation.
-    pub(crate) rebuild: Mutex<u64>,
-    pub(crate) shutdown: watch::Sender<bool>,
-    pub(crate) started: AtomicBool,
-    pub(crate) approval: Option<Arc<dyn ApprovalHook>>,
-    pub(crate) descriptor_limit: Option<DescriptorLimit>,
-}
-
-impl HubShared {
-    pub(crate) fn is_started(&self) -> bool {
-        self.started.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
-    }
-
-    pub(crate) fn cell(&self, server: &str) -> Result<&Arc<ServerCell>, HubError> {
-        self.index
-            .get(server)
-            .map(|&i| &self.cells[i])
-            .ok_or_else(|| HubError::UnknownServer {
-                name: server.to_owned(),
-            })
-    }
-
-    pub(crate) fn principal(&self) -> Principal {
-        read(&self.principal).clone()
-    }
-
-    pub(crate) fn namespace(&self) -> Arc<Namespace> {
-        Arc::clone(&read(&self.namespace))
-    }
-
-    /// Builds and publishes a namespace from the servers' active snapshots.
-    pub(crate) fn rebuild_namespace(&self) -> Result<Arc<Namespace>, HubError> {
-        let mut generation = lock(&self.rebuild);
-        let principal = self.principal();
-        let states: Vec<_> = self
-            .cells
-            .iter()
-            .map(|c| {
-                let state = c.state();
-                (state.active.clone(), state.info.clone())
-            })
-            .collect();
-        let views: Vec<ServerView<'_>> = self
-            .cells
-            .iter()
-            .zip(&states)
-            .map(|(cell, (snapshot, info))| {
-                let gate = Gate::new(&self.authority, &principal, cell.spec.name.as_str());
-                let helpers = match info {
-                    Some(info) if cell.spec.context_helpers => {
-                        Helper::offered(&info.capabilities, &gate)
-                    }
-                    _ => Vec::new(),
-                };
-                ServerView {
-                    name: &cell.spec.name,
-                    snapshot: snapshot.as_ref(),
-                    helpers,
-                    gate,
-                }
-            })
-            .collect();
-        let settings = BuildSettings {
-            policy: self.config.policy,
-            separator: &self.config.separator,
-            provider_safe: self.config.provider_safe_names,
-            max_exposed: self.config.max_exposed_tools,
-        };
-        match Namespace::build(&views, &settings, *generation + 1) {
-            Ok(namespace) => {
-                *generation += 1;
-                let namespace = Arc::new(namespace);
-                *write(&self.namespace) = Arc::clone(&namespace);
-                self.events.emit(HubEvent::Namespace {
-                    generation: namespace.generation(),
-                    tools: namespace.tools().len(),
-                    notes: namespace.notes().to_vec(),
-                });
-                Ok(namespace)
-            }
-            Err(error) => {
-                if let Some(copy) = error.try_clone() {
-                    self.events.emit(HubEvent::NamespaceRefused {
-                        error: Arc::new(copy),
-                    });
-                }
-                Err(error)
-            }
-        }
-    }
-
-    /// Lists the tools of a lazy server that has not been listed yet.
-    pub(crate) async fn discover_cell(&self, cell: &ServerCell) -> Result<(), HubError> {
-        let _one_at_a_time = cell.discovery.lock().await;
-        if cell.state().active.is_some() {
-            return Ok(());
-        }
-        let session = cell.session()?;
-        let snapshot = lifecycle::list_snapshot(self, cell, &session).await?;
-        lifecycle::offer_snapshot(self, cell, snapshot, true);
-        Ok(())
-    }
-
-    fn undiscovered(&self) -> Vec<&Arc<ServerCell>> {
-        self.cells
-            .iter()
-            .filter(|c| {
-                let state = c.state();
-                c.spec.discovery == Discovery::Lazy
-                    && state.active.is_none()
-                    && state.session.is_some()
-            })
-            .collect()
-    }
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    // Plain data behind the lock; a panic elsewhere does not make it wrong.
-    lock.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(crate) fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    lock.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Many servers behind one namespace. See the crate docs.
@@ -314,7 +165,7 @@ impl Hub {
         let caller = Caller::Model { exposed_name: name };
         match &entry.route().target {
             RouteTarget::Tool(local) => {
-                crate::calls::call_tool(
+                crate::governance::calls::call_tool(
                     &self.shared,
                     &cell,
                     local,
@@ -326,7 +177,7 @@ impl Hub {
                 .await
             }
             RouteTarget::Helper(helper) => {
-                Box::pin(crate::calls::call_helper(
+                Box::pin(crate::governance::calls::call_helper(
                     &self.shared,
                     &cell,
                     *helper,

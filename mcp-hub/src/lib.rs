@@ -84,32 +84,18 @@
 //! fails with [`HubError::DescriptorLimit`], which says so.
 #![forbid(unsafe_code)]
 
-mod approval;
-mod authority;
-mod backoff;
 mod builder;
-mod calls;
 mod config;
 mod error;
 mod events;
-pub mod export;
 mod facade;
-mod fdlimit;
-mod governed;
-mod helper;
+mod governance;
 mod hub;
-mod lifecycle;
-mod limits;
-mod name;
 mod namespace;
-mod retry;
-mod safe_names;
-mod server;
-mod snapshot;
+mod servers;
+mod shared;
 mod subscriptions;
 
-pub use approval::{Approval, ApprovalHook, ApprovalRequest};
-pub use authority::{Authority, MAX_AUTHORITY_BYTES, Principal, ServerAuthority, Untagged};
 pub use builder::HubBuilder;
 pub use config::{
     Adoption, Backoff, CallLimits, CollisionPolicy, ContentLimit, Discovery, HubConfig,
@@ -117,10 +103,11 @@ pub use config::{
 };
 pub use error::{DenyReason, HubError, LimitValue, TargetKind};
 pub use events::{AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, Operation};
-pub use export::{ToolCall, anthropic_tools, openai_tools};
 pub use facade::Facade;
-pub use fdlimit::DescriptorLimit;
-pub use helper::Helper;
+pub use governance::approval::{Approval, ApprovalHook, ApprovalRequest};
+pub use governance::authority::{
+    Authority, MAX_AUTHORITY_BYTES, Principal, ServerAuthority, Untagged,
+};
 pub use hub::{Hub, ShutdownReport};
 /// The settings of one call: the session's own type, passed through unchanged.
 pub use mcp_session::CallOptions;
@@ -128,11 +115,16 @@ pub use mcp_session::CallOptions;
 pub use mcp_session::HandlerError;
 /// One page of a catalogue: the session's own type.
 pub use mcp_session::Page;
-pub use name::{Separator, ServerName};
+pub use namespace::export::{
+    MAX_TOOL_CALL_ARGUMENT_BYTES, ToolCall, anthropic_tools, openai_tools,
+};
+pub use namespace::helper::Helper;
+pub use namespace::name::{Separator, ServerName};
+pub use namespace::safe_names::{MAX_SAFE_LEN, is_provider_safe};
+pub use namespace::snapshot::{SnapshotDiff, ToolSnapshot};
 pub use namespace::{ExposedTool, Namespace, NamespaceNote, Route, RouteTarget};
-pub use safe_names::{MAX_SAFE_LEN, is_provider_safe};
-pub use server::{ServerInfo, ServerStatus, ServerStatusKind};
-pub use snapshot::{SnapshotDiff, ToolSnapshot};
+pub use servers::fdlimit::DescriptorLimit;
+pub use servers::server::{ServerInfo, ServerStatus, ServerStatusKind};
 pub use subscriptions::{
     MAX_HANDLER_TIMEOUT, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism,
     Reason, ResourceEvent, ResourceHandler, SubscriptionSpec, SubscriptionStats,

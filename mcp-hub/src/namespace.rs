@@ -19,12 +19,11 @@ use std::sync::Arc;
 use mcp_types::Tool;
 
 use crate::HubError;
-use crate::authority::Gate;
 use crate::config::CollisionPolicy;
-use crate::helper::Helper;
-use crate::name::{Separator, ServerName};
-use crate::safe_names;
-use crate::snapshot::ToolSnapshot;
+use crate::governance::authority::Gate;
+use crate::namespace::helper::Helper;
+use crate::namespace::name::{Separator, ServerName};
+use crate::namespace::snapshot::ToolSnapshot;
 
 /// Where an exposed name leads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -528,5 +527,10 @@ fn name_at(entries: &[ExposedTool], (entry, k): (u32, u32)) -> &str {
     }
 }
 
+pub(crate) mod export;
+pub(crate) mod helper;
+pub(crate) mod name;
+pub(crate) mod safe_names;
+pub(crate) mod snapshot;
 #[cfg(test)]
 mod tests;

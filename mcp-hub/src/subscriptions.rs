@@ -22,16 +22,16 @@ use mcp_types::{Era, ResourceContents, SubscriptionFilter};
 use tokio::sync::watch;
 
 use crate::HubError;
-use crate::authority::Gate;
-use crate::backoff;
-use crate::calls::read_resource;
 use crate::config::{Backoff, RestartPolicy};
 use crate::error::TargetKind;
 use crate::events::HubEvent;
-use crate::governed::{Caller, denied};
-use crate::hub::HubShared;
-use crate::name::ServerName;
-use crate::server::ServerCell;
+use crate::governance::authority::Gate;
+use crate::governance::calls::read_resource;
+use crate::governance::governed::{Caller, denied};
+use crate::namespace::name::ServerName;
+use crate::servers::backoff;
+use crate::servers::server::ServerCell;
+use crate::shared::HubShared;
 
 /// The longest URI a subscription may name, in bytes.
 pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8 * 1024;

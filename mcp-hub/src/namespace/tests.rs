@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_types::{JsonSchemaDoc, Tool};
 
 use super::*;
-use crate::authority::{Authority, Principal, ServerAuthority};
+use crate::governance::authority::{Authority, Principal, ServerAuthority};
 
 fn snapshot(server: &str, generation: u64, tools: &[&str]) -> Arc<ToolSnapshot> {
     let tools: Vec<Tool> = tools

@@ -11,7 +11,7 @@
 
 use mcp_types::{JsonSchemaDoc, ServerCapabilities, Tool};
 
-use crate::authority::Gate;
+use crate::governance::authority::Gate;
 
 /// One kind of context helper.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,7 +126,7 @@ const CURSOR_SCHEMA: &str = r#"{"type":"object","properties":{"cursor":{"type":"
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authority::{Authority, Principal, ServerAuthority};
+    use crate::governance::authority::{Authority, Principal, ServerAuthority};
 
     #[test]
     fn helpers_follow_capabilities_and_empty_allow_lists_hide_them() {

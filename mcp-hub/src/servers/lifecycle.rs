@@ -28,13 +28,13 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use crate::HubError;
-use crate::backoff;
 use crate::config::{Adoption, Discovery, RestartPolicy};
 use crate::events::HubEvent;
-use crate::hub::HubShared;
-use crate::retry::{Repeatable, with_retry};
-use crate::server::{ServerCell, ServerStatusKind};
-use crate::snapshot::ToolSnapshot;
+use crate::namespace::snapshot::ToolSnapshot;
+use crate::servers::backoff;
+use crate::servers::retry::{Repeatable, with_retry};
+use crate::servers::server::{ServerCell, ServerStatusKind};
+use crate::shared::HubShared;
 
 /// The result of a first start, for the hub's start barrier.
 pub(crate) type FirstOutcome = Result<(), Arc<HubError>>;

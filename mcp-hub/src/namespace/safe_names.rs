@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::HubError;
-use crate::name::is_safe_byte;
+use crate::namespace::name::is_safe_byte;
 
 /// Longest provider-safe name.
 pub const MAX_SAFE_LEN: usize = 64;

@@ -8,8 +8,8 @@ use mcp_transport::BoxFuture;
 use mcp_types::ToolAnnotations;
 use serde_json::{Map, Value};
 
-use crate::helper::Helper;
-use crate::name::ServerName;
+use crate::namespace::helper::Helper;
+use crate::namespace::name::ServerName;
 
 /// The host's decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,14 +14,14 @@ use mcp_types::{
 use serde_json::{Map, Value, json};
 
 use crate::HubError;
-use crate::authority::Gate;
 use crate::events::Operation;
-use crate::governed::{Caller, Step, Target, governed};
-use crate::helper::Helper;
-use crate::hub::HubShared;
-use crate::limits::check_content;
-use crate::retry::Repeatable;
-use crate::server::ServerCell;
+use crate::governance::authority::Gate;
+use crate::governance::governed::{Caller, Step, Target, governed};
+use crate::namespace::helper::Helper;
+use crate::servers::limits::check_content;
+use crate::servers::retry::Repeatable;
+use crate::servers::server::ServerCell;
+use crate::shared::HubShared;
 
 /// A tool call (the model's and host code's path alike). `listed` is the
 /// tool's definition when the caller holds it.

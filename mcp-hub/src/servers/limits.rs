@@ -9,7 +9,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::HubError;
 use crate::config::CallLimits;
-use crate::name::ServerName;
+use crate::namespace::name::ServerName;
 
 /// At most `max_concurrent` requests run; up to `max_queued` wait, each for
 /// at most `queue_timeout`.

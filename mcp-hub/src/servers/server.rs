@@ -11,8 +11,8 @@ use mcp_types::{Era, Implementation, ProtocolVersion, ServerCapabilities};
 
 use crate::HubError;
 use crate::config::ServerSpec;
-use crate::limits::Limiter;
-use crate::snapshot::ToolSnapshot;
+use crate::namespace::snapshot::ToolSnapshot;
+use crate::servers::limits::Limiter;
 
 /// What a server is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use mcp_session::SessionError;
 use mcp_transport::TransportError;
 use mcp_types::error_codes;
 
-use crate::backoff::{Jitter, delay};
 use crate::config::RetryPolicy;
+use crate::servers::backoff::{Jitter, delay};
 
 /// Jitter fraction of retry delays.
 const RETRY_JITTER: f64 = 0.5;

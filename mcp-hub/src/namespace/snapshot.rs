@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_session::ToolCatalog;
 use mcp_types::Tool;
 
-use crate::name::ServerName;
+use crate::namespace::name::ServerName;
 
 /// One server's tools as one discovery saw them (all pages, bounded by the
 /// session's page and tool limits). Never changes; a new listing is a new

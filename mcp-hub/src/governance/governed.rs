@@ -20,15 +20,15 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::HubError;
-use crate::approval::{Approval, ApprovalRequest};
-use crate::authority::Gate;
 use crate::error::TargetKind;
 use crate::events::{AuditOutcome, AuditRecord, Operation, redact_uri};
-use crate::helper::Helper;
-use crate::hub::HubShared;
-use crate::name::ServerName;
-use crate::retry::{Repeatable, with_retry};
-use crate::server::ServerCell;
+use crate::governance::approval::{Approval, ApprovalRequest};
+use crate::governance::authority::Gate;
+use crate::namespace::helper::Helper;
+use crate::namespace::name::ServerName;
+use crate::servers::retry::{Repeatable, with_retry};
+use crate::servers::server::ServerCell;
+use crate::shared::HubShared;
 
 /// Who asked.
 #[derive(Clone, Copy, Debug)]

@@ -10,8 +10,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::HubError;
+use crate::namespace::safe_names::is_provider_safe;
 use crate::namespace::{ExposedTool, Namespace, Route};
-use crate::safe_names::is_provider_safe;
 
 /// Largest `arguments` string of an OpenAI tool call that is parsed.
 pub const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
