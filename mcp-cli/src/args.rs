@@ -55,9 +55,11 @@ pub(crate) enum Command {
     Logout(AuthArgs),
     /// A built-in walk-through with three local servers (no configuration,
     /// no network).
+    #[cfg(feature = "demo")]
     Demo(DemoArgs),
     /// Drives the official conformance suite's scenarios (used by `cargo xtask
     /// conformance`; reads MCP_CONFORMANCE_* variables).
+    #[cfg(feature = "conformance-client")]
     #[command(hide = true)]
     ConformanceClient {
         /// The scenario server's URL (the suite appends it).
@@ -65,6 +67,7 @@ pub(crate) enum Command {
     },
     /// Serves one of the built-in demo servers on stdin/stdout (`mcp demo`
     /// starts its servers this way, so it needs no other binary).
+    #[cfg(feature = "demo")]
     #[command(hide = true, name = "__serve-demo")]
     ServeDemo {
         /// `notes`, `files` or `github`.

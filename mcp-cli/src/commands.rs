@@ -4,6 +4,7 @@
 pub(crate) mod add;
 pub(crate) mod auth;
 pub(crate) mod call;
+#[cfg(feature = "demo")]
 pub(crate) mod demo;
 pub(crate) mod inspect;
 pub(crate) mod prompt;

@@ -370,6 +370,7 @@ pub(crate) enum CliError {
     Auth(#[source] mcp_auth::AuthError),
     #[error("`{name}` is a local (stdio) server; OAuth is for HTTP servers")]
     NotRemote { name: String },
+    #[cfg(feature = "demo")]
     #[error("no demo server named `{name}` (there are notes, files and github)")]
     UnknownDemo { name: String },
     #[error("could not export the namespace")]
@@ -380,9 +381,11 @@ pub(crate) enum CliError {
     Interrupted,
     #[error("could not write the output")]
     Output(#[source] std::io::Error),
+    #[cfg(feature = "demo")]
     #[error("could not start the demo servers: the path of this program is unknown")]
     NoSelfPath(#[source] std::io::Error),
     /// The conformance client's own (anyhow) error.
+    #[cfg(feature = "conformance-client")]
     #[error("{0:#}")]
     Conformance(anyhow::Error),
 }
@@ -439,11 +442,15 @@ impl CliError {
             | CliError::AddRefusedHidden { .. }
             | CliError::FlagRefused { .. }
             | CliError::NameTaken { .. }
-            | CliError::NotRemote { .. }
-            | CliError::UnknownDemo { .. } => ErrorCause::Input,
+            | CliError::NotRemote { .. } => ErrorCause::Input,
+            #[cfg(feature = "demo")]
+            CliError::UnknownDemo { .. } => ErrorCause::Input,
             CliError::NotApproved { .. } | CliError::TrustDeclined { .. } => ErrorCause::Policy,
             CliError::Interrupted => ErrorCause::Cancelled,
-            CliError::Output(_) | CliError::NoSelfPath(_) => ErrorCause::Connection,
+            CliError::Output(_) => ErrorCause::Connection,
+            #[cfg(feature = "demo")]
+            CliError::NoSelfPath(_) => ErrorCause::Connection,
+            #[cfg(feature = "conformance-client")]
             CliError::Conformance(_) => ErrorCause::Server,
         }
     }
@@ -475,11 +482,14 @@ impl CliError {
             CliError::ConfigWrite { .. } => "config_write",
             CliError::Auth(_) => "auth",
             CliError::NotRemote { .. } => "not_remote",
+            #[cfg(feature = "demo")]
             CliError::UnknownDemo { .. } => "unknown_demo",
             CliError::Export(e) | CliError::Hub(e) => hub_kind(e),
             CliError::Interrupted => "interrupted",
             CliError::Output(_) => "output",
+            #[cfg(feature = "demo")]
             CliError::NoSelfPath(_) => "demo",
+            #[cfg(feature = "conformance-client")]
             CliError::Conformance(_) => "conformance",
         }
     }

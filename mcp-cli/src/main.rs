@@ -11,6 +11,7 @@ mod args;
 mod coerce;
 mod commands;
 mod config;
+#[cfg(feature = "conformance-client")]
 mod conformance;
 mod connect;
 mod error;
@@ -99,13 +100,16 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Trust(args) => commands::trust::run(ctx, &args).map(ok),
         Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),
         Command::Logout(args) => commands::auth::logout(ctx, &args).await.map(ok),
+        #[cfg(feature = "demo")]
         Command::Demo(_) => commands::interruptible(commands::demo::run(ctx))
             .await
             .map(ok),
+        #[cfg(feature = "conformance-client")]
         Command::ConformanceClient { url } => conformance::run(&url)
             .await
             .map(ok)
             .map_err(CliError::Conformance),
+        #[cfg(feature = "demo")]
         Command::ServeDemo { name } => {
             let code = commands::demo::serve(&name).await?;
             Ok(if code == 0 {

@@ -71,12 +71,14 @@ impl Paint {
     pub(crate) fn red(self, text: &str) -> String {
         self.wrap("31", text)
     }
+    #[cfg_attr(not(feature = "demo"), allow(dead_code))]
     pub(crate) fn green(self, text: &str) -> String {
         self.wrap("32", text)
     }
     pub(crate) fn yellow(self, text: &str) -> String {
         self.wrap("33", text)
     }
+    #[cfg_attr(not(feature = "demo"), allow(dead_code))]
     pub(crate) fn cyan(self, text: &str) -> String {
         self.wrap("36", text)
     }

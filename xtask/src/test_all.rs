@@ -37,6 +37,23 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             ],
             &mut tally,
         )?;
+        // The lean `mcp`, without the demo and the conformance client (and
+        // so without the testkit), builds and lints clean too.
+        step(
+            root,
+            "clippy (mcp without default features)",
+            &[
+                "clippy",
+                "-p",
+                "mcp-cli",
+                "--no-default-features",
+                "--quiet",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &mut tally,
+        )?;
     }
     cargo_test(root, &mut tally)?;
     if !args.iter().any(|a| a == "--no-conformance") {

@@ -37,7 +37,8 @@ pub(crate) enum Outcome {
 pub(crate) struct Started {
     pub(crate) hub: Hub,
     pub(crate) outcomes: Vec<(String, Outcome)>,
-    /// The hub's events after the start.
+    /// The hub's events after the start (the demo follows them).
+    #[cfg_attr(not(feature = "demo"), allow(dead_code))]
     pub(crate) events: Option<HubEvents>,
 }
 
