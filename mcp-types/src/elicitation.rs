@@ -217,6 +217,55 @@ impl ElicitResult {
             extra: JsonObject::new(),
         }
     }
+
+    /// The user submitted the form with these values:
+    /// `ElicitResult::accept([("name", "Ada".into()), ("age", 36.into())])`.
+    pub fn accept<K: Into<String>>(values: impl IntoIterator<Item = (K, ElicitValue)>) -> Self {
+        ElicitResult {
+            content: Some(values.into_iter().map(|(k, v)| (k.into(), v)).collect()),
+            ..Self::new(ElicitAction::Accept)
+        }
+    }
+
+    /// The user declined explicitly.
+    pub fn decline() -> Self {
+        Self::new(ElicitAction::Decline)
+    }
+
+    /// The user dismissed the request without choosing.
+    pub fn cancel() -> Self {
+        Self::new(ElicitAction::Cancel)
+    }
+}
+
+impl From<&str> for ElicitValue {
+    fn from(v: &str) -> Self {
+        ElicitValue::String(v.to_owned())
+    }
+}
+
+impl From<String> for ElicitValue {
+    fn from(v: String) -> Self {
+        ElicitValue::String(v)
+    }
+}
+
+impl From<bool> for ElicitValue {
+    fn from(v: bool) -> Self {
+        ElicitValue::Bool(v)
+    }
+}
+
+impl From<i64> for ElicitValue {
+    fn from(v: i64) -> Self {
+        ElicitValue::Number(v.into())
+    }
+}
+
+impl From<Vec<String>> for ElicitValue {
+    fn from(v: Vec<String>) -> Self {
+        ElicitValue::StringArray(v)
+    }
 }
 
 open_struct! {

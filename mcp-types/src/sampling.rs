@@ -225,4 +225,9 @@ impl CreateMessageResult {
             extra: JsonObject::new(),
         }
     }
+
+    /// A text answer from `model`: `CreateMessageResult::text("my-model", "Paris")`.
+    pub fn text(model: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::new(ContentBlock::text(text).into(), model)
+    }
 }

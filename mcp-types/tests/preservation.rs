@@ -330,3 +330,29 @@ fn host_facing_types_have_json_schemas_with_wire_names() {
     let schema = serde_json::to_value(schemars::schema_for!(CacheScope)).unwrap();
     assert_eq!(schema["enum"], json!(["private", "public"]));
 }
+
+#[test]
+fn common_results_have_one_line_constructors_that_serialise_as_the_spec_says() {
+    let answer = serde_json::to_value(CreateMessageResult::text("my-model", "Paris")).unwrap();
+    assert_eq!(
+        answer,
+        json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "my-model"})
+    );
+    let form = ElicitResult::accept([
+        ("name", ElicitValue::from("Ada")),
+        ("age", 36.into()),
+        ("admin", false.into()),
+    ]);
+    assert_eq!(
+        serde_json::to_value(form).unwrap(),
+        json!({"action": "accept", "content": {"admin": false, "age": 36, "name": "Ada"}})
+    );
+    assert_eq!(
+        serde_json::to_value(ElicitResult::decline()).unwrap(),
+        json!({"action": "decline"})
+    );
+    assert_eq!(
+        serde_json::to_value(ElicitResult::cancel()).unwrap(),
+        json!({"action": "cancel"})
+    );
+}
