@@ -4,7 +4,9 @@
 #[path = "support/fixture.rs"]
 mod support;
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use mcp_auth::{
@@ -14,6 +16,8 @@ use mcp_auth::{
 use mcp_transport::BoxFuture;
 use support::{AsConfig, RsConfig, call, pair, refused};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -23,32 +27,60 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Sends a raw GET to the loopback listener (retrying until it listens);
-/// returns the status line.
-async fn get(port: u16, target: &str) -> String {
-    for _ in 0..100 {
-        if let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            s.write_all(format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
-                .await
-                .unwrap();
-            let mut answer = String::new();
-            s.read_to_string(&mut answer).await.unwrap();
-            return answer.lines().next().unwrap_or_default().to_owned();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("nothing listens on {port}");
+/// How long a test waits for something that should happen at once.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Polls `future` once.
+async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Output> {
+    std::future::poll_fn(move |cx| Poll::Ready(future.as_mut().poll(cx))).await
 }
 
-/// Opens a connection to the loopback listener (retrying until it listens).
-async fn connect(port: u16) -> tokio::net::TcpStream {
-    for _ in 0..100 {
-        if let Ok(s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            return s;
+/// Runs `flow.authorize(request)` on its own task and returns once the
+/// flow's listener is bound. Binding is the first thing the flow does, and
+/// binding an IP literal needs no name lookup, so the login's first poll
+/// binds the port: once that poll is over, connections are accepted (by the
+/// kernel until the flow takes them) and need no retry.
+async fn start_login(
+    flow: LoopbackBrowserFlow,
+    request: AuthorizationRequest,
+) -> JoinHandle<Result<AuthorizationResponse, AuthError>> {
+    let (bound_tx, bound_rx) = oneshot::channel();
+    let login = tokio::spawn(async move {
+        let mut login = flow.authorize(request);
+        let first = poll_once(login.as_mut()).await;
+        let _ = bound_tx.send(());
+        match first {
+            Poll::Ready(done) => done,
+            Poll::Pending => login.await,
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("nothing listens on {port}");
+    });
+    tokio::time::timeout(WAIT, bound_rx)
+        .await
+        .expect("the login task was never polled")
+        .expect("the login task ended before its first poll");
+    login
+}
+
+/// Opens a connection to the loopback listener, which must be listening.
+async fn connect(port: u16) -> tokio::net::TcpStream {
+    tokio::time::timeout(WAIT, tokio::net::TcpStream::connect(("127.0.0.1", port)))
+        .await
+        .unwrap_or_else(|_| panic!("connecting to {port} took longer than {WAIT:?}"))
+        .unwrap_or_else(|e| panic!("nothing listens on {port} although the login bound it: {e}"))
+}
+
+/// Sends a raw GET to the loopback listener; returns the status line.
+async fn get(port: u16, target: &str) -> String {
+    let mut s = connect(port).await;
+    s.write_all(format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(WAIT, s.read_to_string(&mut answer))
+        .await
+        .unwrap_or_else(|_| panic!("no answer to GET {target} within {WAIT:?}"))
+        .unwrap();
+    answer.lines().next().unwrap_or_default().to_owned()
 }
 
 fn request(port: u16) -> AuthorizationRequest {
@@ -70,10 +102,7 @@ async fn the_loopback_listener_takes_only_its_callback_and_locks_the_port() {
         flow.redirect_uri(),
         format!("http://127.0.0.1:{port}/callback")
     );
-    let waiting = {
-        let flow = flow.clone();
-        tokio::spawn(async move { flow.authorize(request(port)).await })
-    };
+    let waiting = start_login(flow.clone(), request(port)).await;
     assert!(get(port, "/favicon.ico").await.contains("404"));
     // A second login on the same port is refused, not raced.
     let second = flow.authorize(request(port)).await.unwrap_err();
@@ -111,7 +140,7 @@ async fn idle_connections_do_not_hold_up_the_callback() {
         .port(port)
         .open_browser(false)
         .timeout(Duration::from_secs(120));
-    let waiting = tokio::spawn(async move { flow.authorize(request(port)).await });
+    let waiting = start_login(flow, request(port)).await;
     let mut idle = Vec::new();
     for _ in 0..3 {
         idle.push(connect(port).await);
@@ -151,13 +180,18 @@ async fn the_loopback_listener_gives_up_in_time() {
 }
 
 /// A "browser": the loopback flow plus a task that visits the URL and
-/// follows the authorization server's redirect to the listener.
+/// follows the authorization server's redirect to the listener, started once
+/// the listener is bound (the flow's first poll binds it, see
+/// [`start_login`]). The visit goes to the test, which checks it.
 #[derive(Debug)]
-struct Browser(LoopbackBrowserFlow);
+struct Browser {
+    flow: LoopbackBrowserFlow,
+    visits: mpsc::UnboundedSender<JoinHandle<reqwest::Result<reqwest::StatusCode>>>,
+}
 
 impl AuthorizationHandler for Browser {
     fn redirect_uri(&self) -> String {
-        self.0.redirect_uri()
+        self.flow.redirect_uri()
     }
 
     fn authorize(
@@ -165,11 +199,16 @@ impl AuthorizationHandler for Browser {
         request: AuthorizationRequest,
     ) -> BoxFuture<'_, Result<AuthorizationResponse, AuthError>> {
         let url = request.url().clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let _ = reqwest::get(url).await;
-        });
-        self.0.authorize(request)
+        let visits = self.visits.clone();
+        let mut login = self.flow.authorize(request);
+        Box::pin(async move {
+            if let Poll::Ready(done) = poll_once(login.as_mut()).await {
+                return done;
+            }
+            let visit = tokio::spawn(async move { Ok(reqwest::get(url).await?.status()) });
+            let _ = visits.send(visit);
+            login.await
+        })
     }
 }
 
@@ -177,9 +216,22 @@ impl AuthorizationHandler for Browser {
 async fn a_whole_login_through_the_loopback_listener() {
     let (auth, rs) = pair(AsConfig::default(), RsConfig::default()).await;
     let port = free_port();
-    let browser = Browser(LoopbackBrowserFlow::new().port(port).open_browser(false));
+    let (visits, mut visited) = mpsc::unbounded_channel();
+    let browser = Browser {
+        flow: LoopbackBrowserFlow::new().port(port).open_browser(false),
+        visits,
+    };
     let p = OAuthProvider::new(OAuthConfig::new(rs.url()), Arc::new(browser)).unwrap();
     p.login().await.unwrap();
+    // The browser's visit ended on the listener's page.
+    let visit = visited.try_recv().expect("the browser visited the URL");
+    let status = tokio::time::timeout(WAIT, visit)
+        .await
+        .expect("the browser's visit ends")
+        .unwrap()
+        .expect("the browser's visit succeeds");
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert!(visited.try_recv().is_err(), "one visit");
     assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
     let registered = auth.log.to("/register")[0].json.clone().unwrap();
     assert_eq!(

@@ -276,7 +276,13 @@ async fn list_changed_is_adopted_automatically_when_the_host_chose_so() {
     // A call in flight keeps its route while the surface changes.
     let h = Arc::clone(&hub);
     let in_flight = tokio::spawn(async move { h.call("slow", Default::default()).await });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // In flight once the server has it (its route was taken before sending).
+    assert!(
+        server
+            .wait_seen("tools/call", 1, Duration::from_secs(5))
+            .await,
+        "the slow call never reached the server"
+    );
     server.set_tools(&["one", "two"]);
     server.announce_tools_changed().await;
     let diff = wait_for(&mut events, Duration::from_secs(5), |e| match e {
@@ -479,17 +485,17 @@ async fn a_tools_listen_stream_the_server_ends_is_opened_again() {
     // The server ends the stream: the hub opens another one and lists the
     // tools again (a change may have been missed in between).
     hub.call("end_streams", Default::default()).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while recorder.with_method("subscriptions/listen").len() < 2
-        || recorder.with_method("tools/list").len() <= lists_before
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no second listen stream and listing: {:?}",
-            methods(&recorder)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let relisted = recorder
+        .wait_until(Duration::from_secs(5), |frames| {
+            let count = |method: &str| frames.iter().filter(|f| f["method"] == method).count();
+            count("subscriptions/listen") >= 2 && count("tools/list") > lists_before
+        })
+        .await;
+    assert!(
+        relisted,
+        "no second listen stream and listing: {:?}",
+        methods(&recorder)
+    );
     drain(&mut events);
     // Changes made after it arrive on the new stream.
     hub.call("change", Default::default()).await.unwrap();

@@ -371,7 +371,7 @@ async fn a_burst_beyond_the_concurrency_limit_queues_then_is_refused() {
             progress_steps: 0,
         },
     );
-    let (s, _) = spec("s", script);
+    let (s, recorder) = spec("s", script);
     let hub = Arc::new(
         Hub::builder(HubConfig::default())
             .server(s.negotiation(Negotiation::Legacy).call_limits(CallLimits {
@@ -384,14 +384,23 @@ async fn a_burst_beyond_the_concurrency_limit_queues_then_is_refused() {
             .await
             .unwrap(),
     );
-    let mut tasks = Vec::new();
-    for _ in 0..3 {
+    let call = || {
         let h = Arc::clone(&hub);
-        tasks.push(tokio::spawn(async move {
-            h.call("slow", Default::default()).await
-        }));
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    }
+        tokio::spawn(async move { h.call("slow", Default::default()).await })
+    };
+    let first = call();
+    // A call takes its slot before it is sent: once the server has the
+    // first one, it holds the only slot (for the tool's 300 ms).
+    assert!(
+        recorder
+            .wait_for("tools/call", Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the first call never reached the server"
+    );
+    // Meanwhile, of the next two calls, one waits in the (one-place) queue
+    // and the other is refused.
+    let tasks = [first, call(), call()];
     let mut ok = 0;
     let mut full = 0;
     for t in tasks {

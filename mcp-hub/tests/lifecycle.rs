@@ -271,7 +271,14 @@ async fn a_required_server_that_fails_fails_the_start() {
         }
         other => panic!("{other:?}"),
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // `start` shut the hub down before returning the error: every
+    // supervisor has ended and the hub is gone, so nothing holds the broken
+    // server's connector any more and no later attempt can be made.
+    assert_eq!(
+        Arc::strong_count(&broken),
+        1,
+        "the failed start let go of the broken server"
+    );
     assert_eq!(
         broken.attempts(),
         1,

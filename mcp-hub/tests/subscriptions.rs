@@ -11,9 +11,9 @@ use std::time::Duration;
 use common::*;
 use futures::future::BoxFuture;
 use mcp_hub::{
-    Authority, Backoff, HandlerError, Hub, HubConfig, HubError, HubEvent, Mechanism, Reason,
-    ResourceEvent, ResourceHandler, RestartPolicy, ServerAuthority, ServerSpec, SubscriptionSpec,
-    SubscriptionStats,
+    AuditOutcome, Authority, Backoff, HandlerError, Hub, HubConfig, HubError, HubEvent, HubEvents,
+    Mechanism, Operation, Reason, ResourceEvent, ResourceHandler, RestartPolicy, ServerAuthority,
+    ServerSpec, SubscriptionSpec, SubscriptionStats,
 };
 use mcp_session::Negotiation;
 use mcp_testkit::{Behavior, ListKind, ListenEnd, Recorder, ResourceSpec, Script};
@@ -156,19 +156,37 @@ async fn next(rx: &mut mpsc::UnboundedReceiver<ResourceEvent>) -> ResourceEvent 
         .expect("handler dropped")
 }
 
-async fn stats_until(hub: &Hub, done: impl Fn(&SubscriptionStats) -> bool) -> SubscriptionStats {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let stats = hub.subscription_stats()[0].clone();
-        if done(&stats) {
-            return stats;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "stats never got there: {stats:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// The counters of the hub's first subscription.
+fn stats(hub: &Hub) -> SubscriptionStats {
+    hub.subscription_stats()[0].clone()
+}
+
+/// The next hub event (bounded).
+async fn next_event(events: &mut HubEvents) -> HubEvent {
+    tokio::time::timeout(WAIT, events.next())
+        .await
+        .expect("no hub event in time")
+        .expect("the event stream ended")
+}
+
+/// Waits until the server has received `n` reads of `uri`. The server
+/// answers reads in the order they arrive, before anything sent later, so a
+/// read it has received sees the resource as it is now.
+async fn reads_reach(recorder: &Recorder, uri: &str, n: usize) {
+    let arrived = recorder
+        .wait_until(WAIT, |frames| {
+            frames
+                .iter()
+                .filter(|f| f["method"] == "resources/read" && f["params"]["uri"] == uri)
+                .count()
+                >= n
+        })
+        .await;
+    assert!(
+        arrived,
+        "the server never got read {n} of {uri}: {:?}",
+        methods(recorder)
+    );
 }
 
 /// Index of the first frame with `method`.
@@ -207,11 +225,10 @@ async fn start_update_dedup_and_shutdown(modern: bool) {
         methods(&recorder)
     );
 
-    // Same contents again: read, but not handed on.
+    // Same contents again: read, but not handed on. The read reaches the
+    // server before the change below, so it reads "v1" again.
     hub.call("touch", args(json!({}))).await.unwrap();
-    let stats = stats_until(&hub, |s| s.deduplicated == 1).await;
-    assert_eq!(stats.handled, 1);
-    assert!(calls.try_recv().is_err(), "identical contents were handled");
+    reads_reach(&recorder, NOTES, 2).await;
 
     // Changed contents: an update.
     hub.call("change", args(json!({}))).await.unwrap();
@@ -219,9 +236,16 @@ async fn start_update_dedup_and_shutdown(modern: bool) {
     let update = next(&mut calls).await;
     assert_eq!(update.reason, Reason::Update);
     assert_eq!(text(&update), "v2");
-    assert_eq!(stats_until(&hub, |s| s.handled == 2).await.deduplicated, 1);
+    // A subscription reads and hands on one update at a time, so the touch
+    // before the change was done with before this update was read: it was
+    // deduplicated, and not handed on (this is the first call since the start).
+    assert_eq!(stats(&hub).deduplicated, 1);
 
     hub.shutdown().await;
+    // The shutdown ended the subscription's task: its counters are final.
+    let stats = stats(&hub);
+    assert_eq!((stats.handled, stats.deduplicated), (2, 1));
+    assert!(calls.try_recv().is_err(), "identical contents were handled");
     if modern {
         let listen = resource_listens(&recorder);
         assert_eq!(listen.len(), 1);
@@ -279,8 +303,8 @@ async fn reconnects_after_a_restart(modern: bool) {
     })
     .await;
     assert_eq!(attempt, 1);
-    let stats = stats_until(&hub, |s| s.reconnects >= 1).await;
-    assert_eq!(stats.handled, 3);
+    // Counted as made again before its reconnect read.
+    assert!(stats(&hub).reconnects >= 1);
 
     // The new stream delivers updates.
     hub.call("change", args(json!({}))).await.unwrap();
@@ -288,6 +312,9 @@ async fn reconnects_after_a_restart(modern: bool) {
     let update = next(&mut calls).await;
     assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
     hub.shutdown().await;
+    // With its task ended, the counters are final: the start, the update,
+    // the reconnect read and the last update were all handled.
+    assert_eq!(stats(&hub).handled, 4);
 }
 
 #[tokio::test]
@@ -298,6 +325,32 @@ async fn legacy_reconnects_after_a_restart() {
 #[tokio::test]
 async fn modern_reconnects_after_a_restart() {
     reconnects_after_a_restart(true).await;
+}
+
+/// The slow handler's time-outs and the reads of `notes://other`, among
+/// the hub's events.
+#[derive(Debug, Default)]
+struct Tally {
+    timeouts: Vec<(Reason, Duration)>,
+    other_reads: usize,
+}
+
+impl Tally {
+    fn add(&mut self, event: HubEvent) {
+        match event {
+            HubEvent::HandlerTimedOut {
+                uri, reason, after, ..
+            } if uri == NOTES => self.timeouts.push((reason, after)),
+            HubEvent::Audit(record)
+                if record.operation == Operation::ReadResource
+                    && record.target.as_deref() == Some(OTHER)
+                    && record.outcome == AuditOutcome::Succeeded =>
+            {
+                self.other_reads += 1;
+            }
+            _ => {}
+        }
+    }
 }
 
 #[tokio::test]
@@ -323,26 +376,35 @@ async fn a_slow_handler_times_out_without_blocking_another() {
     let mut events = hub.take_events().unwrap();
     let other = next(&mut calls).await;
     assert_eq!((other.uri.as_str(), other.reason), (OTHER, Reason::Start));
-    let (reason, after) = wait_for(&mut events, WAIT, |e| match e {
-        HubEvent::HandlerTimedOut {
-            uri, reason, after, ..
-        } if uri == NOTES => Some((*reason, *after)),
-        _ => None,
-    })
-    .await;
-    assert_eq!((reason, after), (Reason::Start, Duration::from_millis(100)));
-    let slow_stats = stats_until(&hub, |s| s.timeouts == 1).await;
+    let mut seen = Tally::default();
+    while seen.timeouts.is_empty() {
+        seen.add(next_event(&mut events).await);
+    }
+    assert_eq!(
+        seen.timeouts[0],
+        (Reason::Start, Duration::from_millis(100))
+    );
+    // A time-out is counted before it is reported.
+    let slow_stats = stats(&hub);
+    assert_eq!(slow_stats.timeouts, 1);
     assert_eq!(slow_stats.handled, 0);
 
     // The other subscription keeps working while the slow one times out again.
     hub.call("touch", args(json!({}))).await.unwrap();
     hub.call("touch_other", args(json!({}))).await.unwrap();
-    stats_until(&hub, |s| s.timeouts == 2).await;
+    while seen.timeouts.len() < 2 || seen.other_reads < 2 {
+        seen.add(next_event(&mut events).await);
+    }
+    assert_eq!(seen.timeouts[1].0, Reason::Update);
+    assert_eq!(stats(&hub).timeouts, 2);
+    // The other subscription compares what it read in the step that
+    // reports the read (nothing is awaited in between), and the shutdown
+    // ends its task: its counters are final.
+    hub.shutdown().await;
     let stats = hub.subscription_stats();
     assert_eq!(stats[1].uri, OTHER);
     assert_eq!(stats[1].handled, 1);
     assert_eq!(stats[1].deduplicated, 1);
-    hub.shutdown().await;
 }
 
 async fn start_error(modern_server: bool, mechanism: Mechanism) -> HubError {
@@ -461,7 +523,15 @@ async fn a_failed_handler_is_reported_and_the_same_contents_are_offered_again() 
     hub.call("touch", args(json!({}))).await.unwrap();
     let again = next(&mut calls).await;
     assert_eq!((again.reason, text(&again)), (Reason::Update, "v1"));
-    let stats = stats_until(&hub, |s| s.handler_errors == 2).await;
+    let reason = wait_for(&mut events, WAIT, |e| match e {
+        HubEvent::HandlerFailed { reason, .. } => Some(*reason),
+        _ => None,
+    })
+    .await;
+    assert_eq!(reason, Reason::Update);
+    // A handler error is counted before it is reported.
+    let stats = stats(&hub);
+    assert_eq!(stats.handler_errors, 2);
     assert_eq!((stats.handled, stats.deduplicated), (0, 0));
     hub.shutdown().await;
 }
@@ -480,16 +550,23 @@ async fn a_listen_stream_the_server_ends_is_made_again() {
         .expect("hub starts");
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
     hub.call("end_streams", args(json!({}))).await.unwrap();
-    // Made again on the same session; the reconnect read equals the handled
-    // contents, so it is not handed on.
-    let stats = stats_until(&hub, |s| s.reconnects == 1 && s.deduplicated == 1).await;
-    assert_eq!(stats.handled, 1);
+    // Made again on the same session (listened again, then read). The
+    // reconnect read reaches the server before the change below, so it
+    // reads what was handled already.
+    reads_reach(&recorder, NOTES, 2).await;
     assert_eq!(resource_listens(&recorder).len(), 2);
     hub.call("change", args(json!({}))).await.unwrap();
     hub.call("touch", args(json!({}))).await.unwrap();
     let update = next(&mut calls).await;
     assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
+    // One read at a time: the subscription was counted as made again and
+    // its reconnect read deduplicated (not handed on: this is the first
+    // call since the start) before this update was read.
+    let now = stats(&hub);
+    assert_eq!((now.reconnects, now.deduplicated), (1, 1));
     hub.shutdown().await;
+    // With its task ended, the counters are final: the start and the update.
+    assert_eq!(stats(&hub).handled, 2);
 }
 
 /// The `subscriptions/listen` requests for resources (the hub also keeps one

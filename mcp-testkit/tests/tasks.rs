@@ -3,6 +3,7 @@
 #[path = "support/common.rs"]
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::*;
@@ -56,24 +57,106 @@ fn task_script() -> Script {
         .tool("echo", Behavior::Echo)
 }
 
-/// Polls `tasks/get` until `done(task)` holds (or panics after 5 s).
+/// How long [`wait_task`] waits for a task to get there.
+const TASK_WAIT: Duration = Duration::from_secs(10);
+
+/// Listen streams opened by [`wait_task`], for their ids.
+static LISTENS: AtomicUsize = AtomicUsize::new(0);
+
+/// The task as `tasks/get` answers it.
+async fn get_task(client: &mut LineClient, task_id: &Value, meta: bool) -> Value {
+    let params = json!({"taskId": task_id});
+    let params = if meta { modern(params) } else { params };
+    client.request("tasks/get", params).await["result"].clone()
+}
+
+/// Whether `frame` announces a change of the task `task_id`: 2025-11-25
+/// `notifications/tasks/status`, 2026-07-28 `notifications/tasks`.
+fn announces(frame: &Value, task_id: &Value) -> bool {
+    matches!(
+        frame["method"].as_str(),
+        Some("notifications/tasks/status" | "notifications/tasks")
+    ) && frame["params"]["taskId"] == *task_id
+}
+
+/// Reads frames into [`LineClient::skipped`] until one satisfies `wanted`
+/// (kept there too), within `deadline`.
+async fn read_until(
+    client: &mut LineClient,
+    deadline: tokio::time::Instant,
+    what: &str,
+    wanted: impl Fn(&Value) -> bool,
+) {
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match client.next_line(left).await {
+            Line::Json(frame) => {
+                let done = wanted(&frame);
+                client.skipped.push(frame);
+                if done {
+                    return;
+                }
+            }
+            Line::TimedOut => panic!("no {what} within {TASK_WAIT:?}"),
+            other => panic!("waiting for {what}, got {other:?}"),
+        }
+    }
+}
+
+/// Waits until `done(task)` holds for the task as `tasks/get` answers it,
+/// reading the task again on each of its status notifications (2025-11-25:
+/// sent unasked; 2026-07-28: on a listen stream opened for the task here,
+/// and cancelled once it got there). Panics after [`TASK_WAIT`].
 async fn wait_task<F>(client: &mut LineClient, task_id: &Value, meta: bool, done: F) -> Value
 where
     F: Fn(&Value) -> bool,
 {
-    for _ in 0..250 {
-        let params = json!({"taskId": task_id});
-        let params = if meta { modern(params) } else { params };
-        let reply = client.request("tasks/get", params).await;
-        if done(&reply["result"]) {
-            return reply["result"].clone();
+    let deadline = tokio::time::Instant::now() + TASK_WAIT;
+    let listen = if meta {
+        let id = format!("wait-task-{}", LISTENS.fetch_add(1, Ordering::Relaxed));
+        let params = modern_with(
+            json!({"notifications": {"taskIds": [task_id]}}),
+            tasks_caps(),
+        );
+        client
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params}))
+            .await;
+        // Nothing on the stream comes ahead of its acknowledgement, and the
+        // `tasks/get` below is answered after the stream is registered.
+        read_until(client, deadline, "acknowledgement", |frame| {
+            frame["method"] == "notifications/subscriptions/acknowledged"
+                && frame["params"]["_meta"][wire::META_SUBSCRIPTION_ID] == id.as_str()
+        })
+        .await;
+        Some(id)
+    } else {
+        None
+    };
+    let task = loop {
+        let before = client.skipped.len();
+        let task = get_task(client, task_id, meta).await;
+        if done(&task) {
+            break task;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Not there yet: the next change is announced. One announced while
+        // the answer was on its way is already skipped; read the task again.
+        if !client.skipped[before..]
+            .iter()
+            .any(|frame| announces(frame, task_id))
+        {
+            let what = format!("status notification of task {task_id} (last {task})");
+            read_until(client, deadline, &what, |frame| announces(frame, task_id)).await;
+        }
+    };
+    if let Some(id) = listen {
+        client
+            .notify("notifications/cancelled", json!({"requestId": id}))
+            .await;
     }
-    panic!("task {task_id} never got there");
+    task
 }
 
-/// Polls `tasks/get` until the task has `status`.
+/// Waits until the task has `status` (see [`wait_task`]).
 async fn wait_status(client: &mut LineClient, task_id: &Value, status: &str, meta: bool) -> Value {
     wait_task(client, task_id, meta, |task| task["status"] == status).await
 }

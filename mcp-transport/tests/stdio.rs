@@ -3,6 +3,7 @@
 //! Fixtures are small `sh` scripts run as the *program* (the transport itself
 //! never uses a shell).
 
+use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -10,6 +11,9 @@ use mcp_transport::{
     CloseReason, Connection, Connector, ExitInfo, Inbound, OutboundFrame, StdioConfig,
     StdioConnector, TransportError,
 };
+use rustix::process::{Pid, PidfdFlags, pidfd_open};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 
 fn sh(script: &str) -> StdioConfig {
     let mut c = StdioConfig::new("/bin/sh").args(["-c", script]);
@@ -68,14 +72,33 @@ fn gone(pid: u32) -> bool {
     }
 }
 
-async fn wait_gone(pid: u32) -> bool {
-    for _ in 0..100 {
-        if gone(pid) {
-            return true;
+/// A watch on a process's end: a pidfd, which becomes readable when the
+/// process terminates (a zombie has terminated). Opened while the process
+/// is known to run, it names that process even if its pid is reused later.
+fn watch_end(pid: u32) -> AsyncFd<OwnedFd> {
+    let raw = i32::try_from(pid).expect("a pid fits an i32");
+    let pid = Pid::from_raw(raw).expect("a pid is positive");
+    let fd =
+        pidfd_open(pid, PidfdFlags::NONBLOCK).unwrap_or_else(|e| panic!("pidfd_open({raw}): {e}"));
+    // Deprecated (tokio#8587) for file descriptors that could change under
+    // the `AsyncFd`; an `OwnedFd`'s cannot, and the replacement is `unsafe`,
+    // which the workspace forbids.
+    #[allow(deprecated)]
+    let watched = AsyncFd::with_interest(fd, Interest::READABLE);
+    watched.expect("the pidfd can be watched")
+}
+
+/// Waits (bounded) for the watched process to terminate; returns whether
+/// it did.
+async fn wait_gone(end: &AsyncFd<OwnedFd>) -> bool {
+    match tokio::time::timeout(Duration::from_secs(5), end.readable()).await {
+        Ok(ready) => {
+            // Readable: the process has terminated (its readiness is kept).
+            let _ready = ready.expect("the pidfd can be polled");
+            true
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        Err(_) => false,
     }
-    false
 }
 
 #[tokio::test]
@@ -233,6 +256,7 @@ async fn shutdown_escalates_and_leaves_no_grandchild() {
     };
     let grandchild: u32 = String::from_utf8_lossy(&pid).trim().parse().unwrap();
     assert!(!gone(grandchild));
+    let end = watch_end(grandchild);
     let started = Instant::now();
     let info = conn.control.shutdown().await;
     assert!(started.elapsed() < Duration::from_secs(8));
@@ -242,10 +266,7 @@ async fn shutdown_escalates_and_leaves_no_grandchild() {
         Some(9),
         "SIGTERM was ignored, so SIGKILL ended it"
     );
-    assert!(
-        wait_gone(grandchild).await,
-        "grandchild {grandchild} survived"
-    );
+    assert!(wait_gone(&end).await, "grandchild {grandchild} survived");
 }
 
 #[tokio::test]
@@ -263,9 +284,10 @@ async fn dropping_the_connection_kills_the_process_group_synchronously() {
         panic!("pid")
     };
     let grandchild: u32 = String::from_utf8_lossy(&pid).trim().parse().unwrap();
+    let end = watch_end(grandchild);
     drop(conn);
     assert!(
-        wait_gone(grandchild).await,
+        wait_gone(&end).await,
         "grandchild {grandchild} survived the drop"
     );
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_transport::{Connector, MemoryConnector};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 #[derive(Debug)]
 struct State {
@@ -28,6 +28,8 @@ struct State {
 #[derive(Clone, Debug)]
 pub struct ContextServer {
     state: Arc<Mutex<State>>,
+    /// How many requests were received; changes with every one.
+    received: Arc<watch::Sender<usize>>,
 }
 
 impl ContextServer {
@@ -47,6 +49,7 @@ impl ContextServer {
                 writers: Vec::new(),
                 seen: Vec::new(),
             })),
+            received: Arc::new(watch::channel(0).0),
         }
     }
 
@@ -82,6 +85,28 @@ impl ContextServer {
         self.state.lock().unwrap().seen.clone()
     }
 
+    /// Waits until `n` requests with `method` have been received (including
+    /// before the call); returns whether they were before `timeout`.
+    pub async fn wait_seen(&self, method: &str, n: usize, timeout: Duration) -> bool {
+        let enough = || self.seen().iter().filter(|m| *m == method).count() >= n;
+        let mut received = self.received.subscribe();
+        let wait = async {
+            loop {
+                // Seen before checking, so a request after the check wakes
+                // the wait below.
+                received.borrow_and_update();
+                if enough() {
+                    return;
+                }
+                if received.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(timeout, wait).await;
+        enough()
+    }
+
     async fn serve<R, W>(&self, input: R, mut output: W)
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -108,6 +133,7 @@ impl ContextServer {
                 continue;
             };
             self.state.lock().unwrap().seen.push(method.to_owned());
+            self.received.send_modify(|n| *n += 1);
             let me = self.clone();
             let tx = tx.clone();
             let method = method.to_owned();
