@@ -61,6 +61,15 @@ pub enum SessionError {
         /// The bound.
         limit: usize,
     },
+    /// Tool arguments that are not a JSON object (nothing was sent; `null`
+    /// counts as no arguments).
+    #[error("arguments for tool `{}` must be a JSON object, not {found}", Untrusted::new(.tool))]
+    ArgumentsNotAnObject {
+        /// The tool.
+        tool: String,
+        /// What they were instead (`an array`, `a string` …).
+        found: &'static str,
+    },
     /// Tool arguments larger than the argument bound were refused before
     /// sending.
     #[error("tool arguments are {size} bytes, over the limit of {limit}")]
@@ -293,6 +302,7 @@ impl SessionError {
             | SessionError::ResourceNotFound { .. }
             | SessionError::UnexpectedTask { .. } => ErrorCause::Server,
             SessionError::ArgumentsTooLarge { .. }
+            | SessionError::ArgumentsNotAnObject { .. }
             | SessionError::InvalidArguments { .. }
             | SessionError::UnknownTool { .. } => ErrorCause::Input,
             SessionError::TooManyInFlight { .. }

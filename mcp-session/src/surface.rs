@@ -161,11 +161,13 @@ impl Session<Ready> {
         }
     }
 
-    /// Gets a prompt with string arguments.
-    pub async fn get_prompt(
+    /// Gets a prompt with string arguments, from any pairs:
+    /// `[("city", "Paris")]`, a `BTreeMap`, a `HashMap`, or `[] as [(&str, &str); 0]`
+    /// for none.
+    pub async fn get_prompt<K: Into<String>, V: Into<String>>(
         &self,
         name: &str,
-        arguments: BTreeMap<String, String>,
+        arguments: impl IntoIterator<Item = (K, V)>,
     ) -> Result<GetPromptResult, SessionError> {
         self.get_prompt_with(name, arguments, &CallOptions::default())
             .await
@@ -173,12 +175,16 @@ impl Session<Ready> {
 
     /// [`Session::get_prompt`] with a deadline, a progress sink or a result
     /// limit of its own.
-    pub async fn get_prompt_with(
+    pub async fn get_prompt_with<K: Into<String>, V: Into<String>>(
         &self,
         name: &str,
-        arguments: BTreeMap<String, String>,
+        arguments: impl IntoIterator<Item = (K, V)>,
         options: &CallOptions,
     ) -> Result<GetPromptResult, SessionError> {
+        let arguments: BTreeMap<String, String> = arguments
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         let args = (!arguments.is_empty()).then_some(arguments);
         let body = to_object(&GetPromptParams::new(name, args))?;
         let headers = self.modern_headers(GetPrompt::METHOD, name);

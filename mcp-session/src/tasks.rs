@@ -87,9 +87,10 @@ impl Session<Ready> {
     pub async fn call_tool_as_task(
         &self,
         name: &str,
-        arguments: Map<String, Value>,
+        arguments: impl serde::Serialize,
         ttl: Option<Duration>,
     ) -> Result<ToolCallStart, SessionError> {
+        let arguments = crate::tools::tool_arguments(name, arguments)?;
         let mut params = CallToolParams::new(name, Some(arguments));
         if !self.is_modern() {
             params.task = Some(TaskMetadata {

@@ -11,6 +11,7 @@ use mcp_types::requests::{CallTool, ListTools};
 use std::sync::Arc;
 
 use mcp_types::{CallToolParams, CallToolResult, PaginatedParams, RequestOutcome, Tool};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -122,11 +123,15 @@ impl Session<Ready> {
         self.state.catalog.lock().ok().and_then(|g| g.clone())
     }
 
-    /// Calls a tool. `isError: true` results are data, not errors.
+    /// Calls a tool with arguments from anything that serialises to a JSON
+    /// object: a `json!({…})` value, a `Map`, a struct of your own (`()` or
+    /// `null` for none; anything else is
+    /// [`SessionError::ArgumentsNotAnObject`]). `isError: true` results are
+    /// data, not errors.
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: Map<String, Value>,
+        arguments: impl Serialize,
     ) -> Result<CallToolResult, SessionError> {
         self.call_tool_with(name, arguments, &CallOptions::default())
             .await
@@ -141,9 +146,10 @@ impl Session<Ready> {
     pub async fn call_tool_with(
         &self,
         name: &str,
-        arguments: Map<String, Value>,
+        arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
+        let arguments = tool_arguments(name, arguments)?;
         let config = &self.link.config;
         let catalog = self.tool_catalog();
         let arguments = Value::Object(arguments);
@@ -278,6 +284,25 @@ impl Session<Ready> {
         }
         Ok(result)
     }
+}
+
+/// Tool arguments as the JSON object they must be.
+pub(crate) fn tool_arguments(
+    tool: &str,
+    arguments: impl Serialize,
+) -> Result<Map<String, Value>, SessionError> {
+    let found = match serde_json::to_value(arguments).map_err(SessionError::Params)? {
+        Value::Object(map) => return Ok(map),
+        Value::Null => return Ok(Map::new()),
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+    };
+    Err(SessionError::ArgumentsNotAnObject {
+        tool: tool.to_owned(),
+        found,
+    })
 }
 
 /// `-32020`, as a JSON-RPC answer or in the body of an HTTP 400.

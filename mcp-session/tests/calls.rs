@@ -65,7 +65,7 @@ async fn list_and_call_tools() {
 async fn a_tool_error_is_data_not_an_error() {
     let (connector, _) = memory(tools_script());
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let result = session.call_tool("oops", Default::default()).await.unwrap();
+    let result = session.call_tool("oops", ()).await.unwrap();
     assert_eq!(result.is_error, Some(true));
 }
 
@@ -148,10 +148,7 @@ async fn structured_content_failures_are_escaped_in_display() {
     let (connector, _) = memory(script);
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     session.list_tools().await.unwrap();
-    let err = session
-        .call_tool("typed", Default::default())
-        .await
-        .unwrap_err();
+    let err = session.call_tool("typed", ()).await.unwrap_err();
     match &err {
         SessionError::InvalidStructuredContent { failures, .. } => {
             assert!(failures[0].contains(FORGED), "{failures:?}");
@@ -168,7 +165,7 @@ async fn structured_content_is_checked_against_the_output_schema() {
     let (connector, _) = memory(tools_script());
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     session.list_tools().await.unwrap();
-    match session.call_tool("typed", Default::default()).await {
+    match session.call_tool("typed", ()).await {
         Err(SessionError::InvalidStructuredContent {
             failures, result, ..
         }) => {
@@ -209,7 +206,7 @@ async fn a_deadline_fails_the_call_and_cancels_it_at_the_server() {
     let err = session
         .call_tool_with(
             "hang",
-            Default::default(),
+            (),
             &CallOptions::new().timeout(Duration::from_millis(200)),
         )
         .await
@@ -232,7 +229,7 @@ async fn a_deadline_fails_the_call_and_cancels_it_at_the_server() {
 async fn dropping_a_call_cancels_it() {
     let (connector, recorder) = memory(tools_script());
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let call = session.call_tool("hang", Default::default());
+    let call = session.call_tool("hang", ());
     assert!(
         tokio::time::timeout(Duration::from_millis(100), call)
             .await
@@ -254,7 +251,7 @@ async fn progress_reaches_the_caller() {
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     session
-        .call_tool_with("slow", Default::default(), &CallOptions::new().progress(tx))
+        .call_tool_with("slow", (), &CallOptions::new().progress(tx))
         .await
         .unwrap();
     // Decoded: each notification's progress, in order.
@@ -307,11 +304,7 @@ async fn progress_sent_right_before_the_answer_is_not_lost() {
     for _ in 0..20 {
         let (tx, mut rx) = tokio::sync::mpsc::channel(16);
         session
-            .call_tool_with(
-                "burst",
-                Default::default(),
-                &CallOptions::new().progress(tx),
-            )
+            .call_tool_with("burst", (), &CallOptions::new().progress(tx))
             .await
             .unwrap();
         let mut seen = 0;
@@ -327,10 +320,7 @@ async fn a_crash_mid_call_fails_it_promptly_and_every_later_call_at_once() {
     let connector = Arc::new(stdio(&tools_script(), None));
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     let started = Instant::now();
-    let err = session
-        .call_tool("crash", Default::default())
-        .await
-        .unwrap_err();
+    let err = session.call_tool("crash", ()).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5));
     match &err {
         SessionError::Dead(info) => assert_eq!(info.exit_code, Some(7)),
@@ -350,10 +340,7 @@ async fn garbage_is_a_protocol_violation_not_a_failure() {
     let (connector, _) = memory(tools_script());
     let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
     let mut events = session.take_events().unwrap();
-    let result = session
-        .call_tool("garbage", Default::default())
-        .await
-        .unwrap();
+    let result = session.call_tool("garbage", ()).await.unwrap();
     assert_eq!(result.is_error, None);
     let mut saw = false;
     while let Some(ev) = events.try_next() {
@@ -372,7 +359,7 @@ async fn an_oversized_answer_fails_at_once(connector: Arc<dyn mcp_transport::Con
     let err = session
         .call_tool_with(
             "big",
-            Default::default(),
+            (),
             &CallOptions::new().timeout(Duration::from_secs(20)),
         )
         .await
@@ -461,7 +448,7 @@ async fn endless_pages_stop_at_the_page_bound() {
 async fn a_server_request_for_an_unregistered_feature_is_refused_by_name() {
     let (connector, _) = memory(tools_script());
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let result = session.call_tool("ask", Default::default()).await.unwrap();
+    let result = session.call_tool("ask", ()).await.unwrap();
     let text = serde_json::to_string(&result).unwrap();
     assert!(text.contains("-32601"), "{text}");
     assert!(text.contains("sampling/createMessage"), "{text}");
@@ -473,8 +460,8 @@ async fn the_in_flight_bound_is_a_named_error() {
     let mut config = quick_config();
     config.limits.max_in_flight = 2;
     let session = ready(connector, config, Negotiation::Legacy).await;
-    let a = session.call_tool("hang", Default::default());
-    let b = session.call_tool("hang", Default::default());
+    let a = session.call_tool("hang", ());
+    let b = session.call_tool("hang", ());
     let c = async {
         // Both hanging calls are in flight once the server has them.
         let both = recorder
@@ -512,10 +499,7 @@ async fn server_errors_keep_the_servers_words_out_of_display() {
     );
     let (connector, _) = memory(script);
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let err = session
-        .call_tool("fail", Default::default())
-        .await
-        .unwrap_err();
+    let err = session.call_tool("fail", ()).await.unwrap_err();
     assert_eq!(err.code(), Some(-32602));
     assert!(!err.to_string().contains("sk-secret"));
     assert_eq!(err.server_message(), Some("token sk-secret is invalid"));
@@ -565,7 +549,7 @@ async fn a_shared_session_is_shut_down_through_a_reference_and_fails_pending_cal
     let (connector, recorder) = memory(tools_script());
     let session = Arc::new(ready(connector, quick_config(), Negotiation::Legacy).await);
     let caller = Arc::clone(&session);
-    let pending = tokio::spawn(async move { caller.call_tool("hang", Default::default()).await });
+    let pending = tokio::spawn(async move { caller.call_tool("hang", ()).await });
     settle(&recorder, "tools/call").await;
     assert!(session.exit_info().is_none(), "live until shut down");
 
@@ -587,10 +571,7 @@ async fn killing_a_shared_stdio_session_ends_the_child_like_a_crash() {
     let connector = Arc::new(stdio(&tools_script(), None));
     let session = Arc::new(ready(connector, quick_config(), Negotiation::Legacy).await);
     session.kill();
-    let err = session
-        .call_tool("hang", Default::default())
-        .await
-        .unwrap_err();
+    let err = session.call_tool("hang", ()).await.unwrap_err();
     assert!(err.is_dead(), "{err:?}");
     let info = session.exit_info().expect("the death is recorded");
     assert_eq!(info.signal, Some(9), "{info:?}");
@@ -604,14 +585,10 @@ async fn a_result_over_the_call_limit_is_refused_on_the_frame_and_the_session_go
     let (connector, _) = memory(script);
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
     // Without a limit the answer comes through.
-    let whole = session.call_tool("blob", Default::default()).await.unwrap();
+    let whole = session.call_tool("blob", ()).await.unwrap();
     let limit = 64 * 1024;
     let err = session
-        .call_tool_with(
-            "blob",
-            Default::default(),
-            &CallOptions::new().max_result_bytes(limit),
-        )
+        .call_tool_with("blob", (), &CallOptions::new().max_result_bytes(limit))
         .await
         .unwrap_err();
     match &err {
@@ -635,19 +612,11 @@ async fn a_result_over_the_call_limit_is_refused_on_the_frame_and_the_session_go
         _ => unreachable!(),
     };
     session
-        .call_tool_with(
-            "blob",
-            Default::default(),
-            &CallOptions::new().max_result_bytes(size),
-        )
+        .call_tool_with("blob", (), &CallOptions::new().max_result_bytes(size))
         .await
         .unwrap();
     let err = session
-        .call_tool_with(
-            "blob",
-            Default::default(),
-            &CallOptions::new().max_result_bytes(size - 1),
-        )
+        .call_tool_with("blob", (), &CallOptions::new().max_result_bytes(size - 1))
         .await
         .unwrap_err();
     assert!(
@@ -670,4 +639,54 @@ async fn a_result_over_the_call_limit_is_refused_on_the_frame_and_the_session_go
         .call_tool("echo", args(json!({"text": "still here"})))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn arguments_come_from_anything_that_serialises_to_an_object() {
+    #[derive(serde::Serialize)]
+    struct Sum {
+        a: i64,
+        b: i64,
+    }
+    let (connector, recorder) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    session.list_tools().await.unwrap();
+    // A struct of the host's own, a json! value, a Map.
+    let by_struct = session.call_tool("add", Sum { a: 2, b: 3 }).await.unwrap();
+    let by_value = session
+        .call_tool("add", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    let by_map = session
+        .call_tool("add", args(json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    for result in [&by_struct, &by_value, &by_map] {
+        assert_eq!(result.structured_content, Some(json!({"sum": 5})));
+    }
+    // `()` is no arguments.
+    session.call_tool("oops", ()).await.unwrap();
+    // Anything else is refused by name before sending.
+    let sent = recorder.with_method("tools/call").len();
+    for (bad, found) in [
+        (json!([1, 2]), "an array"),
+        (json!("text"), "a string"),
+        (json!(7), "a number"),
+        (json!(true), "a boolean"),
+    ] {
+        let err = session.call_tool("add", bad).await.unwrap_err();
+        match &err {
+            SessionError::ArgumentsNotAnObject { tool, found: f } => {
+                assert_eq!(tool, "add");
+                assert_eq!(*f, found);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(err.cause(), mcp_types::ErrorCause::Input);
+    }
+    assert_eq!(
+        recorder.with_method("tools/call").len(),
+        sent,
+        "nothing sent"
+    );
 }

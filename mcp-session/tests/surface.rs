@@ -89,8 +89,15 @@ async fn prompts_and_completion_in_both_eras() {
         let prompt = session.get_prompt("greet", args).await.unwrap();
         let text = serde_json::to_string(&prompt.messages).unwrap();
         assert!(text.contains("Hello Ada"), "{text}");
+        // Any pairs will do.
+        let prompt = session
+            .get_prompt("greet", [("name", "Grace")])
+            .await
+            .unwrap();
+        let text = serde_json::to_string(&prompt.messages).unwrap();
+        assert!(text.contains("Hello Grace"), "{text}");
         let missing = session
-            .get_prompt("greet", BTreeMap::new())
+            .get_prompt("greet", BTreeMap::<String, String>::new())
             .await
             .unwrap_err();
         assert_eq!(missing.code(), Some(-32602), "{mode:?}");
@@ -121,13 +128,13 @@ async fn logging_in_both_eras() {
         let mut session = ready(connector, quick_config(), mode).await;
         let mut events = session.take_events().unwrap();
         session.set_log_level(LoggingLevel::Error).await.unwrap();
-        session.call_tool("log", Default::default()).await.unwrap();
+        session.call_tool("log", ()).await.unwrap();
         assert!(
             next_message(&mut events).await.is_none(),
             "{mode:?}: below the level"
         );
         session.set_log_level(LoggingLevel::Info).await.unwrap();
-        session.call_tool("log", Default::default()).await.unwrap();
+        session.call_tool("log", ()).await.unwrap();
         let message = next_message(&mut events).await.expect("a log message");
         assert!(message.contains("disk nearly full"), "{message}");
         if mode == Negotiation::Legacy {
@@ -213,25 +220,19 @@ async fn a_modern_subscription_is_acknowledged_demultiplexed_and_ended() {
         }
         other => panic!("unexpected {other:?}"),
     }
-    session
-        .call_tool("change", Default::default())
-        .await
-        .unwrap();
+    session.call_tool("change", ()).await.unwrap();
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::ToolsListChanged
     );
-    session
-        .call_tool("touch", Default::default())
-        .await
-        .unwrap();
+    session.call_tool("touch", ()).await.unwrap();
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::ResourceUpdated {
             uri: "note://a".into()
         }
     );
-    session.call_tool("end", Default::default()).await.unwrap();
+    session.call_tool("end", ()).await.unwrap();
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::Ended(SubscriptionEnd::Graceful)
@@ -282,7 +283,7 @@ async fn an_abrupt_end_is_reported() {
         .unwrap();
     next_event(&mut sub).await;
     // The server exits instead of answering.
-    assert!(session.call_tool("die", Default::default()).await.is_err());
+    assert!(session.call_tool("die", ()).await.is_err());
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::Ended(SubscriptionEnd::Abrupt)
@@ -303,20 +304,14 @@ async fn a_legacy_subscription_uses_resources_subscribe_and_unsolicited_notifica
         recorder.with_method("resources/subscribe")[0]["params"]["uri"],
         "note://a"
     );
-    session
-        .call_tool("touch", Default::default())
-        .await
-        .unwrap();
+    session.call_tool("touch", ()).await.unwrap();
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::ResourceUpdated {
             uri: "note://a".into()
         }
     );
-    session
-        .call_tool("change", Default::default())
-        .await
-        .unwrap();
+    session.call_tool("change", ()).await.unwrap();
     assert_eq!(
         next_event(&mut sub).await,
         SubscriptionEvent::ToolsListChanged
@@ -356,10 +351,7 @@ async fn cache_hints_are_kept_and_a_list_change_makes_a_listing_stale() {
     let mut events = session2.take_events().unwrap();
     let listing2 = session2.list_resources().await.unwrap();
     assert!(session2.is_fresh(&listing2));
-    session2
-        .call_tool("change_resources", Default::default())
-        .await
-        .unwrap();
+    session2.call_tool("change_resources", ()).await.unwrap();
     // The notification is counted before the host hears of it.
     let heard = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(event) = events.next().await {
@@ -458,7 +450,7 @@ async fn handlers_answer_server_requests_in_both_eras() {
             ..quick_config()
         };
         let session = ready(connector, config, mode).await;
-        let result = session.call_tool("ask", Default::default()).await.unwrap();
+        let result = session.call_tool("ask", ()).await.unwrap();
         assert_ne!(result.is_error, Some(true), "{mode:?}: {result:?}");
         let rounds = &result.structured_content.as_ref().unwrap()["rounds"][0];
         assert!(
@@ -497,7 +489,7 @@ async fn unregistered_features_are_refused_by_name() {
     for mode in BOTH {
         let (connector, _) = memory(asking_script());
         let session = ready(connector, quick_config(), mode).await;
-        let outcome = session.call_tool("ask", Default::default()).await;
+        let outcome = session.call_tool("ask", ()).await;
         match mode {
             Negotiation::Legacy => {
                 let result = outcome.unwrap();
@@ -531,10 +523,7 @@ async fn input_rounds_are_bounded() {
         ..quick_config()
     };
     let session = ready(connector, config, Negotiation::Modern).await;
-    let err = session
-        .call_tool("ask_forever", Default::default())
-        .await
-        .unwrap_err();
+    let err = session.call_tool("ask_forever", ()).await.unwrap_err();
     assert!(
         matches!(err, SessionError::TooManyRounds { limit: 3, .. }),
         "{err:?}"
@@ -577,7 +566,7 @@ async fn tasks_in_both_eras() {
         };
         let session = ready(connector, config, mode).await;
         let start = session
-            .call_tool_as_task("slow", Default::default(), Some(Duration::from_secs(60)))
+            .call_tool_as_task("slow", (), Some(Duration::from_secs(60)))
             .await
             .unwrap();
         let ToolCallStart::Task(mut handle) = start else {
@@ -597,10 +586,8 @@ async fn a_task_can_be_cancelled() {
         .tool_spec(ToolSpec::new("hang", Behavior::Hang).with_task_support(TaskSupport::Optional));
     let (connector, recorder) = memory(script);
     let session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let ToolCallStart::Task(mut handle) = session
-        .call_tool_as_task("hang", Default::default(), None)
-        .await
-        .unwrap()
+    let ToolCallStart::Task(mut handle) =
+        session.call_tool_as_task("hang", (), None).await.unwrap()
     else {
         panic!("expected a task")
     };
@@ -625,7 +612,7 @@ async fn sampling_with_tools_is_refused_unless_declared() {
         ..quick_config()
     };
     let session = ready(connector, config, Negotiation::Legacy).await;
-    let result = session.call_tool("ask", Default::default()).await.unwrap();
+    let result = session.call_tool("ask", ()).await.unwrap();
     assert_eq!(result.is_error, Some(true));
     let answer = &result.structured_content.as_ref().unwrap()["rounds"][0]["model"];
     assert_eq!(answer["error"]["code"], -32602, "{answer}");

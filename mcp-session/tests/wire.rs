@@ -47,10 +47,7 @@ async fn conversation(mode: Negotiation) -> Vec<Value> {
         .call_tool("echo", args(json!({"text": "hi"})))
         .await
         .unwrap();
-    session
-        .call_tool("roots", Default::default())
-        .await
-        .unwrap();
+    session.call_tool("roots", ()).await.unwrap();
     session.list_resources().await.unwrap();
     session.read_resource("note://a").await.unwrap();
     session.list_prompts().await.unwrap();
