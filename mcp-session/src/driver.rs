@@ -28,11 +28,12 @@ use crate::protocol::subscriptions::{ListKind, SubscriptionEvent};
 use crate::protocol::{
     CoreEvent, CoreLimits, Failure, ProtocolCore, RawResult, Refusal, RequestTiming,
 };
+use crate::tools::ProgressSink;
 
 /// How a caller is woken.
 pub(crate) struct Waiter {
     tx: oneshot::Sender<Result<RawResult, Failure>>,
-    progress: Option<mpsc::Sender<ProgressParams>>,
+    progress: Option<ProgressSink>,
 }
 
 /// State shared by the session handle, its callers and the driver task.
@@ -82,7 +83,7 @@ impl SubscriptionSink {
 pub(crate) struct RequestOptions {
     pub(crate) timing: RequestTiming,
     /// Where progress notifications of this request go (raw params).
-    pub(crate) progress: Option<mpsc::Sender<ProgressParams>>,
+    pub(crate) progress: Option<ProgressSink>,
     /// The `MCP-Protocol-Version` header for HTTP transports.
     pub(crate) protocol_version: Option<&'static str>,
     /// Further per-message HTTP headers (2026 `Mcp-Name`, `Mcp-Param-*`).
@@ -457,7 +458,7 @@ async fn flush(shared: &Shared) -> bool {
 /// now, before a response later in the same batch completes the request.
 fn take_events(
     core: &mut ProtocolCore<Waiter>,
-    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<ProgressParams>>)>,
+    events: &mut Vec<(CoreEvent<Waiter>, Option<ProgressSink>)>,
 ) {
     while let Some(ev) = core.poll_event() {
         let progress = match &ev {
@@ -473,7 +474,7 @@ fn take_events(
 fn handle_inbound(
     shared: &Shared,
     msg: Option<Inbound>,
-    events: &mut Vec<(CoreEvent<Waiter>, Option<mpsc::Sender<ProgressParams>>)>,
+    events: &mut Vec<(CoreEvent<Waiter>, Option<ProgressSink>)>,
 ) -> bool {
     let closed = feed(shared, msg);
     take_events(&mut shared.core(), events);
@@ -519,11 +520,7 @@ fn close(shared: &Shared, info: ExitInfo) {
     shared.emit(SessionEvent::Closed(info));
 }
 
-fn deliver(
-    shared: &Arc<Shared>,
-    ev: CoreEvent<Waiter>,
-    progress: Option<mpsc::Sender<ProgressParams>>,
-) {
+fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<ProgressSink>) {
     match ev {
         CoreEvent::Completed {
             waiter, outcome, ..
@@ -535,10 +532,10 @@ fn deliver(
             // Decoded only for a caller who asked for progress. Progress is
             // advisory: malformed params or a slow consumer lose an update,
             // never the response.
-            if let Some(tx) = progress
+            if let Some(sink) = progress
                 && let Ok(params) = serde_json::from_slice::<ProgressParams>(&params)
             {
-                let _ = tx.try_send(params);
+                sink.deliver(params);
             }
         }
         CoreEvent::ServerRequest { id, request } => answer_server_request(shared, id, *request),

@@ -11,6 +11,7 @@
 
 use mcp_types::Request as _;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
+use std::future::Future;
 use std::sync::Arc;
 
 use mcp_transport::BoxFuture;
@@ -222,6 +223,38 @@ impl ClientHandlers {
         self
     }
 
+    /// Offers sampling, answered by an async closure (text only: for
+    /// `sampling.tools`, implement [`SamplingHandler`]):
+    ///
+    /// ```
+    /// use mcp_session::ClientHandlers;
+    /// use mcp_types::CreateMessageResult;
+    ///
+    /// let handlers = ClientHandlers::new().on_sampling(|request| async move {
+    ///     let asked = request.messages.len();
+    ///     Ok(CreateMessageResult::text("my-model", format!("{asked} messages read")))
+    /// });
+    /// assert!(handlers.capabilities().sampling.is_some());
+    /// ```
+    pub fn on_sampling<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(CreateMessageParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    {
+        self.sampling(FnSampling(f))
+    }
+
+    /// Offers elicitation in form mode, answered by an async closure (for
+    /// URL mode, implement [`ElicitationHandler`]):
+    /// `ClientHandlers::new().on_elicitation(|_| async { Ok(ElicitResult::decline()) })`.
+    pub fn on_elicitation<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(Elicitation) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicitation(FnElicitation(f))
+    }
+
     /// Offers roots.
     pub fn roots(mut self, roots: Roots) -> Self {
         self.roots = Some(roots);
@@ -304,6 +337,35 @@ impl ClientHandlers {
             }
             other => refused(other.method()),
         }
+    }
+}
+
+/// A sampling handler made of a closure.
+struct FnSampling<F>(F);
+
+impl<F, Fut> SamplingHandler for FnSampling<F>
+where
+    F: Fn(CreateMessageParams) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+{
+    fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        Box::pin((self.0)(params))
+    }
+}
+
+/// A form-mode elicitation handler made of a closure.
+struct FnElicitation<F>(F);
+
+impl<F, Fut> ElicitationHandler for FnElicitation<F>
+where
+    F: Fn(Elicitation) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+{
+    fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        Box::pin((self.0)(request))
     }
 }
 

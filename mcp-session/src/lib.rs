@@ -71,6 +71,8 @@ pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
 pub use handler::{
     ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Roots, SamplingHandler,
 };
+/// The boxed future the handler traits return: `Box::pin(async move { … })`.
+pub use mcp_transport::BoxFuture;
 pub use page::Page;
 pub use paginate::Paginator;
 pub use protocol::{CoreLimits, ProtocolStats, RawResult, RequestTiming, Violation};

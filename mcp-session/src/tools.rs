@@ -33,10 +33,10 @@ static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct CallOptions {
-    /// Receives each `notifications/progress` of this call, decoded; the
-    /// deadline is reset by each (up to the hard maximum). A slow receiver
-    /// loses updates, never the result.
-    pub progress: Option<mpsc::Sender<mcp_types::ProgressParams>>,
+    /// Where each `notifications/progress` of this call goes, decoded (set
+    /// with [`CallOptions::progress`] or [`CallOptions::on_progress`]); the
+    /// deadline is reset by each (up to the hard maximum).
+    pub(crate) progress: Option<ProgressSink>,
     /// Overrides the session's request timeout for this call.
     pub timeout: Option<std::time::Duration>,
     /// Refuses a result longer than this many bytes on the wire
@@ -44,6 +44,34 @@ pub struct CallOptions {
     /// anything is decoded. The hub sets it from a server's
     /// `max_content_bytes`.
     pub max_result_bytes: Option<usize>,
+}
+
+/// Where a call's progress goes.
+#[derive(Clone)]
+pub(crate) enum ProgressSink {
+    Channel(mpsc::Sender<mcp_types::ProgressParams>),
+    Callback(Arc<dyn Fn(mcp_types::ProgressParams) + Send + Sync>),
+}
+
+impl ProgressSink {
+    /// Hands one update on; a full channel loses it (progress is advisory).
+    pub(crate) fn deliver(&self, params: mcp_types::ProgressParams) {
+        match self {
+            ProgressSink::Channel(tx) => {
+                let _ = tx.try_send(params);
+            }
+            ProgressSink::Callback(f) => f(params),
+        }
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ProgressSink::Channel(_) => "Channel",
+            ProgressSink::Callback(_) => "Callback",
+        })
+    }
 }
 
 impl CallOptions {
@@ -74,10 +102,29 @@ impl CallOptions {
         }
     }
 
-    /// Where this call's progress notifications go, decoded.
+    /// Sends this call's progress notifications, decoded, to a channel. A
+    /// slow receiver loses updates, never the result.
     pub fn progress(mut self, sink: mpsc::Sender<mcp_types::ProgressParams>) -> Self {
-        self.progress = Some(sink);
+        self.progress = Some(ProgressSink::Channel(sink));
         self
+    }
+
+    /// Calls `f` with each of this call's progress notifications, decoded,
+    /// as they arrive: `CallOptions::new().on_progress(|p| println!("{}",
+    /// p.progress))`. It runs on the connection's task, so it must be quick
+    /// (print, store, send); anything slow belongs on a channel
+    /// ([`CallOptions::progress`]).
+    pub fn on_progress(
+        mut self,
+        f: impl Fn(mcp_types::ProgressParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress = Some(ProgressSink::Callback(Arc::new(f)));
+        self
+    }
+
+    /// Whether this call asks for progress.
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
     }
 }
 

@@ -690,3 +690,36 @@ async fn arguments_come_from_anything_that_serialises_to_an_object() {
         "nothing sent"
     );
 }
+
+#[tokio::test]
+async fn handlers_are_async_closures_and_progress_can_be_a_callback() {
+    let (connector, _) = memory(tools_script());
+    let config = SessionConfig {
+        handlers: mcp_session::ClientHandlers::new().on_sampling(|request| async move {
+            Ok(mcp_types::CreateMessageResult::text(
+                "closure-model",
+                format!("{} messages", request.messages.len()),
+            ))
+        }),
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let result = session.call_tool("ask", ()).await.unwrap();
+    // The testkit's tool answers with what the client sent back.
+    let text = serde_json::to_string(&result).unwrap();
+    assert!(text.contains("closure-model"), "{text}");
+    assert!(text.contains("0 messages"), "{text}");
+
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    session
+        .call_tool_with(
+            "slow",
+            (),
+            &CallOptions::new()
+                .on_progress(move |p| sink.lock().unwrap().push(p.progress.as_f64())),
+        )
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0), Some(3.0)]);
+}
