@@ -180,6 +180,14 @@ pub enum Behavior {
         /// The text template.
         text: String,
     },
+    /// Like [`Behavior::Text`], after `steps` progress notifications
+    /// (`step k of steps`, at once) when the request asked for progress.
+    TextWithProgress {
+        /// The text template.
+        text: String,
+        /// How many progress notifications come first.
+        steps: u32,
+    },
     /// Returns the `items` whose string fields contain `arguments.query`
     /// (case-insensitive), at most `arguments.limit` of them: one text block
     /// per item and `structuredContent: {"results": [...]}`.

@@ -6,13 +6,17 @@
 //! | [`notes`] | dual (all five versions) | `search`, `create` |
 //! | [`files`] | legacy only (2025-06-18 and older) | `read`, `search` |
 //! | [`github`] | 2026-07-28 only | `list_issues`, `open_pr`, `search` |
+//!
+//! And one for the library's examples: [`weather`] (dual-era; `forecast`
+//! with progress, `summarize` asking the client's model, prompt `plan_trip`).
 
 use serde_json::{Map, Value, json};
 
 use crate::behavior::Behavior;
 use crate::script::Script;
 
-/// The demo names accepted by [`by_name`] and `mcp-testkit-server --demo`.
+/// The servers of `mcp demo`, all exposing `search`. [`by_name`] and
+/// `mcp-testkit-server --demo` also know `weather`.
 pub const DEMO_NAMES: [&str; 3] = ["notes", "files", "github"];
 
 /// The demo script called `name`, if there is one.
@@ -21,8 +25,54 @@ pub fn by_name(name: &str) -> Option<Script> {
         "notes" => Some(notes()),
         "files" => Some(files()),
         "github" => Some(github()),
+        "weather" => Some(weather()),
         _ => None,
     }
+}
+
+/// A weather server for the library's examples, dual-era: `forecast {city}`
+/// (three progress notifications when asked for progress), `summarize`
+/// (asks the client's model through sampling and answers with its reply),
+/// and the prompt `plan_trip {city}`.
+pub fn weather() -> Script {
+    let city = json!({
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "A city name"}},
+        "required": ["city"],
+    });
+    Script::dual()
+        .server_info("demo-weather", "1.0.0")
+        .tool_json(
+            json!({
+                "name": "forecast",
+                "description": "Today's forecast for a city.",
+                "inputSchema": city,
+                "annotations": {"readOnlyHint": true},
+            }),
+            Behavior::TextWithProgress {
+                text: "Sunny in {city}, 21 °C.".into(),
+                steps: 3,
+            },
+        )
+        .tool_json(
+            json!({
+                "name": "summarize",
+                "description": "Summarises today's weather with the client's own model.",
+                "inputSchema": {"type": "object"},
+            }),
+            Behavior::AskClient {
+                method: "sampling/createMessage".into(),
+                params: json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "Summarise: sunny, 21 °C."}}],
+                    "maxTokens": 50,
+                }),
+            },
+        )
+        .prompt(
+            crate::specs::PromptSpec::new("plan_trip")
+                .argument("city", true)
+                .message("user", "Plan a day out in {city}."),
+        )
 }
 
 /// A personal notes server, dual-era.
@@ -211,6 +261,7 @@ mod tests {
                 "{name} has no search"
             );
         }
+        by_name("weather").unwrap().validate().unwrap();
         assert!(by_name("nope").is_none());
     }
 }

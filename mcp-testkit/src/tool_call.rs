@@ -205,15 +205,10 @@ pub(crate) async fn run(ctx: Ctx, behavior: Behavior) {
             ctx.reply(wire::text_result(format!("completed {elicitation_id}")))
                 .await;
         }
-        Behavior::Text { text } => {
-            let mut out = text;
-            for (name, value) in ctx.arguments() {
-                let value = value
-                    .as_str()
-                    .map_or_else(|| value.to_string(), str::to_owned);
-                out = out.replace(&format!("{{{name}}}"), &value);
-            }
-            ctx.reply(wire::text_result(out)).await;
+        Behavior::Text { text } => ctx.reply(wire::text_result(fill(&ctx, text))).await,
+        Behavior::TextWithProgress { text, steps } => {
+            sleep_steps(&ctx, 0, steps).await;
+            ctx.reply(wire::text_result(fill(&ctx, text))).await;
         }
         Behavior::Search { items } => canned::search(&ctx, &items).await,
         Behavior::Lookup { key, entries } => canned::lookup(&ctx, &key, &entries).await,
@@ -245,7 +240,26 @@ async fn add(ctx: &Ctx) {
     .await;
 }
 
+/// `text` with each `{name}` replaced by the argument `name`.
+fn fill(ctx: &Ctx, text: String) -> String {
+    let mut out = text;
+    for (name, value) in ctx.arguments() {
+        let value = value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned);
+        out = out.replace(&format!("{{{name}}}"), &value);
+    }
+    out
+}
+
 async fn sleep(ctx: &Ctx, ms: u64, steps: u32) {
+    sleep_steps(ctx, ms, steps).await;
+    ctx.reply(wire::text_result(format!("slept {ms} ms"))).await;
+}
+
+/// Waits `ms`, sending `steps` evenly spaced progress notifications when
+/// the request asked for progress.
+async fn sleep_steps(ctx: &Ctx, ms: u64, steps: u32) {
     let token = ctx.meta().and_then(|m| m.get("progressToken")).cloned();
     match token {
         Some(token) if steps > 0 => {
@@ -267,7 +281,6 @@ async fn sleep(ctx: &Ctx, ms: u64, steps: u32) {
         }
         _ => tokio::time::sleep(Duration::from_millis(ms)).await,
     }
-    ctx.reply(wire::text_result(format!("slept {ms} ms"))).await;
 }
 
 async fn oversized(ctx: &Ctx, bytes: u64) {

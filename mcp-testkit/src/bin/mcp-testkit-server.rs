@@ -1,9 +1,14 @@
-//! `mcp-testkit-server`: a scripted fake MCP server on stdin/stdout.
+//! `mcp-testkit-server`: a scripted fake MCP server on stdin/stdout, or over
+//! Streamable HTTP on loopback.
 //!
 //! ```text
-//! mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github]
-//!                    [--record PATH]
+//! mcp-testkit-server [--script FILE | --script-json JSON | --demo NAME]
+//!                    [--record PATH] [--http]
 //! ```
+//!
+//! With `--http` it serves the script on `127.0.0.1` (a free port), prints the
+//! endpoint (`http://127.0.0.1:PORT/mcp`) as the first line on stdout, and
+//! stops when its standard input ends.
 //!
 //! Without a script option the script comes from the environment variable
 //! `MCP_TESTKIT_SCRIPT` (JSON), else it is `Script::basic()` (dual-era with
@@ -12,9 +17,11 @@
 
 use std::path::PathBuf;
 
-use mcp_testkit::{FakeServer, Recorder, Script, TestkitError, demo};
+use mcp_testkit::{
+    FakeServer, HttpFakeServer, HttpServerOptions, Recorder, Script, TestkitError, demo,
+};
 
-const USAGE: &str = "usage: mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github] [--record PATH]
+const USAGE: &str = "usage: mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github|weather] [--record PATH] [--http]
   script source order: --script, --script-json, --demo, $MCP_TESTKIT_SCRIPT, built-in default (echo/add/sleep)";
 
 /// Exit code for bad arguments or an unusable script.
@@ -29,12 +36,14 @@ enum ScriptSource {
 struct Options {
     script: Option<ScriptSource>,
     record: Option<PathBuf>,
+    http: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, TestkitError> {
     let mut options = Options {
         script: None,
         record: None,
+        http: false,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -53,6 +62,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
                 let value = args.next().ok_or(TestkitError::MissingValue("--demo"))?;
                 options.script = Some(ScriptSource::Demo(value));
             }
+            "--http" => options.http = true,
             "--record" => {
                 let value = args.next().ok_or(TestkitError::MissingValue("--record"))?;
                 options.record = Some(value.into());
@@ -77,20 +87,47 @@ fn load_script(source: Option<ScriptSource>) -> Result<Script, TestkitError> {
     }
 }
 
-fn prepare() -> Result<Option<FakeServer>, TestkitError> {
+/// What to serve, and how.
+enum Serve {
+    Stdio(FakeServer),
+    Http(Script),
+}
+
+fn prepare() -> Result<Option<Serve>, TestkitError> {
     let Some(options) = parse_args(std::env::args().skip(1))? else {
         return Ok(None);
     };
     let script = load_script(options.script)?;
+    if options.http {
+        return Ok(Some(Serve::Http(script)));
+    }
     let recorder = match &options.record {
         Some(path) => Recorder::with_file(path)?,
         None => Recorder::new(),
     };
-    Ok(Some(
+    Ok(Some(Serve::Stdio(
         FakeServer::new(script)
             .with_recorder(recorder)
             .with_stderr(tokio::io::stderr()),
-    ))
+    )))
+}
+
+/// Serves over HTTP until standard input ends; prints the endpoint first.
+async fn serve_http(script: Script) -> i32 {
+    use tokio::io::AsyncReadExt;
+    let server = match HttpFakeServer::start(script, HttpServerOptions::default()).await {
+        Ok(server) => server,
+        Err(error) => {
+            eprintln!("mcp-testkit-server: cannot listen: {error}");
+            return 1;
+        }
+    };
+    println!("{}", server.url());
+    let mut stdin = tokio::io::stdin();
+    let mut sink = [0u8; 256];
+    while matches!(stdin.read(&mut sink).await, Ok(n) if n > 0) {}
+    server.shutdown().await;
+    0
 }
 
 fn report(error: &TestkitError) {
@@ -117,7 +154,7 @@ fn main() {
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
@@ -126,7 +163,12 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout()));
+    let code = match server {
+        Serve::Stdio(server) => {
+            runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout()))
+        }
+        Serve::Http(script) => runtime.block_on(serve_http(script)),
+    };
     // Exit without dropping the runtime: its drop would wait for blocking
     // stdin/stderr operations (a pending read, a stalled stderr flood).
     std::process::exit(code);
