@@ -270,4 +270,15 @@ impl CallToolResult {
     pub fn failed(&self) -> bool {
         self.is_error == Some(true)
     }
+
+    /// The text blocks of the result, one per line (other content kinds are
+    /// left out). This is the server's text: escape it before it reaches a
+    /// terminal (`mcp_types::text::escape_content`).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(crate::ContentBlock::as_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }

@@ -1,6 +1,8 @@
 //! Project automation, run as `cargo xtask <task>`.
 //!
-//! - `test`: what CI runs: fmt, clippy, every test; ends with `N passed, N failed`.
+//! - `test`: what CI runs: fmt, clippy, every test, the examples; ends with
+//!   `N passed, N failed`.
+//! - `examples`: runs `mcp-client`'s examples against the testkit's servers.
 //! - `conformance`: the official suite against our client, with a ratchet.
 //! - `bench`: our client in the peer benchmark, beside the official SDKs.
 //! - `interop`: our client against real reference servers (npm, PyPI).
@@ -13,6 +15,7 @@
 
 mod bench;
 mod conformance;
+mod examples;
 mod interop;
 mod node;
 mod spec;
@@ -45,6 +48,13 @@ fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
+        "examples" => {
+            let (_, failed) = examples::run(&workspace_root())?;
+            if failed > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         "conformance" => {
             let (_, failed) = conformance::run(&workspace_root(), &rest)?;
             if failed > 0 {
@@ -54,7 +64,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | conformance [--scenario S] | interop | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | examples | conformance [--scenario S] | interop | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }

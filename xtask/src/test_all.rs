@@ -56,6 +56,17 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         )?;
     }
     cargo_test(root, &mut tally)?;
+    eprintln!("== examples (mcp-client)");
+    match crate::examples::run(root) {
+        Ok((passed, failed)) => {
+            tally.passed += passed;
+            tally.failed += failed;
+        }
+        Err(e) => {
+            eprintln!("== the examples could not run: {e:#}");
+            tally.failed += 1;
+        }
+    }
     if !args.iter().any(|a| a == "--no-conformance") {
         eprintln!("== cargo xtask conformance");
         match crate::conformance::run(root, &[]) {

@@ -13,11 +13,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mcp-types", &[]),
     // The codec frames bytes and knows nothing of MCP.
     ("mcp-codec", &[]),
-    // mcp-types is a leaf of plain data; the transport uses its `ErrorCause`
-    // for its errors' `cause()`.
     // mcp-auth implements the transport's credential seam (a small trait
     // there), so it sits above the transport, not below it.
     ("mcp-auth", &["mcp-types", "mcp-transport"]),
+    // mcp-types is a leaf of plain data; the transport uses its `ErrorCause`
+    // for its errors' `cause()`.
     ("mcp-transport", &["mcp-codec", "mcp-types"]),
     ("mcp-session", &["mcp-types", "mcp-transport", "mcp-codec"]),
     (
@@ -25,6 +25,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["mcp-session", "mcp-types", "mcp-transport", "mcp-auth"],
     ),
     ("mcp-testkit", &["mcp-codec"]),
+    // The facade: one dependency for hosts, re-exporting the crates below.
+    (
+        "mcp-client",
+        &["mcp-hub", "mcp-session", "mcp-types", "mcp-transport"],
+    ),
     (
         "mcp-cli",
         &[
