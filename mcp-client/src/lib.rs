@@ -104,3 +104,8 @@ pub async fn connect_http_with(
 ) -> Result<Session<Ready>, SessionError> {
     connect(HttpConnector::new(HttpConfig::new(url)), config).await
 }
+
+/// The README's code, compiled as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
