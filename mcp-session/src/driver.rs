@@ -18,6 +18,7 @@ use mcp_types::{ProgressParams, RequestId, ServerRequestMessage, SubscriptionFil
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc, oneshot};
+use tracing::Instrument as _;
 
 use crate::SessionError;
 use crate::events::{SessionEvent, SessionEvents};
@@ -228,7 +229,8 @@ impl Shared {
         self.dropped_events.load(Ordering::Relaxed)
     }
 
-    /// Sends a request and waits for its raw result.
+    /// Sends a request and waits for its raw result, inside a `mcp.request`
+    /// span (method, id, protocol version; its duration is the request's).
     ///
     /// Dropping the returned future cancels the request (the server is sent
     /// `notifications/cancelled`).
@@ -238,6 +240,34 @@ impl Shared {
         params: Params,
         extra_meta: Option<&Map<String, Value>>,
         options: RequestOptions,
+    ) -> Result<RawResult, SessionError> {
+        let span = tracing::debug_span!(
+            "mcp.request",
+            method = &**method,
+            id = tracing::field::Empty,
+            version = options.protocol_version.unwrap_or("-"),
+        );
+        let inner = span.clone();
+        async {
+            let outcome = self
+                .call_in_span(method, params, extra_meta, options, &inner)
+                .await;
+            if let Err(e) = &outcome {
+                tracing::debug!(error = %e, "request failed");
+            }
+            outcome
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn call_in_span(
+        self: &Arc<Self>,
+        method: &Arc<str>,
+        params: Params,
+        extra_meta: Option<&Map<String, Value>>,
+        options: RequestOptions,
+        span: &tracing::Span,
     ) -> Result<RawResult, SessionError> {
         let (tx, rx) = oneshot::channel();
         let wants_progress = options.progress.is_some();
@@ -261,6 +291,7 @@ impl Shared {
             }
             (id, frame, core.take_timer_moved())
         };
+        span.record("id", id);
         if wake {
             // The driver's timer is armed for a later deadline (or none).
             self.wake.notify_one();
