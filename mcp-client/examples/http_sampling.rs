@@ -9,7 +9,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handlers = ClientHandlers::new().on_sampling(|request| async move {
         // A real host would ask its model (after the user agreed).
         let asked = request.messages.len();
-        Ok(CreateMessageResult::text("demo-model", format!("read {asked} message(s)")))
+        Ok(CreateMessageResult::text(
+            "demo-model",
+            format!("read {asked} message(s)"),
+        ))
     });
     let config = SessionConfig {
         handlers,

@@ -13,7 +13,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let progress = CallOptions::new().on_progress(|p| println!("progress: {}", p.progress));
     let forecast = json!({"city": "Paris"});
-    let result = session.call_tool_with("forecast", forecast, &progress).await?;
+    let result = session
+        .call_tool_with("forecast", forecast, &progress)
+        .await?;
     println!("forecast: {}", result.text());
     let prompt = session.get_prompt("plan_trip", [("city", "Paris")]).await?;
     println!("prompt: {} message(s)", prompt.messages.len());

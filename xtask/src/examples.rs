@@ -53,7 +53,10 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<(u64, u64)> {
         // Closing its stdin stops the server.
         drop(server.stdin.take());
         let _ = server.wait();
-        expect(&out?, &["era: Modern", "summary:", "demo-model", "read 1 message(s)"])
+        expect(
+            &out?,
+            &["era: Modern", "summary:", "demo-model", "read 1 message(s)"],
+        )
     });
     tally("http_sampling", http);
     let hub = example(root, "hub").and_then(|bin| {
