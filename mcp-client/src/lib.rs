@@ -28,6 +28,19 @@
 //! ([`types`], [`transport`], [`session`], [`hub`]) for everything the
 //! prelude leaves out. The examples in `examples/` are one program per common
 //! job (a stdio server, a hub of two servers, HTTP with a sampling handler).
+//!
+//! # Features
+//!
+//! Both on by default, each forwarded to the crates underneath:
+//!
+//! - `http`: the HTTP transports, `connect_http` / `connect_http_with`, and
+//!   `HttpConfig` / `HttpConnector` in the prelude (reqwest, rustls).
+//! - `validation`: tool arguments and structured results checked against
+//!   the tools' schemas (jsonschema). Without it the checks are skipped; see
+//!   [`session`]'s crate docs.
+//!
+//! `default-features = false` leaves a stdio-only client that compiles no
+//! HTTP, TLS or JSON Schema crates.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -40,7 +53,12 @@ pub use mcp_types as types;
 pub use serde_json::json;
 
 use mcp_session::{Negotiation, Ready, Session, SessionConfig, SessionError};
-use mcp_transport::{Connector, HttpConfig, HttpConnector, StdioConfig, StdioConnector};
+use mcp_transport::{Connector, StdioConfig, StdioConnector};
+
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+pub use http::{connect_http, connect_http_with};
 
 /// What most programs need: `use mcp_client::prelude::*;`.
 pub mod prelude {
@@ -51,7 +69,9 @@ pub mod prelude {
         CallOptions, ClientHandlers, HandlerError, Page, Ready, Session, SessionConfig,
         SessionError,
     };
-    pub use mcp_transport::{HttpConfig, HttpConnector, StdioConfig, StdioConnector};
+    #[cfg(feature = "http")]
+    pub use mcp_transport::{HttpConfig, HttpConnector};
+    pub use mcp_transport::{StdioConfig, StdioConnector};
     pub use mcp_types::{
         CallToolResult, ContentBlock, CreateMessageResult, ElicitResult, ProgressParams, Tool,
     };
@@ -89,20 +109,6 @@ pub async fn connect_stdio_with<A: Into<String>>(
 ) -> Result<Session<Ready>, SessionError> {
     let stdio = StdioConfig::new(command).args(args.into_iter().map(Into::into));
     connect(StdioConnector::new(stdio), config).await
-}
-
-/// Connects to a Streamable HTTP server at `url` (`https://`, or `http://`
-/// on loopback) and negotiates with it.
-pub async fn connect_http(url: &str) -> Result<Session<Ready>, SessionError> {
-    connect_http_with(url, SessionConfig::default()).await
-}
-
-/// [`connect_http`] with session settings (handlers, deadlines, bounds).
-pub async fn connect_http_with(
-    url: &str,
-    config: SessionConfig,
-) -> Result<Session<Ready>, SessionError> {
-    connect(HttpConnector::new(HttpConfig::new(url)), config).await
 }
 
 /// The README's code, compiled as a doctest so that it stays true.

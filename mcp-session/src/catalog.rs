@@ -3,7 +3,8 @@
 //! of each tool. A validator is compiled at most once per listing (on first
 //! use) and never per call. A schema that cannot be compiled (for example
 //! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
-//! check for that tool instead of blocking it.
+//! check for that tool instead of blocking it. Without the `validation`
+//! feature nothing is compiled and every check is skipped.
 
 use std::sync::OnceLock;
 
@@ -12,13 +13,14 @@ use mcp_types::headers::{self as param_headers, ParamHeader};
 use mcp_types::text::Untrusted;
 use serde_json::Value;
 
-use crate::plain_schema::PlainSchema;
+use crate::validation::{Check, compile};
 
 /// The tools of one listing, with their validators.
 ///
 /// A validator is compiled on the first call that needs it and kept for the
 /// life of the listing: at most once per tool per listing, never per call,
-/// and never for tools that are only listed.
+/// and never for tools that are only listed. Without the crate's
+/// `validation` feature no validator is ever compiled.
 #[derive(Debug)]
 pub struct ToolCatalog {
     tools: Vec<Tool>,
@@ -129,67 +131,16 @@ impl ToolCatalog {
     pub(crate) fn input_validator(&self, name: &str) -> Option<&Check> {
         let i = self.position(name)?;
         self.input[i]
-            .get_or_init(|| compile(self.tools[i].input_schema.to_value().ok()))
+            .get_or_init(|| compile(Some(&self.tools[i].input_schema)))
             .as_deref()
     }
 
     pub(crate) fn output_validator(&self, name: &str) -> Option<&Check> {
         let i = self.position(name)?;
         self.output[i]
-            .get_or_init(|| {
-                compile(
-                    self.tools[i]
-                        .output_schema
-                        .as_ref()
-                        .and_then(|s| s.to_value().ok()),
-                )
-            })
+            .get_or_init(|| compile(self.tools[i].output_schema.as_ref()))
             .as_deref()
     }
-}
-
-/// A compiled schema: the plain checker when the schema is plain, else the
-/// full validator.
-#[derive(Debug)]
-pub(crate) enum Check {
-    Plain(PlainSchema),
-    Full(jsonschema::Validator),
-}
-
-fn compile(schema: Option<Value>) -> Option<Box<Check>> {
-    let schema = schema?;
-    if let Some(plain) = PlainSchema::parse(&schema) {
-        return Some(Box::new(Check::Plain(plain)));
-    }
-    match jsonschema::validator_for(&schema) {
-        Ok(v) => Some(Box::new(Check::Full(v))),
-        Err(e) => {
-            // The message can quote the server's schema (a `$ref`, a pattern).
-            let error = e.masked().to_string();
-            tracing::warn!(error = %Untrusted::new(&error), "tool schema not usable for validation; check skipped");
-            None
-        }
-    }
-}
-
-pub(crate) fn failures(check: &Check, instance: &Value) -> Vec<String> {
-    let validator = match check {
-        Check::Plain(plain) => return plain.failures(instance),
-        Check::Full(validator) => validator,
-    };
-    validator
-        .iter_errors(instance)
-        .take(20)
-        .map(|e| {
-            let path = e.instance_path().to_string();
-            let path = if path.is_empty() {
-                "/".to_owned()
-            } else {
-                path
-            };
-            format!("{path}: {}", e.masked())
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -235,9 +186,15 @@ mod tests {
         assert!(catalog.get("").is_none());
         assert!(catalog.get("zzz").is_none());
         // Validators are reached through the same lookup.
-        let validator = catalog.input_validator("mid").expect("compiled");
-        assert!(failures(validator, &serde_json::json!({"n": 1})).is_empty());
-        assert!(!failures(validator, &serde_json::json!({})).is_empty());
+        #[cfg(feature = "validation")]
+        {
+            use crate::validation::failures;
+            let validator = catalog.input_validator("mid").expect("compiled");
+            assert!(failures(validator, &serde_json::json!({"n": 1})).is_empty());
+            assert!(!failures(validator, &serde_json::json!({})).is_empty());
+        }
+        #[cfg(not(feature = "validation"))]
+        assert!(catalog.input_validator("mid").is_none(), "nothing compiled");
         assert!(catalog.input_validator("nope").is_none());
         assert!(
             catalog

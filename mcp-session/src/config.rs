@@ -45,9 +45,18 @@ pub struct SessionConfig {
     pub max_argument_bytes: usize,
     /// Check tool arguments against the tool's `inputSchema` before sending
     /// (when the tool has been listed).
+    ///
+    /// Needs the crate's `validation` feature (on by default). Without it no
+    /// schema is compiled and this check is skipped even when `true`: the
+    /// arguments go to the server unchecked (the argument size bound still
+    /// holds), and a `tracing` debug event says so once per process.
     pub validate_arguments: bool,
     /// Check `structuredContent` against the tool's `outputSchema` (when the
     /// tool has been listed and the result is not an error).
+    ///
+    /// Needs the crate's `validation` feature, like
+    /// [`validate_arguments`](Self::validate_arguments): without it the
+    /// result is returned unchecked even when `true`.
     pub validate_structured_content: bool,
     /// Capacity of the host's event queue.
     pub event_queue: usize,

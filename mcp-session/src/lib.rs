@@ -38,6 +38,26 @@
 //! limit), from the hub down to the frame on the wire, and every listing
 //! returns the same [`Page`].
 //!
+//! # Features
+//!
+//! Both are on by default; a host that only starts local servers and does
+//! its own argument checks can turn them off (`default-features = false`)
+//! and compiles no HTTP, TLS or JSON Schema crates.
+//!
+//! - `http`: the HTTP transports of `mcp-transport` (forwarded to its own
+//!   `http` feature). The session's HTTP-specific logic (2026 parameter
+//!   headers, re-initialising an expired HTTP session) needs no HTTP crate
+//!   and is always compiled; it is simply never reached over stdio.
+//! - `validation`: tool schemas are compiled (with `jsonschema` for
+//!   anything beyond a plain schema) and arguments and structured results
+//!   are checked against them, as [`SessionConfig::validate_arguments`] and
+//!   [`SessionConfig::validate_structured_content`] ask. Without it no schema
+//!   is compiled and both checks are skipped whatever the configuration
+//!   says: arguments reach the server unchecked and
+//!   [`SessionError::InvalidArguments`] /
+//!   [`SessionError::InvalidStructuredContent`] never occur. The first
+//!   skipped check logs a `tracing` debug event saying so.
+//!
 //! Architecture Invariant: nothing waits forever. Every request has a
 //! deadline (reset by progress only up to a hard maximum), and when the
 //! transport ends every pending request fails at once with
@@ -55,6 +75,10 @@ mod negotiate;
 mod page;
 mod paginate;
 mod params;
+// Tool schema checks: compiled validators with the `validation` feature; an
+// empty stand-in with the same items (nothing compiled, checks skipped)
+// without it.
+#[cfg(feature = "validation")]
 mod plain_schema;
 pub mod protocol;
 mod rounds;
@@ -63,6 +87,11 @@ mod subscriptions;
 mod surface;
 mod tasks;
 mod tools;
+#[cfg(feature = "validation")]
+mod validation;
+#[cfg(not(feature = "validation"))]
+#[path = "no_validation.rs"]
+mod validation;
 
 pub use catalog::ToolCatalog;
 pub use config::{EraCache, Negotiation, SessionConfig};

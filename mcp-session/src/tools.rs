@@ -4,7 +4,8 @@
 //! `inputSchema` / `outputSchema` validators, each compiled at most once per
 //! listing (on first use) and never per call. A schema that cannot be compiled (for example
 //! one whose `$ref` points elsewhere: nothing is ever fetched) disables the
-//! check for that tool instead of blocking it.
+//! check for that tool instead of blocking it. Without the `validation`
+//! feature nothing is compiled and both checks are skipped.
 
 use mcp_types::Request as _;
 use mcp_types::requests::{CallTool, ListTools};
@@ -16,13 +17,14 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::SessionError;
-use crate::catalog::{ToolCatalog, failures};
+use crate::catalog::ToolCatalog;
 use crate::driver::RequestOptions;
 use crate::page::Page;
 use crate::paginate::Paginator;
 use crate::params::Params;
 use crate::protocol::RequestTiming;
 use crate::session::{Ready, Session};
+use crate::validation::failures;
 
 /// The method name, allocated once per process rather than per call.
 static TOOLS_CALL: std::sync::LazyLock<Arc<str>> =
@@ -189,7 +191,11 @@ impl Session<Ready> {
     /// Before sending: arguments over the argument bound are refused, and
     /// (when the tool was listed and checks are on) arguments are checked
     /// against its `inputSchema`. After: `structuredContent` is checked
-    /// against the `outputSchema` unless the result is an error.
+    /// against the `outputSchema` unless the result is an error. Both schema
+    /// checks need the crate's `validation` feature (on by default); without
+    /// it they are skipped (see [`SessionConfig::validate_arguments`]).
+    ///
+    /// [`SessionConfig::validate_arguments`]: crate::SessionConfig::validate_arguments
     pub async fn call_tool_with(
         &self,
         name: &str,

@@ -69,6 +69,7 @@ async fn a_tool_error_is_data_not_an_error() {
     assert_eq!(result.is_error, Some(true));
 }
 
+#[cfg(feature = "validation")]
 #[tokio::test]
 async fn arguments_are_checked_against_the_input_schema_before_sending() {
     let (connector, recorder) = memory(tools_script());
@@ -99,6 +100,7 @@ async fn arguments_are_checked_against_the_input_schema_before_sending() {
 /// cursor home and writes a line of its own.
 const FORGED: &str = "\u{1b}[2J\u{1b}[1;1Hall checks passed";
 
+#[cfg(feature = "validation")]
 #[tokio::test]
 async fn schema_text_quoted_by_an_argument_failure_is_escaped_in_display() {
     // A `pattern` goes to the full validator, a required property's name to
@@ -138,6 +140,7 @@ async fn schema_text_quoted_by_an_argument_failure_is_escaped_in_display() {
     assert!(recorder.with_method("tools/call").is_empty());
 }
 
+#[cfg(feature = "validation")]
 #[tokio::test]
 async fn structured_content_failures_are_escaped_in_display() {
     let script = Script::legacy().tool_json(
@@ -160,6 +163,7 @@ async fn structured_content_failures_are_escaped_in_display() {
     assert!(shown.contains("\\u{1b}[2J"), "{shown:?}");
 }
 
+#[cfg(feature = "validation")]
 #[tokio::test]
 async fn structured_content_is_checked_against_the_output_schema() {
     let (connector, _) = memory(tools_script());
@@ -177,6 +181,32 @@ async fn structured_content_is_checked_against_the_output_schema() {
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+/// Without the `validation` feature no schema is compiled: arguments go out
+/// unchecked and structured content comes back unchecked, though both
+/// checks are on in the configuration.
+#[cfg(not(feature = "validation"))]
+#[tokio::test]
+async fn without_the_validation_feature_schemas_are_not_checked() {
+    let (connector, recorder) = memory(tools_script());
+    let config = quick_config();
+    assert!(config.validate_arguments && config.validate_structured_content);
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    session.list_tools().await.unwrap();
+    let sent = session
+        .call_tool("add", args(json!({"a": "two", "b": 3})))
+        .await;
+    assert!(
+        !matches!(sent, Err(SessionError::InvalidArguments { .. })),
+        "{sent:?}"
+    );
+    assert_eq!(recorder.with_method("tools/call").len(), 1, "it was sent");
+    let result = session.call_tool("typed", ()).await.unwrap();
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"sum": "not a number"}))
+    );
 }
 
 #[tokio::test]

@@ -42,8 +42,12 @@ pub enum TransportError {
     Closed,
 
     // ---- HTTP transports (Streamable HTTP and legacy HTTP+SSE) ----
+    // The variants that carry an HTTP library's error exist with the `http`
+    // feature only; the others are plain data and stay, so that code
+    // matching on them needs no `cfg` of its own.
     /// The server URL could not be parsed. The URL itself is not shown: it
-    /// may carry secrets.
+    /// may carry secrets. (Feature `http`.)
+    #[cfg(feature = "http")]
     #[error("the server URL is not a valid URL")]
     InvalidUrl(#[source] url::ParseError),
     /// The server URL has a scheme other than `http` or `https`.
@@ -84,16 +88,19 @@ pub enum TransportError {
         /// The header's name, when the name is legal (the value was not).
         name: Option<String>,
     },
-    /// A credential source (a [`CredentialProvider`](crate::CredentialProvider)
-    /// such as OAuth) could not produce credentials. The cause is the
+    /// A credential source (an HTTP transport's `CredentialProvider` such as
+    /// OAuth) could not produce credentials. The cause is the
     /// provider's own error, whose `Display` must be free of secrets.
     #[error("could not obtain credentials for the server")]
     CredentialSource(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// The HTTP client could not be set up (TLS roots, say).
+    /// The HTTP client could not be set up (TLS roots, say). (Feature
+    /// `http`.)
+    #[cfg(feature = "http")]
     #[error("could not set up the HTTP client")]
     HttpClient(#[source] reqwest::Error),
     /// An HTTP exchange failed before an answer (connection refused, reset,
-    /// TLS, time-out). The error has its URL removed.
+    /// TLS, time-out). The error has its URL removed. (Feature `http`.)
+    #[cfg(feature = "http")]
     #[error("HTTP request to the server failed")]
     Http(#[source] reqwest::Error),
     /// The legacy HTTP+SSE endpoint answered the stream request with a status
@@ -151,15 +158,18 @@ impl TransportError {
             | TransportError::TooManyOpenFiles { .. }
             | TransportError::Io(_)
             | TransportError::Closed
-            | TransportError::Http(_)
             | TransportError::NoEndpointEvent { .. } => ErrorCause::Connection,
+            #[cfg(feature = "http")]
+            TransportError::Http(_) => ErrorCause::Connection,
+            #[cfg(feature = "http")]
+            TransportError::InvalidUrl(_) | TransportError::HttpClient(_) => {
+                ErrorCause::Configuration
+            }
             TransportError::Codec(e) | TransportError::Encode(e) => codec_cause(e),
-            TransportError::InvalidUrl(_)
-            | TransportError::UnsupportedScheme { .. }
+            TransportError::UnsupportedScheme { .. }
             | TransportError::InsecureUrl { .. }
             | TransportError::CredentialsInUrl
-            | TransportError::InvalidHeader { .. }
-            | TransportError::HttpClient(_) => ErrorCause::Configuration,
+            | TransportError::InvalidHeader { .. } => ErrorCause::Configuration,
             TransportError::MissingCredential { .. } | TransportError::CredentialSource(_) => {
                 ErrorCause::Authorization
             }

@@ -15,17 +15,36 @@
 //! - [`StdioConnector`]: spawns a server as a child process (never through a
 //!   shell), in its own process group, with a clean environment; see
 //!   [`StdioConfig`].
-//! - [`HttpConnector`]: Streamable HTTP, both protocol eras; its fallback is
-//!   [`SseConnector`], the legacy HTTP+SSE transport (see [`http`]).
+//! - `HttpConnector`: Streamable HTTP, both protocol eras; its fallback is
+//!   `SseConnector`, the legacy HTTP+SSE transport (see the `http` module;
+//!   feature `http`).
 //! - [`memory_pair`]: an in-memory connection for tests, whose other end is a
 //!   pair of byte streams a fake server can serve.
+//!
+//! # Features
+//!
+//! - `http` (default): the HTTP transports, their configuration and the
+//!   credential seam they consult (`CredentialProvider`, `StaticHeader`),
+//!   with reqwest (rustls), url and serde. Without it the crate has stdio and
+//!   in-memory connections only, and [`TransportError`] lacks the variants
+//!   that carry an HTTP library's error (`InvalidUrl`, `HttpClient`, `Http`).
+//!   A host that only starts local servers builds with
+//!   `default-features = false` and compiles no HTTP or TLS stack.
+//!
+//! No crate here installs a process-wide rustls crypto provider: reqwest
+//! uses one the host installed, else builds each client with its own
+//! (aws-lc-rs).
 //!
 //! Architecture Invariant: every queue is bounded; a line over the frame limit is
 //! reported as [`TransportError::Codec`] for that frame and reading carries on.
 #![forbid(unsafe_code)]
 
+// The frame queue of message transports (`FrameSender`'s queue sink) is
+// only made by the HTTP transports; without them it is unused, not wrong.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod connection;
 mod error;
+#[cfg(feature = "http")]
 pub mod http;
 mod memory;
 mod outlet;
@@ -38,6 +57,7 @@ pub use connection::{
     FrameKind, FrameSender, Inbound, OutboundFrame, RequestFailure,
 };
 pub use error::TransportError;
+#[cfg(feature = "http")]
 pub use http::{CredentialProvider, HttpConfig, HttpConnector, SseConnector, StaticHeader};
 pub use mcp_codec::SkippedEdge;
 pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};

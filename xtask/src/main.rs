@@ -7,7 +7,8 @@
 //! - `bench`: our client in the peer benchmark, beside the official SDKs.
 //! - `interop`: our client against real reference servers (npm, PyPI).
 //! - `tidy`: repository rules that no compiler checks (dependency direction,
-//!   sans-IO modules free of tokio, crate docs, no `todo!`); also runs as a
+//!   sans-IO modules free of tokio, crate docs, no `todo!`, stdio-only
+//!   builds free of HTTP, TLS and jsonschema); also runs as a
 //!   `#[test]` so `cargo test` enforces it.
 //! - `spec`: downloads the official MCP schemas and examples at a pinned commit
 //!   into `MCP_SPEC_DIR` (default `../shared/mcp-spec`) and checks their SHA-256.

@@ -1,6 +1,8 @@
 //! `cargo xtask test`: everything CI checks, with one closing count.
 //!
-//! Runs, in order: `cargo fmt --check`, `cargo clippy --all-targets -D warnings`,
+//! Runs, in order: `cargo fmt --check`, `cargo clippy --all-targets -D warnings`
+//! (and clippy of the lean builds: `mcp-cli`, `mcp-session` and `mcp-client`
+//! without default features),
 //! `cargo test --workspace`, `cargo xtask conformance` and `cargo xtask
 //! interop`; each `cargo test` case, conformance scenario and interop check counts as one check, and fmt and clippy
 //! count as one check each (`--no-lint`, `--no-conformance`, `--no-interop` skip parts). The last line is
@@ -54,6 +56,26 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             ],
             &mut tally,
         )?;
+        // Stdio-only hosts (no `http`, no `validation`): the gated code
+        // builds and lints clean without them. (`cargo xtask tidy` checks
+        // that their dependency trees hold no HTTP, TLS or jsonschema.)
+        for package in ["mcp-session", "mcp-client"] {
+            step(
+                root,
+                &format!("clippy ({package} without default features)"),
+                &[
+                    "clippy",
+                    "-p",
+                    package,
+                    "--no-default-features",
+                    "--quiet",
+                    "--",
+                    "-D",
+                    "warnings",
+                ],
+                &mut tally,
+            )?;
+        }
     }
     cargo_test(root, &mut tally)?;
     eprintln!("== examples (mcp-client)");

@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Which workspace crates each crate may depend on (normal dependencies). The
 /// direction is the design's: cli → hub → session → {types, transport → codec},
@@ -52,6 +53,16 @@ const SANS_IO: &[&str] = &[
     "mcp-session/src/protocol",
 ];
 
+/// Packages whose stdio-only build (`--no-default-features`: no `http`, no
+/// `validation`) is checked for [`LEAN_FORBIDDEN`] crates.
+const LEAN_PACKAGES: &[&str] = &["mcp-session", "mcp-client"];
+
+/// Crates a stdio-only build must not compile: the HTTP client and server
+/// stack, TLS with its crypto back-ends, the JSON Schema validator. A name
+/// matches whole or as a `-`-separated part (`tokio-rustls`, `aws-lc-sys`,
+/// `jsonschema-regex`).
+const LEAN_FORBIDDEN: &[&str] = &["reqwest", "hyper", "rustls", "aws-lc", "ring", "jsonschema"];
+
 /// Runs every check; returns one line per problem.
 pub(crate) fn check(root: &Path) -> Vec<String> {
     let mut problems = Vec::new();
@@ -71,7 +82,57 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
         }
     }
     check_method_names(root, &mut problems);
+    check_lean_trees(root, &mut problems);
     problems
+}
+
+/// The stdio-only dependency tree of each of [`LEAN_PACKAGES`] (from
+/// `cargo tree`) holds none of [`LEAN_FORBIDDEN`], so the `http` and
+/// `validation` features cannot rot into always-on dependencies.
+fn check_lean_trees(root: &Path, problems: &mut Vec<String>) {
+    for package in LEAN_PACKAGES {
+        let output = Command::new(crate::cargo())
+            .args(["tree", "-p", package, "--no-default-features"])
+            .args(["-e", "normal", "--prefix", "none"])
+            .current_dir(root)
+            .output();
+        match output {
+            Ok(out) if out.status.success() => {
+                let tree = String::from_utf8_lossy(&out.stdout);
+                for name in lean_violations(&tree) {
+                    problems.push(format!(
+                        "{package} --no-default-features depends on `{name}` (stdio-only builds must not compile HTTP, TLS or jsonschema)"
+                    ));
+                }
+            }
+            Ok(out) => problems.push(format!(
+                "cargo tree -p {package} --no-default-features failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+            Err(e) => problems.push(format!("could not run cargo tree: {e}")),
+        }
+    }
+}
+
+/// The [`LEAN_FORBIDDEN`] crates named in `cargo tree --prefix none` output
+/// (one `name vX.Y.Z …` a line), each once.
+fn lean_violations(tree: &str) -> Vec<String> {
+    let mut found: Vec<String> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| {
+            LEAN_FORBIDDEN.iter().any(|f| {
+                *name == *f
+                    || name.starts_with(&format!("{f}-"))
+                    || name.ends_with(&format!("-{f}"))
+                    || name.contains(&format!("-{f}-"))
+            })
+        })
+        .map(str::to_owned)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// The method names the `requests!` / `notifications!` tables of mcp-types
@@ -307,6 +368,24 @@ mod tests {
             problems[0].contains("a.rs:1: method `tools/call`"),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn http_tls_and_jsonschema_in_a_lean_tree_are_caught() {
+        let tree = "mcp-session v0.1.0 (/w/mcp-session)\nbytes v1.11.0\ntokio-rustls v0.26.6\n\
+                    reqwest v0.13.5\nstring-interner v0.1.0\naws-lc-sys v0.47.0\n\
+                    jsonschema v0.61.2\nring v0.17.14\nhyperlocal v0.9.0\nreqwest v0.13.5 (*)\n";
+        assert_eq!(
+            lean_violations(tree),
+            [
+                "aws-lc-sys",
+                "jsonschema",
+                "reqwest",
+                "ring",
+                "tokio-rustls"
+            ]
+        );
+        assert!(lean_violations("mcp-types v0.1.0 (/w)\nserde v1.0.0\n").is_empty());
     }
 
     #[test]
