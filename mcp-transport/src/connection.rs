@@ -408,3 +408,24 @@ pub trait Connector: Send + Sync + fmt::Debug {
         None
     }
 }
+
+/// A shared connector is a connector: every method, the defaults included,
+/// is the inner one's, so `Arc<StdioConnector>` and `Arc<dyn Connector>` go
+/// wherever an `impl Connector` is taken.
+impl<C: Connector + ?Sized> Connector for Arc<C> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
+        (**self).connect()
+    }
+
+    fn is_stdio(&self) -> bool {
+        (**self).is_stdio()
+    }
+
+    fn fallback(&self) -> Option<Arc<dyn Connector>> {
+        (**self).fallback()
+    }
+
+    fn cache_key(&self) -> Option<String> {
+        (**self).cache_key()
+    }
+}
