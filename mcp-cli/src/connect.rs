@@ -205,7 +205,7 @@ pub(crate) fn spec(
         negotiation = ?entry.negotiation,
         "starting server"
     );
-    let mut spec = ServerSpec::new(&entry.name, connector)?
+    let mut spec = ServerSpec::new(&entry.name, connector)
         .negotiation(entry.negotiation)
         .session(session_config(origin, entry)?)
         .restart(RestartPolicy::Never)
@@ -248,7 +248,7 @@ pub(crate) async fn start_one(
 ) -> Result<Hub, CliError> {
     let spec = spec(origin, entry, options, discovery)?.required();
     let hub = Hub::builder(hub_config(CollisionPolicy::Prefix, false))
-        .server(spec)?
+        .server(spec)
         .authority(authority([entry]))
         .start()
         .await?;

@@ -21,13 +21,9 @@ fn hub_of(binary: &str, n: usize) -> mcp_hub::HubBuilder {
             .tool(&format!("only{i}"), Behavior::Text { text: "x".into() });
         let json = serde_json::to_string(&script).expect("script serialises");
         let config = StdioConfig::new(binary).args(["--script-json".to_owned(), json]);
-        let spec = ServerSpec::new(
-            &format!("s{i:03}"),
-            std::sync::Arc::new(StdioConnector::new(config)),
-        )
-        .expect("valid name")
-        .start_timeout(Duration::from_secs(120));
-        builder = builder.server(spec).expect("unique names");
+        let spec = ServerSpec::new(&format!("s{i:03}"), StdioConnector::new(config))
+            .start_timeout(Duration::from_secs(120));
+        builder = builder.server(spec);
     }
     builder
 }

@@ -135,10 +135,10 @@ async fn run(workload: &str, n: usize, server: &str) -> Res<Value> {
 async fn fleet(n: usize, server: &str, t0: Instant, cpu0: f64) -> Res<Value> {
     let mut builder = Hub::builder(HubConfig::default());
     for i in 0..n {
-        let connector = Arc::new(StdioConnector::new(StdioConfig::new(server)));
-        let mut spec = ServerSpec::new(&format!("s{i}"), connector)?.required();
+        let connector = StdioConnector::new(StdioConfig::new(server));
+        let mut spec = ServerSpec::new(&format!("s{i}"), connector).required();
         spec.negotiation = Negotiation::Legacy;
-        builder = builder.server(spec)?;
+        builder = builder.server(spec);
     }
     // Starting the hub spawns, negotiates and lists every server in parallel.
     let hub = builder.start().await?;

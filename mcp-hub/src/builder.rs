@@ -1,5 +1,6 @@
 //! Registration and the parallel start of a [`Hub`].
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -12,6 +13,7 @@ use crate::governance::approval::ApprovalHook;
 use crate::governance::authority::{Authority, Principal};
 use crate::hub::Hub;
 use crate::namespace::Namespace;
+use crate::namespace::name::ServerName;
 use crate::servers::backoff::Jitter;
 use crate::servers::fdlimit;
 use crate::servers::lifecycle::{self, FirstOutcome};
@@ -20,6 +22,27 @@ use crate::shared::HubShared;
 use crate::subscriptions::{self, Counters, MAX_SUBSCRIPTIONS_PER_SERVER, SubscriptionSpec};
 
 /// Registers servers and starts a [`Hub`].
+///
+/// Registering cannot fail, so a chain needs no `?` before
+/// [`HubBuilder::start`], which reports the first problem in registration
+/// order (a server's invalid name or settings, a duplicate name, more
+/// servers than [`HubConfig::max_servers`], then the same for
+/// subscriptions) before it starts anything:
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), mcp_hub::HubError> {
+/// use mcp_hub::{Hub, HubConfig, ServerSpec};
+/// use mcp_transport::{StdioConfig, StdioConnector};
+///
+/// let files = StdioConnector::new(StdioConfig::new("files-server"));
+/// let github = StdioConnector::new(StdioConfig::new("github-server"));
+/// let hub = Hub::builder(HubConfig::default())
+///     .server(ServerSpec::new("files", files).required())
+///     .server(ServerSpec::new("github", github))
+///     .start()
+///     .await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct HubBuilder {
     config: HubConfig,
@@ -47,20 +70,15 @@ impl HubBuilder {
     }
 
     /// Registers a server. Registration order decides collisions (`first`,
-    /// `reject`) and the order of the namespace.
-    pub fn server(mut self, spec: ServerSpec) -> Result<Self, HubError> {
-        spec.validate()?;
-        if self.servers.iter().any(|s| s.name == spec.name) {
-            return Err(HubError::DuplicateServer(spec.name));
-        }
-        if self.servers.len() >= self.config.max_servers {
-            return Err(HubError::InvalidSetting {
-                setting: "max_servers",
-                problem: "more servers than the hub's bound",
-            });
-        }
+    /// `reject`) and the order of the namespace. [`HubBuilder::start`]
+    /// checks it: an invalid name
+    /// ([`HubError::InvalidServerName`]) or setting
+    /// ([`HubError::InvalidSetting`]), a name registered before
+    /// ([`HubError::DuplicateServer`]), one server more than
+    /// [`HubConfig::max_servers`].
+    pub fn server(mut self, spec: ServerSpec) -> Self {
         self.servers.push(spec);
-        Ok(self)
+        self
     }
 
     /// Sets the authority document.
@@ -90,26 +108,53 @@ impl HubBuilder {
 
     /// Registers a resource subscription (see [`SubscriptionSpec`]). Its
     /// server must be registered and its URI allowed by the authority by
-    /// [`HubBuilder::start`], which makes it (before the first read) and
-    /// fails when it cannot be made.
-    pub fn subscription(mut self, spec: SubscriptionSpec) -> Result<Self, HubError> {
-        spec.validate()?;
-        let same_server = self
-            .subscriptions
-            .iter()
-            .filter(|s| s.server == spec.server)
-            .count();
-        if same_server >= MAX_SUBSCRIPTIONS_PER_SERVER {
-            return Err(HubError::InvalidSetting {
-                setting: "subscriptions",
-                problem: "more than 64 subscriptions on one server",
-            });
-        }
+    /// [`HubBuilder::start`], which checks its settings (at most 64 on one
+    /// server), makes it (before the first read) and fails when it cannot
+    /// be made.
+    pub fn subscription(mut self, spec: SubscriptionSpec) -> Self {
         self.subscriptions.push(spec);
-        Ok(self)
+        self
     }
 
-    /// Starts every server in parallel and waits until each is ready or has
+    /// The first problem with the registrations, in registration order:
+    /// servers, then subscriptions.
+    fn check_registrations(&self) -> Result<(), HubError> {
+        let mut names = HashSet::with_capacity(self.servers.len());
+        for (i, spec) in self.servers.iter().enumerate() {
+            spec.validate()?;
+            if !names.insert(&spec.name) {
+                return Err(HubError::DuplicateServer(spec.name.clone()));
+            }
+            if i >= self.config.max_servers {
+                return Err(HubError::InvalidSetting {
+                    setting: "max_servers",
+                    problem: "more servers than the hub's bound",
+                });
+            }
+        }
+        let mut per_server: HashMap<&ServerName, usize> = HashMap::new();
+        for sub in &self.subscriptions {
+            sub.validate()?;
+            let same_server = per_server.entry(&sub.server).or_default();
+            if *same_server >= MAX_SUBSCRIPTIONS_PER_SERVER {
+                return Err(HubError::InvalidSetting {
+                    setting: "subscriptions",
+                    problem: "more than 64 subscriptions on one server",
+                });
+            }
+            *same_server += 1;
+            if !names.contains(&sub.server) {
+                return Err(HubError::UnknownServer {
+                    name: sub.server.as_str().to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the registrations (see [`HubBuilder::server`] and
+    /// [`HubBuilder::subscription`]; nothing starts when one is wrong), then
+    /// starts every server in parallel and waits until each is ready or has
     /// failed its first start (each within its own start deadline; optional
     /// servers at most [`HubConfig::start_wait`]: those still starting then
     /// join the namespace when ready, at their registration place). Fails when
@@ -125,13 +170,7 @@ impl HubBuilder {
                 problem: "it must be at least 1",
             });
         }
-        for sub in &self.subscriptions {
-            if !self.servers.iter().any(|s| s.name == sub.server) {
-                return Err(HubError::UnknownServer {
-                    name: sub.server.as_str().to_owned(),
-                });
-            }
-        }
+        self.check_registrations()?;
         for name in self.authority.servers().into_iter().flat_map(|s| s.keys()) {
             if !self.servers.iter().any(|s| s.name.as_str() == name) {
                 return Err(HubError::AuthorityUnknownServer { name: name.clone() });

@@ -260,9 +260,15 @@ impl Default for RetryPolicy {
 }
 
 /// One server as the host registers it.
+///
+/// Building one cannot fail: [`HubBuilder::start`](crate::HubBuilder::start)
+/// checks the name and the settings, so a chain of builder calls needs no
+/// `?` until then.
 #[derive(Clone, Debug)]
 pub struct ServerSpec {
-    /// The host's name for it.
+    /// The host's name for it (1 to 64 characters of `[A-Za-z0-9_-]`;
+    /// [`HubBuilder::start`](crate::HubBuilder::start) refuses any other
+    /// with [`HubError::InvalidServerName`]).
     pub name: ServerName,
     /// How to reach it (stdio child, in-memory, later HTTP).
     pub connector: Arc<dyn Connector>,
@@ -295,10 +301,15 @@ impl ServerSpec {
     /// A server called `name`, reached through `connector`, with defaults:
     /// optional, restarted with back-off, eager discovery, changed listings
     /// held for review.
-    pub fn new(name: &str, connector: Arc<dyn Connector>) -> Result<Self, HubError> {
-        Ok(Self {
-            name: ServerName::new(name)?,
-            connector,
+    ///
+    /// `connector` is any connector by value (`StdioConnector::new(..)`) or
+    /// shared (`Arc<StdioConnector>`, `Arc<dyn Connector>`). The name is
+    /// checked when the hub starts ([`HubError::InvalidServerName`] from
+    /// [`HubBuilder::start`](crate::HubBuilder::start)).
+    pub fn new(name: &str, connector: impl Connector + 'static) -> Self {
+        Self {
+            name: ServerName::unchecked(name),
+            connector: Arc::new(connector),
             session: SessionConfig::default(),
             negotiation: Negotiation::Auto,
             required: false,
@@ -310,7 +321,7 @@ impl ServerSpec {
             retry: RetryPolicy::default(),
             start_timeout: Duration::from_secs(30),
             context_helpers: false,
-        })
+        }
     }
 
     /// Marks the server required.
@@ -379,7 +390,9 @@ impl ServerSpec {
         self
     }
 
+    /// The name first, then the settings.
     pub(crate) fn validate(&self) -> Result<(), HubError> {
+        self.name.check()?;
         if let RestartPolicy::Backoff(b) = &self.restart {
             b.validate()?;
         }
@@ -408,7 +421,12 @@ pub struct HubConfig {
     /// Joins server and tool in qualified names.
     pub separator: Separator,
     /// Expose provider-safe names (`[A-Za-z0-9_-]`, at most 64 characters,
-    /// with a stable hash suffix where sanitising would collide).
+    /// with a stable hash suffix where sanitising would collide) as the
+    /// names themselves, so `notes/search` is `notes_search` everywhere and
+    /// only that routes. Off (the default), the names stay as they are and
+    /// each one that is not safe carries that same form as an alias, which
+    /// the exports use and calls accept
+    /// ([`ExposedTool::provider_name`](crate::ExposedTool::provider_name)).
     pub provider_safe_names: bool,
     /// How long [`crate::HubBuilder::start`] waits for optional servers;
     /// `None` waits for each one's own start deadline. Required servers are

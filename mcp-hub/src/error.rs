@@ -271,6 +271,27 @@ pub enum HubError {
         /// The method.
         operation: &'static str,
     },
+    /// A tool's arguments did not serialise to a JSON object (they were an
+    /// array, a string, a number or a boolean); nothing was sent. `()`, a
+    /// unit struct and `null` count as no arguments.
+    #[error("arguments for tool `{}` must be a JSON object, not {found}", Untrusted::new(.tool))]
+    ArgumentsNotAnObject {
+        /// The tool, as the caller named it.
+        tool: String,
+        /// What they were instead (`an array`, `a string` …).
+        found: &'static str,
+    },
+    /// A tool's arguments could not be serialised to JSON at all (their
+    /// `Serialize` implementation failed, or a map has keys that are not
+    /// strings); nothing was sent.
+    #[error("arguments for tool `{}` could not be serialised to JSON", Untrusted::new(.tool))]
+    ArgumentsNotSerializable {
+        /// The tool, as the caller named it.
+        tool: String,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A context helper tool was called with arguments of the wrong shape.
     #[error("helper `{}` called with bad arguments: {problem}", Untrusted::new(.helper))]
     HelperArguments {
@@ -287,8 +308,10 @@ pub enum HubError {
         /// What is wrong.
         problem: &'static str,
     },
-    /// A name is not provider-safe, so the namespace cannot be exported in a
-    /// provider's format; build the hub with provider-safe names.
+    /// A name has no provider-safe form, so the namespace cannot be exported
+    /// in a provider's format. Every namespace carries a provider-safe alias
+    /// for each name that is not safe, so this remains only for an alias
+    /// that would collide even with a 16-digit hash suffix.
     #[error(
         "exposed name `{}` is not provider-safe ([A-Za-z0-9_-], at most 64 characters)",
         Untrusted::new(.name)
@@ -368,6 +391,35 @@ pub enum HubError {
     /// The hub is shutting down.
     #[error("the hub is shutting down")]
     ShuttingDown,
+}
+
+/// `arguments` as the JSON object a tool call carries: the session's rule
+/// (`Session::call_tool`), applied once where the hub takes them, so the
+/// approval hook sees the object and a refusal sends nothing. An object is
+/// kept, `null` (`()`, a unit struct, `None`) is no arguments, anything
+/// else is refused by name.
+pub(crate) fn tool_arguments(
+    tool: &str,
+    arguments: impl serde::Serialize,
+) -> Result<serde_json::Map<String, serde_json::Value>, HubError> {
+    use serde_json::Value;
+    let value =
+        serde_json::to_value(arguments).map_err(|source| HubError::ArgumentsNotSerializable {
+            tool: tool.to_owned(),
+            source,
+        })?;
+    let found = match value {
+        Value::Object(map) => return Ok(map),
+        Value::Null => return Ok(serde_json::Map::new()),
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+    };
+    Err(HubError::ArgumentsNotAnObject {
+        tool: tool.to_owned(),
+        found,
+    })
 }
 
 /// Names inside a message: each escaped and bounded, joined by `, `.
@@ -458,7 +510,8 @@ impl HubError {
     ///   limit, died, exited or is not running now is a lost
     ///   [`ErrorCause::Connection`].
     /// - A name asked for that is not there or is ambiguous, a pending
-    ///   snapshot that does not exist, helper arguments and a model's
+    ///   snapshot that does not exist, tool arguments that are not a JSON
+    ///   object (or not JSON at all), helper arguments and a model's
     ///   malformed tool call are [`ErrorCause::Input`].
     /// - The authority, the approval hook and the `reject` collision policy
     ///   are [`ErrorCause::Policy`]; an invalid setting, server name,
@@ -483,6 +536,8 @@ impl HubError {
             | HubError::UnknownTool { .. }
             | HubError::Ambiguous { .. }
             | HubError::NoPendingSnapshot { .. }
+            | HubError::ArgumentsNotAnObject { .. }
+            | HubError::ArgumentsNotSerializable { .. }
             | HubError::HelperArguments { .. }
             | HubError::MalformedToolCall { .. } => ErrorCause::Input,
             HubError::Denied { .. } | HubError::NotApproved { .. } | HubError::Collision { .. } => {
@@ -537,6 +592,8 @@ impl HubError {
             HubError::QueueFull { .. } => "queue_full",
             HubError::QueueTimeout { .. } => "queue_timeout",
             HubError::Unsupported { .. } => "unsupported",
+            HubError::ArgumentsNotAnObject { .. } => "arguments_not_an_object",
+            HubError::ArgumentsNotSerializable { .. } => "arguments_not_serializable",
             HubError::HelperArguments { .. } => "helper_arguments",
             HubError::MalformedToolCall { .. } => "malformed_tool_call",
             HubError::NotProviderSafe { .. } => "not_provider_safe",
@@ -639,6 +696,10 @@ mod tests {
                 tool: URI.into(),
             },
             HubError::NotProviderSafe { name: URI.into() },
+            HubError::ArgumentsNotAnObject {
+                tool: URI.into(),
+                found: "an array",
+            },
         ] {
             let shown = err.to_string();
             assert!(

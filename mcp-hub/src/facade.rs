@@ -15,10 +15,9 @@ use mcp_session::{CallOptions, Page};
 use mcp_types::{
     CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use serde_json::{Map, Value};
 
 use crate::HubError;
-use crate::error::TargetKind;
+use crate::error::{TargetKind, tool_arguments};
 use crate::events::Operation;
 use crate::governance::authority::Gate;
 use crate::governance::calls;
@@ -104,24 +103,36 @@ impl<'a> Facade<'a> {
         calls::read_resource(self.hub, cell, uri, Caller::Host).await
     }
 
-    /// Gets a prompt with string arguments.
-    pub async fn get_prompt(
+    /// Gets a prompt with string arguments: any pairs, as
+    /// `Session::get_prompt` takes them (`[("city", "Paris")]`, a
+    /// `BTreeMap<String, String>`; `BTreeMap::<String, String>::new()` for
+    /// none).
+    pub async fn get_prompt<K: Into<String>, V: Into<String>>(
         &self,
         server: &str,
         name: &str,
-        arguments: BTreeMap<String, String>,
+        arguments: impl IntoIterator<Item = (K, V)>,
     ) -> Result<GetPromptResult, HubError> {
+        let arguments: BTreeMap<String, String> = arguments
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         let cell = self.hub.cell(server)?;
         calls::get_prompt(self.hub, cell, name, arguments, Caller::Host).await
     }
 
     /// Calls a tool by its local name on `server`. The tool must be in the
     /// server's active snapshot and allowed by the authority.
+    ///
+    /// `arguments` is anything that serialises to a JSON object (a `json!`
+    /// value, a `Map`, a host's struct; `()` for none); anything else is
+    /// refused with [`HubError::ArgumentsNotAnObject`] before anything is
+    /// sent, as by [`crate::Hub::call`].
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
-        arguments: Map<String, Value>,
+        arguments: impl serde::Serialize,
     ) -> Result<CallToolResult, HubError> {
         self.call_tool_with(server, tool, arguments, &CallOptions::default())
             .await
@@ -132,9 +143,10 @@ impl<'a> Facade<'a> {
         &self,
         server: &str,
         tool: &str,
-        arguments: Map<String, Value>,
+        arguments: impl serde::Serialize,
         options: &CallOptions,
     ) -> Result<CallToolResult, HubError> {
+        let arguments = tool_arguments(tool, arguments)?;
         let cell = self.hub.cell(server)?;
         calls::call_tool(self.hub, cell, tool, None, arguments, options, Caller::Host).await
     }

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use crate::HubError;
 use crate::config::HubConfig;
+use crate::error::tool_arguments;
 use crate::events::{HubEvent, HubEvents};
 use crate::facade::Facade;
 use crate::governance::authority::Principal;
@@ -128,19 +129,40 @@ impl Hub {
         Ok(self.namespace())
     }
 
-    /// Calls the tool exposed as `name` (a model's call). The route is fixed
-    /// when the call starts, so a namespace change does not redirect it.
+    /// Calls the tool exposed as `name` (a model's call), or whose
+    /// provider-safe alias `name` is (the name an export gave the model).
+    /// The route is fixed when the call starts, so a namespace change does
+    /// not redirect it.
+    ///
+    /// `arguments` is anything that serialises to a JSON object: a
+    /// `serde_json::json!({..})` value, a `Map`, the model's
+    /// [`ToolCall::arguments`](crate::ToolCall::arguments), a host's own
+    /// `#[derive(Serialize)]` struct; `()` for none. Anything else (an
+    /// array, a string, a number) is refused with
+    /// [`HubError::ArgumentsNotAnObject`] before anything is sent.
     pub async fn call(
         &self,
         name: &str,
-        arguments: Map<String, Value>,
+        arguments: impl serde::Serialize,
     ) -> Result<CallToolResult, HubError> {
-        self.call_with(name, arguments, &CallOptions::default())
+        let arguments = tool_arguments(name, arguments)?;
+        self.call_object(name, arguments, &CallOptions::default())
             .await
     }
 
     /// [`Hub::call`] with a deadline or a progress sink.
     pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: impl serde::Serialize,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, HubError> {
+        let arguments = tool_arguments(name, arguments)?;
+        self.call_object(name, arguments, options).await
+    }
+
+    /// [`Hub::call_with`] once the arguments are an object.
+    async fn call_object(
         &self,
         name: &str,
         arguments: Map<String, Value>,
@@ -149,20 +171,19 @@ impl Hub {
         if self.shared.is_shutting_down() {
             return Err(HubError::ShuttingDown);
         }
-        let namespace = self.namespace();
-        let entry = match namespace.resolve(name) {
-            Ok(entry) => entry.clone(),
-            Err(HubError::UnknownTool { .. }) if !self.shared.undiscovered().is_empty() => {
-                // First use of a lazy server: discover, then look again.
-                // Boxed, as the helper path below: rare, and large enough
-                // to weigh on every call held in flight.
-                let namespace = Box::pin(self.discover()).await?;
-                namespace.resolve(name)?.clone()
-            }
-            Err(e) => return Err(e),
-        };
+        let mut namespace = self.namespace();
+        let unknown = matches!(namespace.lookup(name), Err(HubError::UnknownTool { .. }));
+        if unknown && !self.shared.undiscovered().is_empty() {
+            // First use of a lazy server: discover, then look again.
+            // Boxed, as the helper path below: rare, and large enough to
+            // weigh on every call held in flight.
+            namespace = Box::pin(self.discover()).await?;
+        }
+        // The hook and the audit see the exposed name, also when the model
+        // used its provider-safe alias.
+        let (entry, exposed_name) = namespace.lookup(name)?;
         let cell = Arc::clone(self.shared.cell(entry.server().as_str())?);
-        let caller = Caller::Model { exposed_name: name };
+        let caller = Caller::Model { exposed_name };
         match &entry.route().target {
             RouteTarget::Tool(local) => {
                 crate::governance::calls::call_tool(
@@ -181,7 +202,7 @@ impl Hub {
                     &self.shared,
                     &cell,
                     *helper,
-                    name,
+                    exposed_name,
                     arguments,
                 ))
                 .await

@@ -2,23 +2,24 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::sync::Arc;
-//! use mcp_hub::{Authority, CollisionPolicy, Hub, HubConfig, ServerSpec, ToolCall};
+//! use mcp_hub::{Authority, Hub, HubConfig, ServerSpec, ToolCall};
 //! use mcp_transport::{StdioConfig, StdioConnector};
 //!
-//! let stdio = |cmd: &str| Arc::new(StdioConnector::new(StdioConfig::new(cmd)));
-//! let config = HubConfig { policy: CollisionPolicy::Prefix, provider_safe_names: true, ..Default::default() };
-//! let hub = Hub::builder(config)
-//!     .server(ServerSpec::new("files", stdio("files-server"))?.required())?
-//!     .server(ServerSpec::new("github", stdio("github-server"))?)?
+//! let stdio = |cmd: &str| StdioConnector::new(StdioConfig::new(cmd));
+//! let hub = Hub::builder(HubConfig::default())
+//!     .server(ServerSpec::new("files", stdio("files-server")).required())
+//!     .server(ServerSpec::new("github", stdio("github-server")))
 //!     .authority(Authority::from_file("authority.json".as_ref())?)
-//!     .start()
+//!     .start() // a bad name, a duplicate, a bad setting: reported here
 //!     .await?;
+//! // Provider-safe names (`files/read` goes out as `files_read`).
 //! let tools = mcp_hub::anthropic_tools(&hub.namespace())?; // hand to the model
 //! # let model_block = serde_json::json!({});
 //! let call = ToolCall::from_anthropic(&model_block)?;       // the model's tool_use
 //! let result = hub.call(&call.name, call.arguments).await?;
-//! println!("{tools}\n{result:?}");
+//! // Host code: arguments from a `json!` value, a map or a struct; `()` for none.
+//! let read = hub.call("files/read", serde_json::json!({"path": "README.md"})).await?;
+//! println!("{tools}\n{result:?}\n{read:?}");
 //! hub.shutdown().await;
 //! # Ok(()) }
 //! ```
@@ -34,12 +35,16 @@
 //!   parallel and bounded.
 //! - **Namespace** ([`Namespace`]): immutable, rebuilt from per-server
 //!   [`ToolSnapshot`]s in registration order under a [`CollisionPolicy`]
-//!   (`prefix`, `reject`, `first`), optionally with provider-safe names
-//!   (stable FNV-1a hash suffixes). `list_changed` yields a new snapshot,
-//!   held for review by default (an event with its diff; [`Hub::adopt`] or
+//!   (`prefix`, `reject`, `first`). Each name that is not provider-safe
+//!   (`[A-Za-z0-9_-]`, at most 64) has a provider-safe alias (stable FNV-1a
+//!   hash suffixes where sanitising collides) that exports use and calls
+//!   accept; [`HubConfig::provider_safe_names`] exposes those forms as the
+//!   names themselves. `list_changed` yields a new snapshot, held for
+//!   review by default (an event with its diff; [`Hub::adopt`] or
 //!   [`Hub::discard`]) or, as the host's explicit choice, adopted
-//!   automatically ([`Adoption`]). [`export`]
-//!   writes Anthropic and OpenAI tool lists and maps a model's call back.
+//!   automatically ([`Adoption`]). [`anthropic_tools`] and [`openai_tools`]
+//!   write Anthropic and OpenAI tool lists; [`ToolCall`] maps a model's call
+//!   back.
 //! - **Authority** ([`Authority`], [`Principal`]): no document
 //!   ([`Authority::unrestricted`]) or a document naming its servers (an
 //!   unnamed server gets nothing); allow-lists per server and category, permission tags checked against the principal's grants,

@@ -12,6 +12,19 @@
 //! literally called `notes/search` on `files` next to `notes`'s qualified
 //! `search`) is exposed by neither and noted as a conflict; a helper tool
 //! never takes a name a real tool has.
+//!
+//! Every exposed name that is not provider-safe (`[A-Za-z0-9_-]`, at most 64
+//! characters: `notes/search`, `read.file`, `say hello`) also has a
+//! provider-safe alias ([`ExposedTool::provider_name`] for a tool's name):
+//! the form
+//! [`HubConfig::provider_safe_names`](crate::HubConfig::provider_safe_names)
+//! would give it, computed by the same rules over all the namespace's names
+//! (unsafe characters become `_`, cut to 64, a stable hash suffix where that
+//! would collide), so it is unique and depends only on the names, never on
+//! start order. Exports hand the model these aliases and
+//! [`Namespace::resolve`] accepts them as well as the exposed names, which
+//! stay as they are everywhere else. Under `provider_safe_names` every name is safe already,
+//! so names and aliases coincide.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -55,6 +68,9 @@ enum ToolRef {
 pub struct ExposedTool {
     name: String,
     aliases: Vec<String>,
+    /// Provider-safe aliases of the names that are not safe, each with the
+    /// slot of the name it stands for (0 the name, k the alias k - 1).
+    provider: Vec<(u32, String)>,
     route: Route,
     tool: ToolRef,
 }
@@ -70,6 +86,17 @@ impl ExposedTool {
     /// qualified name of a tool whose bare name is exposed too).
     pub fn aliases(&self) -> &[String] {
         &self.aliases
+    }
+
+    /// The name to give an LLM provider: [`ExposedTool::name`] when that is
+    /// provider-safe already, else its provider-safe alias (see the module
+    /// docs), which [`Namespace::resolve`] accepts as well. The exports use
+    /// it.
+    pub fn provider_name(&self) -> &str {
+        self.provider
+            .iter()
+            .find(|(slot, _)| *slot == 0)
+            .map_or(&self.name, |(_, alias)| alias)
     }
 
     /// Where calls go.
@@ -156,6 +183,14 @@ pub(crate) struct BuildSettings<'a> {
 }
 
 /// The merged, published tool surface.
+///
+/// Each exposed name that is not provider-safe also has a stable
+/// provider-safe alias ([`ExposedTool::provider_name`]): its safe form under
+/// the rules of
+/// [`HubConfig::provider_safe_names`](crate::HubConfig::provider_safe_names),
+/// computed over all the namespace's names, so unique and the same for the
+/// same servers on every start. Exports use the aliases and
+/// [`Namespace::resolve`] accepts them; the exposed names stay as they are.
 #[derive(Debug, Default)]
 pub struct Namespace {
     generation: u64,
@@ -181,7 +216,9 @@ impl Namespace {
         &self.entries
     }
 
-    /// Every routable name (each tool's name, then its aliases).
+    /// Every exposed name (each tool's name, then its aliases). The
+    /// provider-safe aliases of the names that are not safe route too but
+    /// are not listed here (see [`ExposedTool::provider_name`]).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().flat_map(|e| {
             std::iter::once(e.name.as_str()).chain(e.aliases.iter().map(String::as_str))
@@ -198,14 +235,22 @@ impl Namespace {
         self.provider_safe
     }
 
-    /// The tool exposed as `name`; an ambiguous bare name is refused listing
-    /// the names it could mean.
+    /// The tool exposed as `name`, or whose provider-safe alias `name` is;
+    /// an ambiguous bare name is refused listing the names it could mean.
     pub fn resolve(&self, name: &str) -> Result<&ExposedTool, HubError> {
+        self.lookup(name).map(|(entry, _)| entry)
+    }
+
+    /// [`Namespace::resolve`], with the exposed name `name` stands for
+    /// (itself, unless it is a provider-safe alias).
+    pub(crate) fn lookup(&self, name: &str) -> Result<(&ExposedTool, &str), HubError> {
         if let Ok(found) = self
             .by_name
             .binary_search_by(|&slot| name_at(&self.entries, slot).cmp(name))
         {
-            return Ok(&self.entries[self.by_name[found].0 as usize]);
+            let (entry, k) = self.by_name[found];
+            let entry = &self.entries[entry as usize];
+            return Ok((entry, entry.exposed_at(k)));
         }
         if let Some(candidates) = self.ambiguous.get(name) {
             return Err(HubError::Ambiguous {
@@ -309,6 +354,7 @@ impl Namespace {
                 builder.entries.push(ExposedTool {
                     name,
                     aliases,
+                    provider: Vec::new(),
                     route: Route {
                         server: view.name.clone(),
                         target: RouteTarget::Tool(local.to_owned()),
@@ -332,6 +378,8 @@ impl Namespace {
         builder.add_helpers(views, settings.separator);
         if settings.provider_safe {
             builder.make_provider_safe()?;
+        } else {
+            builder.add_provider_aliases();
         }
         builder.finish(generation, settings)
     }
@@ -438,6 +486,7 @@ impl Builder {
                 out.push(ExposedTool {
                     name,
                     aliases: Vec::new(),
+                    provider: Vec::new(),
                     route: Route {
                         server: view.name.clone(),
                         target: RouteTarget::Helper(helper),
@@ -450,7 +499,10 @@ impl Builder {
         self.entries = out;
     }
 
-    fn make_provider_safe(&mut self) -> Result<(), HubError> {
+    /// Every name of the build (exposed, aliases, ambiguous bare names and
+    /// their candidates), sorted, each once: what provider-safe forms are
+    /// computed over.
+    fn all_names(&self) -> Vec<&str> {
         let mut all: Vec<&str> = Vec::new();
         for e in &self.entries {
             all.push(&e.name);
@@ -462,7 +514,41 @@ impl Builder {
         }
         all.sort_unstable();
         all.dedup();
-        let map = safe_names::make_safe(&all)?;
+        all
+    }
+
+    /// Gives every name that is not provider-safe its provider-safe form as
+    /// an alias (the names stay). The forms are unique and distinct from
+    /// every name (`make_safe` maps a safe name to itself). Should even
+    /// 16-digit hashes collide, no aliases are added and exporting the
+    /// unsafe names fails with `NotProviderSafe`, as it would have before.
+    fn add_provider_aliases(&mut self) {
+        let Ok(map) = safe_names::make_safe(&self.all_names()) else {
+            return;
+        };
+        let safe_form = |name: &str| map.get(name).filter(|safe| *safe != name).cloned();
+        for e in &mut self.entries {
+            e.provider = std::iter::once(&e.name)
+                .chain(&e.aliases)
+                .enumerate()
+                .filter_map(|(k, name)| {
+                    // Bounded with the entries (see `finish`).
+                    let k = u32::try_from(k).unwrap_or(u32::MAX);
+                    safe_form(name).map(|safe| (k, safe))
+                })
+                .collect();
+        }
+        // An ambiguous bare name stays ambiguous in its safe form.
+        let extra: Vec<(String, Vec<String>)> = self
+            .ambiguous
+            .iter()
+            .filter_map(|(name, candidates)| safe_form(name).map(|s| (s, candidates.clone())))
+            .collect();
+        self.ambiguous.extend(extra);
+    }
+
+    fn make_provider_safe(&mut self) -> Result<(), HubError> {
+        let map = safe_names::make_safe(&self.all_names())?;
         let rename = |n: &mut String| {
             if let Some(safe) = map.get(n.as_str()) {
                 *n = safe.clone();
@@ -483,11 +569,13 @@ impl Builder {
 
     fn finish(self, generation: u64, settings: &BuildSettings<'_>) -> Result<Namespace, HubError> {
         let mut by_name = Vec::new();
+        let mut exposed = 0;
         for (i, e) in self.entries.iter().enumerate() {
             // Entries and aliases are bounded by `max_exposed` (checked
             // below) far under u32::MAX; a larger count fails that check.
             let i = u32::try_from(i).unwrap_or(u32::MAX);
-            for k in 0..=e.aliases.len() {
+            exposed += 1 + e.aliases.len();
+            for k in 0..=e.aliases.len() + e.provider.len() {
                 by_name.push((i, u32::try_from(k).unwrap_or(u32::MAX)));
             }
         }
@@ -500,7 +588,9 @@ impl Builder {
         });
         by_name.dedup_by(|b, a| name_at(entries, *a) == name_at(entries, *b));
         by_name.shrink_to_fit();
-        if by_name.len() > settings.max_exposed {
+        // The bound counts exposed names; their provider-safe aliases ride
+        // along (at most one each).
+        if exposed > settings.max_exposed {
             return Err(HubError::NamespaceTooLarge {
                 limit: settings.max_exposed,
             });
@@ -518,12 +608,36 @@ impl Builder {
 
 /// The name in `slot` of the entries (see `Namespace::by_name`).
 fn name_at(entries: &[ExposedTool], (entry, k): (u32, u32)) -> &str {
-    let Some(e) = entries.get(entry as usize) else {
-        return "";
-    };
-    match k {
-        0 => &e.name,
-        k => e.aliases.get(k as usize - 1).map_or("", String::as_str),
+    entries.get(entry as usize).map_or("", |e| e.name_at(k))
+}
+
+impl ExposedTool {
+    /// The name in slot `k`: 0 the name, then the aliases, then the
+    /// provider-safe aliases.
+    fn name_at(&self, k: u32) -> &str {
+        let k = k as usize;
+        let aliases = self.aliases.len();
+        match k {
+            0 => &self.name,
+            k if k <= aliases => &self.aliases[k - 1],
+            k => self
+                .provider
+                .get(k - aliases - 1)
+                .map_or("", |(_, alias)| alias),
+        }
+    }
+
+    /// The exposed name slot `k` stands for: itself, or for a provider-safe
+    /// alias the name it is the alias of.
+    fn exposed_at(&self, k: u32) -> &str {
+        let aliases = self.aliases.len();
+        match (k as usize).checked_sub(aliases + 1) {
+            Some(p) => self
+                .provider
+                .get(p)
+                .map_or(&self.name, |&(slot, _)| self.name_at(slot)),
+            None => self.name_at(k),
+        }
     }
 }
 

@@ -130,25 +130,29 @@ pub struct SubscriptionSpec {
 
 impl SubscriptionSpec {
     /// A subscription with defaults: read on start and on reconnect, a 30 s
-    /// handler deadline.
+    /// handler deadline. Nothing is checked here:
+    /// [`HubBuilder::start`](crate::HubBuilder::start) checks the server
+    /// name, the URI and the settings.
     pub fn new(
         server: &str,
         uri: &str,
         mechanism: Mechanism,
         handler: Arc<dyn ResourceHandler>,
-    ) -> Result<Self, HubError> {
-        Ok(Self {
-            server: ServerName::new(server)?,
+    ) -> Self {
+        Self {
+            server: ServerName::unchecked(server),
             uri: uri.to_owned(),
             mechanism,
             read_on_start: true,
             read_on_reconnect: true,
             handler_timeout: Duration::from_secs(30),
             handler,
-        })
+        }
     }
 
+    /// The server name first, then the settings.
     pub(crate) fn validate(&self) -> Result<(), HubError> {
+        self.server.check()?;
         let problem = if self.uri.is_empty() || self.uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
             Some("the URI must be 1 byte to 8 KiB")
         } else if self.handler_timeout.is_zero() || self.handler_timeout > MAX_HANDLER_TIMEOUT {

@@ -18,9 +18,7 @@ use serde_json::json;
 
 fn spec(name: &str, script: Script, delay: Duration) -> ServerSpec {
     let (connector, _) = memory_delayed(script, delay);
-    ServerSpec::new(name, connector)
-        .unwrap()
-        .session(quick_session())
+    ServerSpec::new(name, connector).session(quick_session())
 }
 
 async fn classic(policy: CollisionPolicy, delays: [Duration; 3]) -> Hub {
@@ -31,11 +29,8 @@ async fn classic(policy: CollisionPolicy, delays: [Duration; 3]) -> Hub {
     };
     Hub::builder(config)
         .server(spec("notes", demo::notes(), delays[0]))
-        .unwrap()
         .server(spec("files", demo::files(), delays[1]))
-        .unwrap()
         .server(spec("github", demo::github(), delays[2]))
-        .unwrap()
         .start()
         .await
         .unwrap()
@@ -70,23 +65,23 @@ async fn prefix_routes_qualified_and_unique_bare_names_and_refuses_ambiguous_one
     }
     // Routed with the local name, to the right server.
     let r = hub
-        .call("notes/search", args(json!({"query": "release"})))
+        .call("notes/search", json!({"query": "release"}))
         .await
         .unwrap();
     assert!(first_text(&r).contains("Release checklist"));
     let r = hub
-        .call("read", args(json!({"path": "README.md"})))
+        .call("read", json!({"path": "README.md"}))
         .await
         .unwrap();
     assert!(first_text(&r).contains("demo-project"));
     let r = hub
-        .call("github/search", args(json!({"query": "stale"})))
+        .call("github/search", json!({"query": "stale"}))
         .await
         .unwrap();
     assert!(first_text(&r).contains("#42"));
-    let r = hub.call("list_issues", Default::default()).await.unwrap();
+    let r = hub.call("list_issues", ()).await.unwrap();
     assert!(r.structured_content.unwrap()["issues"].is_array());
-    match hub.call("search", args(json!({"query": "x"}))).await {
+    match hub.call("search", json!({"query": "x"})).await {
         Err(HubError::Ambiguous { candidates, .. }) => {
             assert_eq!(
                 candidates,
@@ -114,7 +109,7 @@ async fn first_exposes_the_seven_name_namespace() {
         ]
     );
     let r = hub
-        .call("search", args(json!({"query": "groceries"})))
+        .call("search", json!({"query": "groceries"}))
         .await
         .unwrap();
     assert!(first_text(&r).contains("Groceries"), "routed to notes");
@@ -142,9 +137,7 @@ async fn reject_refuses_files_and_github_naming_the_colliding_tool() {
     };
     let err = Hub::builder(config)
         .server(spec("notes", demo::notes(), Duration::ZERO))
-        .unwrap()
         .server(spec("files", demo::files(), Duration::ZERO).required())
-        .unwrap()
         .start()
         .await
         .unwrap_err();
@@ -189,9 +182,7 @@ async fn a_dead_server_fails_fast_while_others_work_and_comes_back_after_back_of
     let notes = demo::notes().tool("crash", Behavior::Crash { code: 3 });
     let hub = Hub::builder(HubConfig::default())
         .server(spec("notes", notes, Duration::ZERO).restart(RestartPolicy::Backoff(backoff)))
-        .unwrap()
         .server(spec("files", demo::files(), Duration::ZERO))
-        .unwrap()
         .start()
         .await
         .unwrap();
@@ -199,7 +190,7 @@ async fn a_dead_server_fails_fast_while_others_work_and_comes_back_after_back_of
     drain(&mut events);
 
     // The call in flight when notes dies fails with a named error.
-    let err = hub.call("crash", Default::default()).await.unwrap_err();
+    let err = hub.call("crash", ()).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -213,14 +204,14 @@ async fn a_dead_server_fails_fast_while_others_work_and_comes_back_after_back_of
     // Calls now fail at once, without waiting for the restart.
     let began = Instant::now();
     let err = hub
-        .call("notes/search", args(json!({"query": "x"})))
+        .call("notes/search", json!({"query": "x"}))
         .await
         .unwrap_err();
     assert!(matches!(err, HubError::ServerUnavailable { .. }), "{err:?}");
     assert!(began.elapsed() < Duration::from_millis(200));
     // Other servers are unaffected.
     let r = hub
-        .call("read", args(json!({"path": "Cargo.toml"})))
+        .call("read", json!({"path": "Cargo.toml"}))
         .await
         .unwrap();
     assert!(first_text(&r).contains("demo-project"));
@@ -239,7 +230,7 @@ async fn a_dead_server_fails_fast_while_others_work_and_comes_back_after_back_of
     assert_eq!(hub.status("notes").unwrap().kind, ServerStatusKind::Ready);
     assert_eq!(hub.status("notes").unwrap().restarts, 1);
     let r = hub
-        .call("notes/search", args(json!({"query": "groceries"})))
+        .call("notes/search", json!({"query": "groceries"}))
         .await
         .unwrap();
     assert!(first_text(&r).contains("Groceries"));
@@ -265,7 +256,6 @@ async fn a_name_listed_twice_keeps_its_first_definition() {
         .tool("other", Behavior::Echo);
     let hub = Hub::builder(HubConfig::default())
         .server(spec("dup", script, Duration::ZERO))
-        .unwrap()
         .start()
         .await
         .unwrap();
@@ -278,10 +268,7 @@ async fn a_name_listed_twice_keeps_its_first_definition() {
     assert_eq!(echoes.len(), 1, "{:?}", exposed(&hub));
     assert_eq!(echoes[0].tool().description.as_deref(), Some("first"));
     assert_eq!(exposed(&hub), ["echo", "other"]);
-    let result = hub
-        .call("echo", args(json!({"text": "once"})))
-        .await
-        .unwrap();
+    let result = hub.call("echo", json!({"text": "once"})).await.unwrap();
     assert_eq!(first_text(&result), "once");
     hub.shutdown().await;
 }

@@ -21,7 +21,6 @@ use serde_json::json;
 
 fn spec(name: &str, server: &ContextServer) -> ServerSpec {
     ServerSpec::new(name, server.connector())
-        .unwrap()
         .session(quick_session())
         .negotiation(Negotiation::Legacy)
 }
@@ -29,7 +28,7 @@ fn spec(name: &str, server: &ContextServer) -> ServerSpec {
 async fn start(specs: Vec<ServerSpec>, authority: Authority) -> Hub {
     let mut builder = Hub::builder(HubConfig::default()).authority(authority);
     for s in specs {
-        builder = builder.server(s).unwrap();
+        builder = builder.server(s);
     }
     builder.start().await.unwrap()
 }
@@ -79,17 +78,14 @@ async fn helpers_list_and_read_within_the_allow_lists() {
         hub.namespace().route("docs/get_prompt").unwrap().target,
         RouteTarget::Helper(Helper::GetPrompt)
     );
-    let listed = hub
-        .call("docs/list_resources", Default::default())
-        .await
-        .unwrap();
+    let listed = hub.call("docs/list_resources", ()).await.unwrap();
     let data = listed.structured_content.clone().unwrap();
     // Page one holds README.md and secret.txt; secret.txt is not allowed.
     assert_eq!(data["resources"].as_array().unwrap().len(), 1);
     assert_eq!(data["resources"][0]["uri"], "file:///README.md");
     let next = data["nextCursor"].as_str().unwrap().to_owned();
     let page2 = hub
-        .call("docs/list_resources", args(json!({"cursor": next})))
+        .call("docs/list_resources", json!({"cursor": next}))
         .await
         .unwrap();
     assert_eq!(
@@ -97,10 +93,7 @@ async fn helpers_list_and_read_within_the_allow_lists() {
         "file:///notes.txt"
     );
     let read = hub
-        .call(
-            "docs/read_resource",
-            args(json!({"uri": "file:///README.md"})),
-        )
+        .call("docs/read_resource", json!({"uri": "file:///README.md"}))
         .await
         .unwrap();
     assert!(first_text(&read).contains("# readme"));
@@ -108,7 +101,7 @@ async fn helpers_list_and_read_within_the_allow_lists() {
     let seen_before = docs.seen().len();
     for uri in ["file:///secret.txt", "file:///{path}x"] {
         let err = hub
-            .call("docs/read_resource", args(json!({"uri": uri})))
+            .call("docs/read_resource", json!({"uri": uri}))
             .await
             .unwrap_err();
         assert!(
@@ -124,25 +117,19 @@ async fn helpers_list_and_read_within_the_allow_lists() {
         );
     }
     assert_eq!(docs.seen().len(), seen_before, "nothing was sent");
-    let templates = hub
-        .call("docs/list_resource_templates", Default::default())
-        .await
-        .unwrap();
+    let templates = hub.call("docs/list_resource_templates", ()).await.unwrap();
     assert_eq!(
         templates.structured_content.unwrap()["resourceTemplates"][0]["uriTemplate"],
         "file:///{path}"
     );
     // Prompts: filtered list, string arguments, messages as reference data.
-    let prompts = hub
-        .call("docs/list_prompts", Default::default())
-        .await
-        .unwrap();
+    let prompts = hub.call("docs/list_prompts", ()).await.unwrap();
     let prompts = prompts.structured_content.unwrap();
     assert_eq!(prompts["prompts"].as_array().unwrap().len(), 1);
     let got = hub
         .call(
             "docs/get_prompt",
-            args(json!({"name": "daily", "arguments": {"topic": "rust"}})),
+            json!({"name": "daily", "arguments": {"topic": "rust"}}),
         )
         .await
         .unwrap();
@@ -157,14 +144,13 @@ async fn helpers_list_and_read_within_the_allow_lists() {
     let err = hub
         .call(
             "docs/get_prompt",
-            args(json!({"name": "daily", "arguments": {"topic": 5}})),
+            json!({"name": "daily", "arguments": {"topic": 5}}),
         )
         .await
         .unwrap_err();
     assert!(matches!(err, HubError::HelperArguments { .. }), "{err:?}");
     assert!(matches!(
-        hub.call("docs/get_prompt", args(json!({"name": "hidden"})))
-            .await,
+        hub.call("docs/get_prompt", json!({"name": "hidden"})).await,
         Err(HubError::Denied { .. })
     ));
     hub.shutdown().await;
@@ -188,7 +174,7 @@ async fn an_empty_allow_list_hides_the_category_and_an_empty_catalogue_does_not(
     );
     let err = hub
         .facade()
-        .get_prompt("docs", "daily", BTreeMap::new())
+        .get_prompt("docs", "daily", [("day", "monday")])
         .await
         .unwrap_err();
     assert!(
@@ -243,7 +229,9 @@ async fn the_facade_pages_catalogues_and_refuses_unsupported_reads() {
             .is_empty()
     );
     assert!(matches!(
-        facade.get_prompt("docs", "daily", BTreeMap::new()).await,
+        facade
+            .get_prompt("docs", "daily", BTreeMap::<String, String>::new())
+            .await,
         Err(HubError::Unsupported {
             operation: "prompts/get",
             ..
@@ -275,7 +263,7 @@ async fn list_changed_is_adopted_automatically_when_the_host_chose_so() {
     drain(&mut events);
     // A call in flight keeps its route while the surface changes.
     let h = Arc::clone(&hub);
-    let in_flight = tokio::spawn(async move { h.call("slow", Default::default()).await });
+    let in_flight = tokio::spawn(async move { h.call("slow", ()).await });
     // In flight once the server has it (its route was taken before sending).
     assert!(
         server
@@ -302,11 +290,11 @@ async fn list_changed_is_adopted_automatically_when_the_host_chose_so() {
     .await;
     assert_eq!(names(&hub), ["one", "two"]);
     assert!(matches!(
-        hub.call("slow", Default::default()).await,
+        hub.call("slow", ()).await,
         Err(HubError::UnknownTool { .. })
     ));
     assert_eq!(
-        first_text(&hub.call("two", Default::default()).await.unwrap()),
+        first_text(&hub.call("two", ()).await.unwrap()),
         "called two"
     );
     hub.shutdown().await;
@@ -343,7 +331,7 @@ async fn a_changed_listing_waits_for_review_by_default() {
         .unwrap();
     assert_eq!(one.tool().description.as_deref(), Some("tool one"));
     assert!(matches!(
-        hub.call("two", Default::default()).await,
+        hub.call("two", ()).await,
         Err(HubError::UnknownTool { .. })
     ));
     let pending = hub.pending_snapshot("s").unwrap().unwrap();
@@ -389,10 +377,7 @@ async fn lazy_servers_are_listed_on_first_use() {
     assert!(!lazy.seen().contains(&"tools/list".to_owned()));
     assert_eq!(hub.status("lazy").unwrap().tools, None);
     // A call to a name not known yet discovers the lazy servers first.
-    assert_eq!(
-        first_text(&hub.call("b", Default::default()).await.unwrap()),
-        "called b"
-    );
+    assert_eq!(first_text(&hub.call("b", ()).await.unwrap()), "called b");
     assert_eq!(names(&hub), ["a", "b"]);
     assert_eq!(lazy.seen().iter().filter(|m| *m == "tools/list").count(), 1);
     // Discovering again lists nothing more.
@@ -414,34 +399,30 @@ async fn a_modern_servers_list_changed_arrives_on_a_listen_stream_and_is_adopted
         )
         .tool_spec(ToolSpec::new("two", Behavior::Echo).appearing_at_change(1));
     let (connector, recorder) = memory(script);
-    let mut spec = ServerSpec::new("m", connector).unwrap();
+    let mut spec = ServerSpec::new("m", connector);
     spec.negotiation = Negotiation::Modern;
     // What is tested is how the change arrives, not its review.
     spec.adoption = Adoption::Automatic;
     spec.session = quick_session();
     let hub = Hub::builder(HubConfig::default())
         .server(spec)
-        .unwrap()
         .start()
         .await
         .unwrap();
     let mut events = hub.take_events().unwrap();
     drain(&mut events);
-    assert!(
-        hub.call("two", Default::default()).await.is_err(),
-        "not listed yet"
-    );
+    assert!(hub.call("two", ()).await.is_err(), "not listed yet");
     // The listen stream is open before the change is made.
     recorder
         .wait_for("subscriptions/listen", Duration::from_secs(5))
         .await
         .expect("the hub listens for list changes");
-    hub.call("change", Default::default()).await.unwrap();
+    hub.call("change", ()).await.unwrap();
     wait_for(&mut events, Duration::from_secs(5), |e| {
         matches!(e, HubEvent::Namespace { .. }).then_some(())
     })
     .await;
-    hub.call("two", args(json!({"text": "hi"}))).await.unwrap();
+    hub.call("two", json!({"text": "hi"})).await.unwrap();
     hub.shutdown().await;
 }
 
@@ -465,14 +446,13 @@ async fn a_tools_listen_stream_the_server_ends_is_opened_again() {
         )
         .tool_spec(ToolSpec::new("two", Behavior::Echo).appearing_at_change(1));
     let (connector, recorder) = memory(script);
-    let mut spec = ServerSpec::new("m", connector).unwrap();
+    let mut spec = ServerSpec::new("m", connector);
     spec.negotiation = Negotiation::Modern;
     // What is tested is how the change arrives, not its review.
     spec.adoption = Adoption::Automatic;
     spec.session = quick_session();
     let hub = Hub::builder(HubConfig::default())
         .server(spec)
-        .unwrap()
         .start()
         .await
         .unwrap();
@@ -484,7 +464,7 @@ async fn a_tools_listen_stream_the_server_ends_is_opened_again() {
     let lists_before = recorder.with_method("tools/list").len();
     // The server ends the stream: the hub opens another one and lists the
     // tools again (a change may have been missed in between).
-    hub.call("end_streams", Default::default()).await.unwrap();
+    hub.call("end_streams", ()).await.unwrap();
     let relisted = recorder
         .wait_until(Duration::from_secs(5), |frames| {
             let count = |method: &str| frames.iter().filter(|f| f["method"] == method).count();
@@ -498,12 +478,12 @@ async fn a_tools_listen_stream_the_server_ends_is_opened_again() {
     );
     drain(&mut events);
     // Changes made after it arrive on the new stream.
-    hub.call("change", Default::default()).await.unwrap();
+    hub.call("change", ()).await.unwrap();
     wait_for(&mut events, Duration::from_secs(5), |e| {
         matches!(e, HubEvent::Namespace { .. }).then_some(())
     })
     .await;
-    hub.call("two", args(json!({"text": "hi"}))).await.unwrap();
+    hub.call("two", json!({"text": "hi"})).await.unwrap();
     hub.shutdown().await;
 }
 
@@ -543,16 +523,12 @@ async fn a_helper_takes_the_governed_path_authority_before_approval() {
             .authority(authority.clone())
             .approval(hook.clone())
             .server(spec("docs", &docs).context_helpers(true))
-            .unwrap()
             .start()
             .await
             .unwrap();
         // Refused by the authority: the host is never asked.
         let err = hub
-            .call(
-                "docs/read_resource",
-                args(json!({"uri": "file:///secret.txt"})),
-            )
+            .call("docs/read_resource", json!({"uri": "file:///secret.txt"}))
             .await
             .unwrap_err();
         assert!(matches!(err, HubError::Denied { .. }), "{err:?}");
@@ -560,10 +536,7 @@ async fn a_helper_takes_the_governed_path_authority_before_approval() {
         // Allowed: asked once, as the helper.
         let seen_before = docs.seen().len();
         let read = hub
-            .call(
-                "docs/read_resource",
-                args(json!({"uri": "file:///README.md"})),
-            )
+            .call("docs/read_resource", json!({"uri": "file:///README.md"}))
             .await;
         assert_eq!(
             *hook.asked.lock().unwrap(),

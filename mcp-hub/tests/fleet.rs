@@ -24,13 +24,10 @@ async fn a_hundred_stdio_servers_start_in_parallel_and_are_routed() {
                 text: format!("I am s{i:03}"),
             },
         );
-        builder = builder
-            .server(
-                ServerSpec::new(&format!("s{i:03}"), stdio(&script))
-                    .unwrap()
-                    .start_timeout(Duration::from_secs(120)),
-            )
-            .unwrap();
+        builder = builder.server(
+            ServerSpec::new(&format!("s{i:03}"), stdio(&script))
+                .start_timeout(Duration::from_secs(120)),
+        );
     }
     let began = Instant::now();
     let hub = builder.start().await.unwrap();
@@ -55,7 +52,7 @@ async fn a_hundred_stdio_servers_start_in_parallel_and_are_routed() {
     let calls = (0..SERVERS).map(|i| {
         let hub = &hub;
         async move {
-            let r = hub.call(&format!("only{i}"), Default::default()).await;
+            let r = hub.call(&format!("only{i}"), ()).await;
             (i, r)
         }
     });
@@ -63,7 +60,7 @@ async fn a_hundred_stdio_servers_start_in_parallel_and_are_routed() {
         assert_eq!(first_text(&result.unwrap()), format!("I am s{i:03}"));
     }
     let r = hub
-        .call("s042/echo", args(json!({"text": "forty-two"})))
+        .call("s042/echo", json!({"text": "forty-two"}))
         .await
         .unwrap();
     assert_eq!(first_text(&r), "forty-two");
@@ -80,12 +77,11 @@ async fn a_hundred_stdio_servers_start_in_parallel_and_are_routed() {
 async fn a_hub_call_in_flight_stays_small() {
     let (connector, _rec) = memory(Script::dual().tool("echo", Behavior::Echo));
     let hub = Hub::builder(HubConfig::default())
-        .server(ServerSpec::new("s", connector).unwrap())
-        .unwrap()
+        .server(ServerSpec::new("s", connector))
         .start()
         .await
         .unwrap();
-    let call = hub.call("echo", args(json!({"text": "hi"})));
+    let call = hub.call("echo", json!({"text": "hi"}));
     let size = std::mem::size_of_val(&call);
     println!("Hub::call future: {size} bytes");
     assert!(size <= 5 * 1024, "Hub::call future is {size} bytes");

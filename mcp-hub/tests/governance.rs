@@ -21,9 +21,7 @@ use serde_json::json;
 
 fn spec(name: &str, script: Script) -> (ServerSpec, Recorder) {
     let (connector, recorder) = memory(script);
-    let spec = ServerSpec::new(name, connector)
-        .unwrap()
-        .session(quick_session());
+    let spec = ServerSpec::new(name, connector).session(quick_session());
     (spec, recorder)
 }
 
@@ -33,11 +31,8 @@ async fn classic_with(authority: Authority, principal: Principal) -> (Hub, [Reco
     let (github, rg) = spec("github", demo::github());
     let hub = Hub::builder(HubConfig::default())
         .server(notes)
-        .unwrap()
         .server(files)
-        .unwrap()
         .server(github)
-        .unwrap()
         .authority(authority)
         .principal(principal)
         .start()
@@ -67,7 +62,7 @@ async fn a_server_the_document_does_not_name_gets_nothing() {
     );
     match hub
         .facade()
-        .call_tool("files", "read", args(json!({"path": "README.md"})))
+        .call_tool("files", "read", json!({"path": "README.md"}))
         .await
     {
         Err(HubError::Denied {
@@ -103,12 +98,12 @@ async fn calls_outside_the_authority_are_refused_before_anything_is_sent() {
     // notes/search is not published, so bare `search` is files' alone.
     assert_eq!(exposed(&hub), ["create", "read", "search"]);
     assert!(matches!(
-        hub.call("notes/search", args(json!({"query": "x"}))).await,
+        hub.call("notes/search", json!({"query": "x"})).await,
         Err(HubError::UnknownTool { .. })
     ));
     match hub
         .facade()
-        .call_tool("notes", "search", args(json!({"query": "x"})))
+        .call_tool("notes", "search", json!({"query": "x"}))
         .await
     {
         Err(HubError::Denied {
@@ -124,25 +119,23 @@ async fn calls_outside_the_authority_are_refused_before_anything_is_sent() {
     }
     let err = hub
         .facade()
-        .call_tool("github", "list_issues", Default::default())
+        .call_tool("github", "list_issues", ())
         .await
         .unwrap_err();
     assert!(matches!(err, HubError::Denied { .. }), "{err:?}");
     assert_eq!(calls_of(&notes, "search"), 0);
     assert_eq!(calls_of(&github, "list_issues"), 0);
     // What is allowed works, through both paths.
-    hub.call("create", args(json!({"title": "t", "text": "x"})))
+    hub.call("create", json!({"title": "t", "text": "x"}))
         .await
         .unwrap();
     hub.facade()
-        .call_tool("files", "read", args(json!({"path": "README.md"})))
+        .call_tool("files", "read", json!({"path": "README.md"}))
         .await
         .unwrap();
     // A tool the server did not list is not callable through the facade.
     assert!(matches!(
-        hub.facade()
-            .call_tool("files", "rm", Default::default())
-            .await,
+        hub.facade().call_tool("files", "rm", ()).await,
         Err(HubError::UnknownTool { .. })
     ));
     hub.shutdown().await;
@@ -153,7 +146,6 @@ async fn an_authority_naming_an_unknown_server_is_refused() {
     let (notes, _) = spec("notes", demo::notes());
     let err = Hub::builder(HubConfig::default())
         .server(notes)
-        .unwrap()
         .authority(Authority::named().with_server("nots", ServerAuthority::default()))
         .start()
         .await
@@ -181,11 +173,7 @@ async fn permissions_follow_the_current_principal() {
     assert_eq!(exposed(&hub), ["list_issues", "search"]);
     let err = hub
         .facade()
-        .call_tool(
-            "github",
-            "open_pr",
-            args(json!({"title": "t", "branch": "b"})),
-        )
+        .call_tool("github", "open_pr", json!({"title": "t", "branch": "b"}))
         .await
         .unwrap_err();
     assert!(
@@ -213,7 +201,7 @@ async fn permissions_follow_the_current_principal() {
     assert!(ns.resolve("open_pr").is_ok());
     assert!(ns.resolve("notes/search").is_ok());
     assert!(ns.resolve("read").is_err());
-    hub.call("open_pr", args(json!({"title": "t", "branch": "b"})))
+    hub.call("open_pr", json!({"title": "t", "branch": "b"}))
         .await
         .unwrap();
     hub.shutdown().await;
@@ -234,17 +222,15 @@ async fn a_result_over_the_content_limit_is_refused_whole() {
     let (raised, _) = spec("raised", script);
     let hub = Hub::builder(HubConfig::default())
         .server(default_limit.negotiation(Negotiation::Legacy))
-        .unwrap()
         .server(
             raised
                 .negotiation(Negotiation::Legacy)
                 .max_content_bytes(ContentLimit::new(4 << 20).unwrap()),
         )
-        .unwrap()
         .start()
         .await
         .unwrap();
-    match hub.call("big/blob", Default::default()).await {
+    match hub.call("big/blob", ()).await {
         Err(HubError::ContentTooLarge {
             server,
             size,
@@ -256,9 +242,9 @@ async fn a_result_over_the_content_limit_is_refused_whole() {
         }
         other => panic!("{other:?}"),
     }
-    let r = hub.call("raised/blob", Default::default()).await.unwrap();
+    let r = hub.call("raised/blob", ()).await.unwrap();
     assert!(first_text(&r).len() >= 1536 * 1024);
-    hub.call("big/small", Default::default()).await.unwrap();
+    hub.call("big/small", ()).await.unwrap();
     // Host code's reads go through the same limit, checked on the frame.
     let read = hub
         .facade()
@@ -331,25 +317,16 @@ async fn the_approval_hook_sees_raw_annotations_and_can_deny() {
     let host = Arc::new(CautiousHost::default());
     let hub = Hub::builder(HubConfig::default())
         .server(s.negotiation(Negotiation::Legacy))
-        .unwrap()
         .approval(host.clone())
         .start()
         .await
         .unwrap();
-    let err = hub.call("wipe", Default::default()).await.unwrap_err();
+    let err = hub.call("wipe", ()).await.unwrap_err();
     assert!(matches!(err, HubError::NotApproved { .. }), "{err:?}");
     assert_eq!(calls_of(&recorder, "wipe"), 0, "nothing was sent");
-    assert_eq!(
-        first_text(&hub.call("look", Default::default()).await.unwrap()),
-        "looked"
-    );
+    assert_eq!(first_text(&hub.call("look", ()).await.unwrap()), "looked");
     // The hook also governs host code's calls.
-    assert!(
-        hub.facade()
-            .call_tool("disk", "wipe", Default::default())
-            .await
-            .is_err()
-    );
+    assert!(hub.facade().call_tool("disk", "wipe", ()).await.is_err());
     let seen = host.seen.lock().unwrap().clone();
     assert_eq!(
         seen,
@@ -379,14 +356,13 @@ async fn a_burst_beyond_the_concurrency_limit_queues_then_is_refused() {
                 max_queued: 1,
                 queue_timeout: Duration::from_secs(5),
             }))
-            .unwrap()
             .start()
             .await
             .unwrap(),
     );
     let call = || {
         let h = Arc::clone(&hub);
-        tokio::spawn(async move { h.call("slow", Default::default()).await })
+        tokio::spawn(async move { h.call("slow", ()).await })
     };
     let first = call();
     // A call takes its slot before it is sent: once the server has the
@@ -443,18 +419,17 @@ async fn tool_calls_are_retried_only_when_the_host_opted_in() {
     };
     let hub = Hub::builder(HubConfig::default())
         .server(s.negotiation(Negotiation::Legacy).retry(retry))
-        .unwrap()
         .start()
         .await
         .unwrap();
-    let err = hub.call("flaky", Default::default()).await.unwrap_err();
+    let err = hub.call("flaky", ()).await.unwrap_err();
     assert_eq!(err.server_message(), Some("database on fire"));
     assert!(
         !err.to_string().contains("on fire"),
         "server prose kept out"
     );
     assert_eq!(calls_of(&recorder, "flaky"), 3, "opted in: retried");
-    hub.call("idem", Default::default()).await.unwrap_err();
+    hub.call("idem", ()).await.unwrap_err();
     assert_eq!(
         calls_of(&recorder, "idem"),
         1,
@@ -478,7 +453,6 @@ async fn every_governed_operation_is_audited_without_secrets() {
     let (notes, _) = spec("notes", demo::notes());
     let hub = Hub::builder(HubConfig::default())
         .server(notes)
-        .unwrap()
         .authority(
             Authority::named().with_server("notes", ServerAuthority::default().tools(["search"])),
         )
@@ -489,7 +463,7 @@ async fn every_governed_operation_is_audited_without_secrets() {
         .unwrap();
     let mut events = hub.take_events().unwrap();
     drain(&mut events);
-    hub.call("search", args(json!({"query": "hunter2-secret"})))
+    hub.call("search", json!({"query": "hunter2-secret"}))
         .await
         .unwrap();
     // Not on the allow-list: denied, and audited as such.
@@ -498,7 +472,7 @@ async fn every_governed_operation_is_audited_without_secrets() {
         .call_tool(
             "notes",
             "create",
-            args(json!({"title": "hunter2-secret", "text": "x"})),
+            json!({"title": "hunter2-secret", "text": "x"}),
         )
         .await;
     assert!(matches!(denied, Err(HubError::Denied { .. })), "{denied:?}");
@@ -579,9 +553,7 @@ async fn the_namespace_exports_to_llm_formats_and_maps_calls_back() {
     };
     let hub = Hub::builder(config)
         .server(notes)
-        .unwrap()
         .server(files)
-        .unwrap()
         .start()
         .await
         .unwrap();
@@ -631,20 +603,24 @@ async fn the_namespace_exports_to_llm_formats_and_maps_calls_back() {
     ));
     hub.shutdown().await;
 
-    // Without provider-safe names, `notes/search` cannot be exported.
+    // Without provider-safe names the exports are the same: `notes/search`
+    // goes out as its alias `notes_search`, and comes back to it.
     let (notes, _) = spec("notes", demo::notes());
     let (files, _) = spec("files", demo::files());
-    let hub = Hub::builder(HubConfig::default())
+    let plain = Hub::builder(HubConfig::default())
         .server(notes)
-        .unwrap()
         .server(files)
-        .unwrap()
         .start()
         .await
         .unwrap();
-    assert!(matches!(
-        mcp_hub::anthropic_tools(&hub.namespace()),
-        Err(HubError::NotProviderSafe { name }) if name == "notes/search"
-    ));
-    hub.shutdown().await;
+    let ns = plain.namespace();
+    assert_eq!(ns.tools()[0].name(), "notes/search");
+    assert_eq!(mcp_hub::anthropic_tools(&ns).unwrap(), anthropic);
+    assert_eq!(mcp_hub::openai_tools(&ns).unwrap(), openai);
+    let r = plain
+        .call("notes_search", json!({"query": "groceries"}))
+        .await
+        .unwrap();
+    assert!(first_text(&r).contains("Groceries"));
+    plain.shutdown().await;
 }

@@ -27,9 +27,7 @@ async fn http(script: Script) -> RunningHttpServer {
 
 fn remote(name: &str, url: &str, negotiation: Negotiation) -> ServerSpec {
     let connector = Arc::new(HttpConnector::new(HttpConfig::new(url)));
-    let mut spec = ServerSpec::new(name, connector)
-        .unwrap()
-        .session(quick_session());
+    let mut spec = ServerSpec::new(name, connector).session(quick_session());
     spec.negotiation = negotiation;
     spec
 }
@@ -56,15 +54,8 @@ async fn http_servers_of_both_eras_share_the_namespace_with_a_local_one() {
     };
     let hub = Hub::builder(config)
         .server(remote("old", &legacy.url(), Negotiation::Auto))
-        .unwrap()
         .server(remote("new", &modern.url(), Negotiation::Auto))
-        .unwrap()
-        .server(
-            ServerSpec::new("local", local)
-                .unwrap()
-                .session(quick_session()),
-        )
-        .unwrap()
+        .server(ServerSpec::new("local", local).session(quick_session()))
         .start()
         .await
         .expect("the hub starts");
@@ -75,20 +66,17 @@ async fn http_servers_of_both_eras_share_the_namespace_with_a_local_one() {
         ("new/search", "modern search"),
         ("local/search", "local search"),
     ] {
-        let result = hub.call(name, args(json!({}))).await.unwrap();
+        let result = hub.call(name, json!({})).await.unwrap();
         assert_eq!(first_text(&result), expected, "{name}");
     }
     // Unique names are exposed bare.
-    let echoed = hub.call("echo", args(json!({"text": "hi"}))).await.unwrap();
+    let echoed = hub.call("echo", json!({"text": "hi"})).await.unwrap();
     assert_eq!(first_text(&echoed), "hi");
-    let sum = hub
-        .call("add", args(json!({"a": 2, "b": 3})))
-        .await
-        .unwrap();
+    let sum = hub.call("add", json!({"a": 2, "b": 3})).await.unwrap();
     assert_eq!(first_text(&sum), "5");
     // The shared bare name is refused as ambiguous.
     assert!(matches!(
-        hub.call("search", args(json!({}))).await,
+        hub.call("search", json!({})).await,
         Err(HubError::Ambiguous { .. })
     ));
     // Each server went over its own transport: the HTTP servers saw their
@@ -110,17 +98,14 @@ async fn http_servers_of_both_eras_share_the_namespace_with_a_local_one() {
 
     // A remote server that goes away fails its calls; the others go on.
     drop(modern);
-    let failed = tokio::time::timeout(
-        Duration::from_secs(10),
-        hub.call("new/search", args(json!({}))),
-    )
-    .await
-    .expect("a call to a gone server fails promptly");
+    let failed = tokio::time::timeout(Duration::from_secs(10), hub.call("new/search", json!({})))
+        .await
+        .expect("a call to a gone server fails promptly");
     assert!(
         matches!(&failed, Err(HubError::Session { server, .. }) if server.to_string() == "new"),
         "{failed:?}"
     );
-    let still = hub.call("old/search", args(json!({}))).await.unwrap();
+    let still = hub.call("old/search", json!({})).await.unwrap();
     assert_eq!(first_text(&still), "legacy search");
     hub.shutdown().await;
 }

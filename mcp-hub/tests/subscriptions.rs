@@ -123,7 +123,6 @@ fn server(modern: bool) -> (ServerSpec, Recorder) {
         ..Backoff::default()
     };
     let spec = ServerSpec::new("docs", connector)
-        .unwrap()
         .session(quick_session())
         .negotiation(if modern {
             Negotiation::Modern
@@ -202,9 +201,12 @@ async fn start_update_dedup_and_shutdown(modern: bool) {
     let (handler, mut calls) = recording(false);
     let hub = Hub::builder(config())
         .server(spec)
-        .unwrap()
-        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism(modern), handler).unwrap())
-        .unwrap()
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            mechanism(modern),
+            handler,
+        ))
         .start()
         .await
         .expect("hub starts");
@@ -227,12 +229,12 @@ async fn start_update_dedup_and_shutdown(modern: bool) {
 
     // Same contents again: read, but not handed on. The read reaches the
     // server before the change below, so it reads "v1" again.
-    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
     reads_reach(&recorder, NOTES, 2).await;
 
     // Changed contents: an update.
-    hub.call("change", args(json!({}))).await.unwrap();
-    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
     let update = next(&mut calls).await;
     assert_eq!(update.reason, Reason::Update);
     assert_eq!(text(&update), "v2");
@@ -277,23 +279,23 @@ async fn reconnects_after_a_restart(modern: bool) {
     let (handler, mut calls) = recording(false);
     let hub = Hub::builder(config())
         .server(spec)
-        .unwrap()
-        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism(modern), handler).unwrap())
-        .unwrap()
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            mechanism(modern),
+            handler,
+        ))
         .start()
         .await
         .expect("hub starts");
     let mut events = hub.take_events().unwrap();
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
-    hub.call("change", args(json!({}))).await.unwrap();
-    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
     assert_eq!(text(&next(&mut calls).await), "v2");
 
     // The server dies; its replacement starts over at "v1".
-    assert!(
-        hub.call("crash", args(json!({}))).await.is_err(),
-        "it answered"
-    );
+    assert!(hub.call("crash", json!({})).await.is_err(), "it answered");
     let again = next(&mut calls).await;
     assert_eq!(again.reason, Reason::Reconnect);
     assert_eq!(text(&again), "v1");
@@ -307,8 +309,8 @@ async fn reconnects_after_a_restart(modern: bool) {
     assert!(stats(&hub).reconnects >= 1);
 
     // The new stream delivers updates.
-    hub.call("change", args(json!({}))).await.unwrap();
-    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
     let update = next(&mut calls).await;
     assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
     hub.shutdown().await;
@@ -358,18 +360,17 @@ async fn a_slow_handler_times_out_without_blocking_another() {
     let (spec, _recorder) = server(false);
     let (slow, _never) = recording(true);
     let (quick, mut calls) = recording(false);
-    let mut slow_spec =
-        SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, slow).unwrap();
+    let mut slow_spec = SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, slow);
     slow_spec.handler_timeout = Duration::from_millis(100);
     let hub = Hub::builder(config())
         .server(spec)
-        .unwrap()
         .subscription(slow_spec)
-        .unwrap()
-        .subscription(
-            SubscriptionSpec::new("docs", OTHER, Mechanism::ResourcesSubscribe, quick).unwrap(),
-        )
-        .unwrap()
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            OTHER,
+            Mechanism::ResourcesSubscribe,
+            quick,
+        ))
         .start()
         .await
         .expect("hub starts");
@@ -390,8 +391,8 @@ async fn a_slow_handler_times_out_without_blocking_another() {
     assert_eq!(slow_stats.handled, 0);
 
     // The other subscription keeps working while the slow one times out again.
-    hub.call("touch", args(json!({}))).await.unwrap();
-    hub.call("touch_other", args(json!({}))).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
+    hub.call("touch_other", json!({})).await.unwrap();
     while seen.timeouts.len() < 2 || seen.other_reads < 2 {
         seen.add(next_event(&mut events).await);
     }
@@ -412,9 +413,7 @@ async fn start_error(modern_server: bool, mechanism: Mechanism) -> HubError {
     let (handler, _calls) = recording(false);
     Hub::builder(config())
         .server(spec)
-        .unwrap()
-        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism, handler).unwrap())
-        .unwrap()
+        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism, handler))
         .start()
         .await
         .expect_err("the subscription cannot be made")
@@ -451,15 +450,16 @@ async fn a_uri_outside_the_allow_list_fails_the_start() {
     let (handler, _calls) = recording(false);
     let error = Hub::builder(config())
         .server(spec)
-        .unwrap()
         .authority(
             Authority::unrestricted()
                 .with_server("docs", ServerAuthority::default().resources([OTHER])),
         )
-        .subscription(
-            SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler).unwrap(),
-        )
-        .unwrap()
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            Mechanism::ResourcesSubscribe,
+            handler,
+        ))
         .start()
         .await
         .expect_err("denied");
@@ -476,17 +476,18 @@ async fn a_uri_outside_the_allow_list_fails_the_start() {
 #[tokio::test]
 async fn registration_checks_its_settings_and_server() {
     let (handler, _calls) = recording(false);
-    let mut spec =
-        SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler).unwrap();
+    let mut spec = SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler);
     spec.handler_timeout = Duration::ZERO;
     assert!(matches!(
-        Hub::builder(config()).subscription(spec.clone()),
+        Hub::builder(config())
+            .subscription(spec.clone())
+            .start()
+            .await,
         Err(HubError::InvalidSetting { .. })
     ));
     spec.handler_timeout = Duration::from_secs(1);
     let error = Hub::builder(config())
         .subscription(spec)
-        .unwrap()
         .start()
         .await
         .expect_err("no such server");
@@ -500,11 +501,12 @@ async fn a_failed_handler_is_reported_and_the_same_contents_are_offered_again() 
     let handler = Arc::new(Failing { tx });
     let hub = Hub::builder(config())
         .server(spec)
-        .unwrap()
-        .subscription(
-            SubscriptionSpec::new("docs", NOTES, Mechanism::ResourcesSubscribe, handler).unwrap(),
-        )
-        .unwrap()
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            Mechanism::ResourcesSubscribe,
+            handler,
+        ))
         .start()
         .await
         .expect("hub starts");
@@ -520,7 +522,7 @@ async fn a_failed_handler_is_reported_and_the_same_contents_are_offered_again() 
         ("the host could not store it".to_owned(), Reason::Start)
     );
     // Not handled, so the same contents are not deduplicated.
-    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
     let again = next(&mut calls).await;
     assert_eq!((again.reason, text(&again)), (Reason::Update, "v1"));
     let reason = wait_for(&mut events, WAIT, |e| match e {
@@ -542,21 +544,24 @@ async fn a_listen_stream_the_server_ends_is_made_again() {
     let (handler, mut calls) = recording(false);
     let hub = Hub::builder(config())
         .server(spec)
-        .unwrap()
-        .subscription(SubscriptionSpec::new("docs", NOTES, Mechanism::Listen, handler).unwrap())
-        .unwrap()
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            Mechanism::Listen,
+            handler,
+        ))
         .start()
         .await
         .expect("hub starts");
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
-    hub.call("end_streams", args(json!({}))).await.unwrap();
+    hub.call("end_streams", json!({})).await.unwrap();
     // Made again on the same session (listened again, then read). The
     // reconnect read reaches the server before the change below, so it
     // reads what was handled already.
     reads_reach(&recorder, NOTES, 2).await;
     assert_eq!(resource_listens(&recorder).len(), 2);
-    hub.call("change", args(json!({}))).await.unwrap();
-    hub.call("touch", args(json!({}))).await.unwrap();
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
     let update = next(&mut calls).await;
     assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
     // One read at a time: the subscription was counted as made again and

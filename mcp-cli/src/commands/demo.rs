@@ -7,7 +7,6 @@
 //! resolved by prefixing, the bare `search` refused as ambiguous, a routed
 //! call, then a server killed and the call to it failing fast.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_hub::{
@@ -55,7 +54,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
         let connector =
             StdioConnector::new(StdioConfig::new(exe.clone()).args(["__serve-demo", name]));
         specs.push(
-            ServerSpec::new(name, Arc::new(connector))?
+            ServerSpec::new(name, connector)
                 .restart(RestartPolicy::Never)
                 .retry(RetryPolicy::none())
                 .discovery(Discovery::Eager),

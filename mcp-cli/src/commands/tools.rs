@@ -74,7 +74,7 @@ pub(crate) async fn start_all(
     let names: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
     let mut builder = Hub::builder(config);
     for spec in specs {
-        builder = builder.server(spec)?;
+        builder = builder.server(spec);
     }
     builder = builder.authority(authority);
     let lines = StatusLines::new(&ctx.ui, &names);

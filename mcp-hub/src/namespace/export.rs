@@ -1,11 +1,15 @@
 //! The namespace in the formats LLM APIs take, and a model's tool call back
 //! to its route.
 //!
-//! Export uses each tool's exposed [`crate::ExposedTool::name`] (the bare
-//! name where the policy exposes one). Providers accept only
-//! `[A-Za-z0-9_-]{1,64}` function names, so exporting a namespace with any
-//! other name fails with [`HubError::NotProviderSafe`]: build the hub with
-//! [`crate::HubConfig::provider_safe_names`].
+//! Providers accept only `[A-Za-z0-9_-]{1,64}` function names, so export
+//! names each tool by its [`crate::ExposedTool::provider_name`]: its exposed
+//! name (the bare name where the policy exposes one) when that is
+//! provider-safe, else the namespace's stable provider-safe alias for it
+//! (`notes/search` → `notes_search`; see [`crate::Namespace`]). Any hub
+//! exports as it is; [`ToolCall::route`] and [`crate::Hub::call`] take the
+//! alias the model calls back with. [`HubError::NotProviderSafe`] remains
+//! only for a name that has no provider-safe form (its alias would collide
+//! even with a 16-digit hash).
 
 use serde_json::{Map, Value, json};
 
@@ -18,7 +22,7 @@ pub const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
 
 fn checked(namespace: &Namespace) -> Result<&[ExposedTool], HubError> {
     for tool in namespace.tools() {
-        if !is_provider_safe(tool.name()) {
+        if !is_provider_safe(tool.provider_name()) {
             return Err(HubError::NotProviderSafe {
                 name: tool.name().to_owned(),
             });
@@ -52,7 +56,7 @@ pub fn anthropic_tools(namespace: &Namespace) -> Result<Value, HubError> {
             .iter()
             .map(|t| {
                 json!({
-                    "name": t.name(),
+                    "name": t.provider_name(),
                     "description": description(t),
                     "input_schema": schema(t),
                 })
@@ -72,7 +76,7 @@ pub fn openai_tools(namespace: &Namespace) -> Result<Value, HubError> {
                 json!({
                     "type": "function",
                     "function": {
-                        "name": t.name(),
+                        "name": t.provider_name(),
                         "description": description(t),
                         "parameters": schema(t),
                     },
@@ -87,7 +91,7 @@ pub fn openai_tools(namespace: &Namespace) -> Result<Value, HubError> {
 pub struct ToolCall {
     /// The provider's id of the call (to answer it), if given.
     pub id: Option<String>,
-    /// The exposed name the model used.
+    /// The name the model used (the exported, provider-safe one).
     pub name: String,
     /// The arguments.
     pub arguments: Map<String, Value>,

@@ -38,6 +38,17 @@ impl ServerName {
         }
     }
 
+    /// `name` as given, checked later with [`ServerName::check`]: how a
+    /// [`crate::ServerSpec`] holds its name until the hub starts.
+    pub(crate) fn unchecked(name: &str) -> Self {
+        ServerName(Arc::from(name))
+    }
+
+    /// Whether the name is valid (see [`ServerName::new`]).
+    pub(crate) fn check(&self) -> Result<(), HubError> {
+        ServerName::new(&self.0).map(drop)
+    }
+
     /// The name.
     pub fn as_str(&self) -> &str {
         &self.0

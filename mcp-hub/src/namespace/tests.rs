@@ -483,3 +483,122 @@ fn server_tool_names_are_escaped_in_ambiguity_and_collision_errors() {
     shows_escaped(&err);
     assert!(!err.to_string().contains('\u{7}'));
 }
+
+/// Tools a default build has to alias: a qualified name, a space, a dot,
+/// and a safe name the space's sanitised form would take.
+fn unsafe_names() -> Fixture {
+    Fixture::of(&[
+        (
+            "everything",
+            &["echo", "say hello", "files.read", "say_hello"][..],
+        ),
+        ("other", &["echo"][..]),
+    ])
+}
+
+#[test]
+fn a_default_build_gives_each_unsafe_name_a_provider_safe_alias_that_routes() {
+    let f = unsafe_names();
+    let ns = f
+        .build_with(CollisionPolicy::Prefix, &Separator::default(), false)
+        .unwrap();
+    assert!(!ns.is_provider_safe());
+    // The exposed names stay as they are.
+    assert_eq!(
+        names(&ns),
+        [
+            "everything/echo",
+            "say hello",
+            "files.read",
+            "say_hello",
+            "other/echo"
+        ]
+    );
+    assert_eq!(ns.names().count(), 5 + 3, "aliases are not listed");
+    let provider: Vec<&str> = ns.tools().iter().map(ExposedTool::provider_name).collect();
+    // `say hello` sanitises to `say_hello`, a real tool's name: the alias
+    // takes the hash suffix, the real name stays.
+    let suffixed = provider[1];
+    assert!(suffixed.starts_with("say_hello_"), "{suffixed}");
+    assert_eq!(suffixed.len(), "say_hello_".len() + 8);
+    assert_eq!(
+        provider,
+        [
+            "everything_echo",
+            suffixed,
+            "files_read",
+            "say_hello",
+            "other_echo"
+        ]
+    );
+    let unique: std::collections::HashSet<&str> = provider.iter().copied().collect();
+    assert_eq!(unique.len(), provider.len());
+    assert!(provider.iter().all(|n| crate::is_provider_safe(n)));
+    // Names and aliases route alike, and an alias stands for its name.
+    for (exposed, alias, server, tool) in [
+        ("everything/echo", "everything_echo", "everything", "echo"),
+        ("other/echo", "other_echo", "other", "echo"),
+        ("say hello", suffixed, "everything", "say hello"),
+        ("files.read", "files_read", "everything", "files.read"),
+        // The qualified alias of a bare name has its safe form too.
+        (
+            "everything/files.read",
+            "everything_files_read",
+            "everything",
+            "files.read",
+        ),
+    ] {
+        routes_to(&ns, exposed, server, tool);
+        routes_to(&ns, alias, server, tool);
+        assert_eq!(ns.lookup(alias).unwrap().1, exposed);
+        assert_eq!(ns.lookup(exposed).unwrap().1, exposed);
+    }
+    routes_to(&ns, "say_hello", "everything", "say_hello");
+    assert!(matches!(ns.route("echo"), Err(HubError::Ambiguous { .. })));
+    // The provider-safe build names every tool exactly as the aliases do.
+    let safe = f
+        .build_with(CollisionPolicy::Prefix, &Separator::default(), true)
+        .unwrap();
+    assert_eq!(names(&safe), provider);
+    assert!(safe.tools().iter().all(|t| t.provider_name() == t.name()));
+}
+
+#[test]
+fn provider_safe_aliases_do_not_depend_on_discovery_order_or_rebuilds() {
+    let aliases = |f: &Fixture| -> Vec<String> {
+        f.build(CollisionPolicy::Prefix)
+            .tools()
+            .iter()
+            .map(|t| t.provider_name().to_owned())
+            .collect()
+    };
+    let first = aliases(&unsafe_names());
+    assert_eq!(first, aliases(&unsafe_names()));
+    // As if `other` had been listed first.
+    let mut late = unsafe_names();
+    late.snapshots = late
+        .snapshots
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let tools: Vec<&str> = s.tools().iter().map(|t| t.name.as_str()).collect();
+            snapshot(s.server().as_str(), 10 - i as u64, &tools)
+        })
+        .collect();
+    assert_eq!(first, aliases(&late));
+}
+
+#[test]
+fn an_ambiguous_unsafe_bare_name_stays_ambiguous_in_its_safe_form() {
+    let ns = Fixture::of(&[("a", &["read.file"][..]), ("b", &["read.file"][..])])
+        .build(CollisionPolicy::Prefix);
+    for name in ["read.file", "read_file"] {
+        match ns.route(name) {
+            Err(HubError::Ambiguous { candidates, .. }) => {
+                assert_eq!(candidates, ["a/read.file", "b/read.file"]);
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    routes_to(&ns, "a_read_file", "a", "read.file");
+}

@@ -109,13 +109,6 @@ pub fn quick_session() -> SessionConfig {
     }
 }
 
-pub fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    match v {
-        serde_json::Value::Object(m) => m,
-        _ => panic!("arguments must be an object"),
-    }
-}
-
 pub fn name(s: &str) -> ServerName {
     ServerName::new(s).unwrap()
 }
