@@ -64,10 +64,11 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<(u64, u64)> {
         expect(
             &out,
             &[
-                "notes/search",
-                "github/search",
-                "not allowed: files/search",
+                "tool: search",
+                "tool: read",
+                "search: ",
                 "Release checklist",
+                "not allowed: files/search",
             ],
         )
     });
