@@ -660,7 +660,7 @@ pub(crate) fn render_report(
 pub(crate) fn hub_kind(e: &HubError) -> &'static str {
     match e {
         HubError::RequiredServerFailed { source, .. } => hub_kind(source),
-        HubError::Session { source, .. } => match source {
+        HubError::Session { error, .. } => match error {
             SessionError::Timeout { .. } => "timeout",
             SessionError::Server { .. } => "server_error",
             SessionError::InvalidArguments { .. } => "invalid_arguments",

@@ -163,14 +163,14 @@ pub enum HubError {
         /// The hard limit at the time.
         hard: LimitValue,
     },
-    /// A session operation failed.
-    #[error("a request to server `{server}` failed")]
+    /// A session operation failed. The message carries the session error's
+    /// words and those of its causes (so `source()` has nothing more to add).
+    #[error("server `{server}`: {}", mcp_types::text::Chain(error))]
     Session {
         /// The server.
         server: ServerName,
         /// The session's error.
-        #[source]
-        source: SessionError,
+        error: SessionError,
     },
     /// The server died while the request was in flight. The request is not
     /// replayed: it may or may not have taken effect.
@@ -455,7 +455,7 @@ impl HubError {
     /// prose: show it labelled as such.
     pub fn server_message(&self) -> Option<&str> {
         match self {
-            HubError::Session { source, .. } => source.server_message(),
+            HubError::Session { error, .. } => error.server_message(),
             HubError::RequiredServerFailed { source, .. }
             | HubError::SubscriptionFailed { source, .. } => source.server_message(),
             _ => None,
@@ -465,7 +465,7 @@ impl HubError {
     /// The last bytes a dead server wrote to stderr, when known.
     pub fn stderr_tail(&self) -> Option<&str> {
         match self {
-            HubError::Session { source, .. } => source.stderr_tail(),
+            HubError::Session { error, .. } => error.stderr_tail(),
             HubError::ServerDied { exit, .. } | HubError::Exited { exit, .. } => {
                 exit.stderr_tail.as_deref()
             }
@@ -524,7 +524,7 @@ impl HubError {
     ///   shutting down is [`ErrorCause::Cancelled`].
     pub fn cause(&self) -> ErrorCause {
         match self {
-            HubError::Session { source, .. } => source.cause(),
+            HubError::Session { error, .. } => error.cause(),
             HubError::RequiredServerFailed { source, .. }
             | HubError::SubscriptionFailed { source, .. } => source.cause(),
             HubError::StartTimeout { .. }
@@ -656,9 +656,9 @@ impl HubError {
                     hard,
                 }
             }
-            source => HubError::Session {
+            error => HubError::Session {
                 server: server.clone(),
-                source,
+                error,
             },
         }
     }
@@ -751,13 +751,13 @@ mod tests {
         // Wrappers give their inner error's cause, through every level.
         let session = HubError::Session {
             server: server.clone(),
-            source: SessionError::UnknownTool { tool: "t".into() },
+            error: SessionError::UnknownTool { tool: "t".into() },
         };
         let required = HubError::RequiredServerFailed {
             server: server.clone(),
             source: Arc::new(HubError::Session {
                 server: server.clone(),
-                source: SessionError::Transport(TransportError::CredentialsInUrl),
+                error: SessionError::Transport(TransportError::CredentialsInUrl),
             }),
         };
         assert_eq!(session.cause(), ErrorCause::Input);

@@ -33,6 +33,7 @@ use mcp_types::Tool;
 
 use crate::HubError;
 use crate::config::CollisionPolicy;
+use crate::error::{DenyReason, TargetKind};
 use crate::governance::authority::Gate;
 use crate::namespace::helper::Helper;
 use crate::namespace::name::{Separator, ServerName};
@@ -200,6 +201,10 @@ pub struct Namespace {
     /// of every name (a hub of a hundred servers exposes thousands).
     by_name: Vec<(u32, u32)>,
     ambiguous: HashMap<String, Vec<String>>,
+    /// Names (bare and qualified) of tools the server lists but the
+    /// authority hides, so a call by one is refused as denied, not as
+    /// unknown: (server, local name, why).
+    hidden: HashMap<String, (ServerName, String, DenyReason)>,
     notes: Vec<NamespaceNote>,
     provider_safe: bool,
 }
@@ -258,6 +263,14 @@ impl Namespace {
                 candidates: candidates.clone(),
             });
         }
+        if let Some((server, tool, reason)) = self.hidden.get(name) {
+            return Err(HubError::Denied {
+                server: server.clone(),
+                kind: TargetKind::Tool,
+                name: tool.clone(),
+                reason: *reason,
+            });
+        }
         Err(HubError::UnknownTool {
             name: name.to_owned(),
         })
@@ -292,6 +305,19 @@ impl Namespace {
     ) -> Result<Namespace, HubError> {
         let mut builder = Builder::default();
         let published: Vec<Vec<usize>> = views.iter().map(published_tools).collect();
+        for view in views {
+            let Some(snapshot) = view.snapshot else {
+                continue;
+            };
+            for tool in snapshot.tools() {
+                if let Err(reason) = view.gate.tool(&tool.name) {
+                    let hidden = (view.name.clone(), tool.name.clone(), reason);
+                    let qualified = settings.separator.qualify(view.name, &tool.name);
+                    builder.hidden.insert(qualified, hidden.clone());
+                    builder.hidden.entry(tool.name.clone()).or_insert(hidden);
+                }
+            }
+        }
 
         // Which servers publish each bare name, in registration order.
         let mut owners: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -403,6 +429,7 @@ fn published_tools(view: &ServerView<'_>) -> Vec<usize> {
 struct Builder {
     entries: Vec<ExposedTool>,
     ambiguous: HashMap<String, Vec<String>>,
+    hidden: HashMap<String, (ServerName, String, DenyReason)>,
     notes: Vec<NamespaceNote>,
 }
 
@@ -600,6 +627,7 @@ impl Builder {
             entries: self.entries,
             by_name,
             ambiguous: self.ambiguous,
+            hidden: self.hidden,
             notes: self.notes,
             provider_safe: settings.provider_safe,
         })

@@ -20,8 +20,22 @@ use mcp_types::{ErrorCause, ErrorObject, Request};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionError {
-    /// The transport could not be opened or failed.
-    #[error("transport failure")]
+    /// The server's Streamable HTTP endpoint refused the protocol, and the
+    /// automatic fallback to the legacy HTTP+SSE transport failed as well:
+    /// both are named.
+    #[error(
+        "{}; the fallback to the legacy HTTP+SSE transport failed too: {}",
+        mcp_types::text::Chain(&**first),
+        mcp_types::text::Chain(&**fallback)
+    )]
+    FallbackFailed {
+        /// What the Streamable HTTP endpoint answered.
+        first: Box<SessionError>,
+        /// How the fallback failed.
+        fallback: Box<SessionError>,
+    },
+    /// The transport could not be opened or failed (its own words).
+    #[error(transparent)]
     Transport(#[from] TransportError),
     /// The connection to the server is gone; nothing more can be sent on it.
     #[error("the server connection is closed: {0}")]
@@ -280,6 +294,7 @@ impl SessionError {
     pub fn cause(&self) -> ErrorCause {
         match self {
             SessionError::Transport(e) => e.cause(),
+            SessionError::FallbackFailed { first, .. } => first.cause(),
             SessionError::Dead(exit) => exit.reason.cause(),
             SessionError::Http { failure, .. } => failure.cause(),
             SessionError::Timeout { method, .. } => {

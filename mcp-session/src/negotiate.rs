@@ -95,15 +95,27 @@ async fn legacy(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spaw
             };
             let config = Arc::clone(&session.link.config);
             let dead = session.close().await;
+            // Both attempts are named in the error: the fallback's words
+            // alone would blame an endpoint the host never gave.
+            let both = |fallback| SessionError::FallbackFailed {
+                first: Box::new(e),
+                fallback: Box::new(fallback),
+            };
             let link = match Link::open(fallback, config).await {
                 Ok(link) => link,
-                Err(e) => return Err(Failed::Dead(e, dead)),
+                Err(second) => return Err(Failed::Dead(both(second), dead)),
             };
             let session = Session {
                 link,
                 state: spawned(),
             };
-            session.initialize().await?
+            match session.initialize().await {
+                Ok(initialized) => initialized,
+                Err(Failed::Recoverable(second, s)) => {
+                    return Err(Failed::Recoverable(both(second), s));
+                }
+                Err(Failed::Dead(second, dead)) => return Err(Failed::Dead(both(second), dead)),
+            }
         }
         Err(failed) => return Err(failed),
     };

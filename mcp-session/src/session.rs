@@ -81,13 +81,23 @@ impl Dead {
     }
 }
 
-/// A failed phase transition.
-#[derive(Debug)]
+/// A failed phase transition. Its `Debug` is the error (and, when the
+/// connection is gone, its exit diagnostics), never the whole session, so a
+/// `?` out of `main` prints a line, not the session's insides.
 pub enum Failed<S> {
     /// The session is still usable in its previous phase.
     Recoverable(SessionError, Session<S>),
     /// The connection is gone; here are its diagnostics.
     Dead(SessionError, Session<Dead>),
+}
+
+impl<S> std::fmt::Debug for Failed<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::Recoverable(e, _) => f.debug_tuple("Recoverable").field(e).finish(),
+            Failed::Dead(e, dead) => f.debug_tuple("Dead").field(e).field(dead.info()).finish(),
+        }
+    }
 }
 
 impl<S> Failed<S> {
@@ -106,15 +116,17 @@ impl<S> Failed<S> {
     }
 }
 
-impl<S: std::fmt::Debug> std::fmt::Display for Failed<S> {
+impl<S> std::fmt::Display for Failed<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.error(), f)
     }
 }
 
-impl<S: std::fmt::Debug> std::error::Error for Failed<S> {
+impl<S> std::error::Error for Failed<S> {
+    // The display is the error's own, so the chain goes on with its cause
+    // (not the error a second time).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(self.error())
+        self.error().source()
     }
 }
 
