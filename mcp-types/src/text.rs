@@ -140,6 +140,34 @@ impl fmt::Display for Untrusted<'_> {
     }
 }
 
+/// An error and its causes in one line, `outer: cause: deeper cause`, each
+/// level's words once (a cause that repeats the line so far is left out).
+/// For an error that folds its source into its own message, so that
+/// `source()` can return nothing and nobody prints the same words twice.
+pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'a));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut line = self.0.to_string();
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            let words = cause.to_string();
+            if !line.ends_with(&words) {
+                line.push_str(": ");
+                line.push_str(&words);
+            }
+            source = cause.source();
+        }
+        f.write_str(&line)
+    }
+}
+
+impl fmt::Debug for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,33 +223,5 @@ mod tests {
                 .chars()
                 .any(|c| is_dangerous(c) && c != '\n' && c != '\t'));
         }
-    }
-}
-
-/// An error and its causes in one line, `outer: cause: deeper cause`, each
-/// level's words once (a cause that repeats the line so far is left out).
-/// For an error that folds its source into its own message, so that
-/// `source()` can return nothing and nobody prints the same words twice.
-pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'a));
-
-impl fmt::Display for Chain<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut line = self.0.to_string();
-        let mut source = self.0.source();
-        while let Some(cause) = source {
-            let words = cause.to_string();
-            if !line.ends_with(&words) {
-                line.push_str(": ");
-                line.push_str(&words);
-            }
-            source = cause.source();
-        }
-        f.write_str(&line)
-    }
-}
-
-impl fmt::Debug for Chain<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
     }
 }
