@@ -386,13 +386,20 @@ impl Sandbox {
 }
 
 /// Fails clearly, rather than hanging or racing, when something else holds
-/// the CLI's fixed callback port.
+/// the CLI's fixed callback port. A port an earlier test's process just let
+/// go of may take a moment to be free again (the kernel tells nobody when),
+/// so it is tried again for up to the deadline.
 fn assert_callback_port_free() {
-    if let Err(e) = std::net::TcpListener::bind(("127.0.0.1", CALLBACK_PORT)) {
-        panic!(
-            "127.0.0.1:{CALLBACK_PORT}, the fixed redirect port of `mcp login`, is not free \
-             ({e}); is another `mcp login` (or this test) running?"
-        );
+    let began = std::time::Instant::now();
+    loop {
+        match std::net::TcpListener::bind(("127.0.0.1", CALLBACK_PORT)) {
+            Ok(_) => return,
+            Err(e) if began.elapsed() > DEADLINE => panic!(
+                "127.0.0.1:{CALLBACK_PORT}, the fixed redirect port of `mcp login`, is not free \
+                 ({e}); is another `mcp login` (or this test) running?"
+            ),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
     }
 }
 

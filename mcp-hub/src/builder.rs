@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use tracing::Instrument as _;
 
 use tokio::sync::{oneshot, watch};
 
@@ -216,11 +217,12 @@ impl HubBuilder {
         let mut firsts = Vec::with_capacity(shared.cells.len());
         for i in 0..shared.cells.len() {
             let (tx, rx) = oneshot::channel::<FirstOutcome>();
-            supervisors.push(tokio::spawn(lifecycle::supervise(
-                Arc::clone(&shared),
-                i,
-                tx,
-            )));
+            // One `mcp.server` span per server for its whole life: starts,
+            // deaths, restarts and every request made from its task.
+            let span = tracing::info_span!("mcp.server", server = %shared.cells[i].spec.name);
+            supervisors.push(tokio::spawn(
+                lifecycle::supervise(Arc::clone(&shared), i, tx).instrument(span),
+            ));
             firsts.push(rx);
         }
         let hub = Hub {

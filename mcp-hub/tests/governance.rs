@@ -97,10 +97,17 @@ async fn calls_outside_the_authority_are_refused_before_anything_is_sent() {
     let (hub, [notes, _, github]) = classic_with(authority, Principal::new("me")).await;
     // notes/search is not published, so bare `search` is files' alone.
     assert_eq!(exposed(&hub), ["create", "read", "search"]);
-    assert!(matches!(
-        hub.call("notes/search", json!({"query": "x"})).await,
-        Err(HubError::UnknownTool { .. })
-    ));
+    // Hidden, not unknown: the model's call by the qualified name is
+    // refused as denied, naming the server and the tool.
+    match hub.call("notes/search", json!({"query": "x"})).await {
+        Err(HubError::Denied {
+            server,
+            kind: TargetKind::Tool,
+            name,
+            reason: DenyReason::NotAllowListed,
+        }) => assert_eq!((server.as_str(), name.as_str()), ("notes", "search")),
+        other => panic!("{other:?}"),
+    }
     match hub
         .facade()
         .call_tool("notes", "search", json!({"query": "x"}))

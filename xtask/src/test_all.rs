@@ -20,6 +20,23 @@ struct Tally {
     failed: u64,
 }
 
+impl Tally {
+    /// Counts a suite's (passed, failed); a suite that could not run at all
+    /// is one failure.
+    fn add(&mut self, what: &str, result: anyhow::Result<(u64, u64)>) {
+        match result {
+            Ok((passed, failed)) => {
+                self.passed += passed;
+                self.failed += failed;
+            }
+            Err(e) => {
+                eprintln!("== {what} could not run: {e:#}");
+                self.failed += 1;
+            }
+        }
+    }
+}
+
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let quick = args.iter().any(|a| a == "--no-lint");
     let mut tally = Tally::default();
@@ -39,27 +56,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             ],
             &mut tally,
         )?;
-        // The lean `mcp`, without the demo and the conformance client (and
-        // so without the testkit), builds and lints clean too.
-        step(
-            root,
-            "clippy (mcp without default features)",
-            &[
-                "clippy",
-                "-p",
-                "mcp-cli",
-                "--no-default-features",
-                "--quiet",
-                "--",
-                "-D",
-                "warnings",
-            ],
-            &mut tally,
-        )?;
-        // Stdio-only hosts (no `http`, no `validation`): the gated code
-        // builds and lints clean without them. (`cargo xtask tidy` checks
-        // that their dependency trees hold no HTTP, TLS or jsonschema.)
-        for package in ["mcp-session", "mcp-client"] {
+        // Lean builds lint clean too: `mcp` without the demo and the
+        // conformance client (so without the testkit), and stdio-only hosts
+        // (no `http`, no `validation`; `cargo xtask tidy` checks that their
+        // dependency trees hold no HTTP, TLS or jsonschema).
+        for package in ["mcp-cli", "mcp-session", "mcp-client"] {
             step(
                 root,
                 &format!("clippy ({package} without default features)"),
@@ -79,41 +80,14 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     cargo_test(root, &mut tally)?;
     eprintln!("== examples (mcp-client)");
-    match crate::examples::run(root) {
-        Ok((passed, failed)) => {
-            tally.passed += passed;
-            tally.failed += failed;
-        }
-        Err(e) => {
-            eprintln!("== the examples could not run: {e:#}");
-            tally.failed += 1;
-        }
-    }
+    tally.add("the examples", crate::examples::run(root));
     if !args.iter().any(|a| a == "--no-conformance") {
         eprintln!("== cargo xtask conformance");
-        match crate::conformance::run(root, &[]) {
-            Ok((passed, failed)) => {
-                tally.passed += passed;
-                tally.failed += failed;
-            }
-            Err(e) => {
-                eprintln!("== conformance could not run: {e:#}");
-                tally.failed += 1;
-            }
-        }
+        tally.add("conformance", crate::conformance::run(root, &[]));
     }
     if !args.iter().any(|a| a == "--no-interop") {
         eprintln!("== cargo xtask interop");
-        match crate::interop::run(root) {
-            Ok((passed, failed)) => {
-                tally.passed += passed;
-                tally.failed += failed;
-            }
-            Err(e) => {
-                eprintln!("== interop could not run: {e:#}");
-                tally.failed += 1;
-            }
-        }
+        tally.add("interop", crate::interop::run(root));
     }
     // The summary is the very last line printed; the exit code carries failure.
     println!("{} passed, {} failed", tally.passed, tally.failed);

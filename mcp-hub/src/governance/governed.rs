@@ -18,6 +18,7 @@ use mcp_session::{CallOptions, Ready, Session, SessionError};
 use mcp_types::{Tool, error_codes};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use crate::HubError;
 use crate::error::TargetKind;
@@ -123,6 +124,13 @@ where
     };
     let operation = step.operation;
     let from_model = step.caller.is_model();
+    // The requests the operation makes are spans inside this one.
+    let span = tracing::debug_span!(
+        "mcp.call",
+        server = %cell.spec.name,
+        operation = ?operation,
+        from_model,
+    );
     audited(
         hub,
         cell,
@@ -131,6 +139,7 @@ where
         from_model,
         run(hub, cell, step, otherwise, op),
     )
+    .instrument(span)
 }
 
 async fn run<T, F, Fut>(
