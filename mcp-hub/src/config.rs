@@ -426,7 +426,7 @@ pub struct HubConfig {
     /// only that routes. Off (the default), the names stay as they are and
     /// each one that is not safe carries that same form as an alias, which
     /// the exports use and calls accept
-    /// ([`ExposedTool::provider_name`](crate::ExposedTool::provider_name)).
+    /// ([`Namespace::provider_names`](crate::Namespace::provider_names)).
     pub provider_safe_names: bool,
     /// How long [`crate::HubBuilder::start`] waits for optional servers;
     /// `None` waits for each one's own start deadline. Required servers are

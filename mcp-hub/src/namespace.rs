@@ -15,7 +15,7 @@
 //!
 //! Every exposed name that is not provider-safe (`[A-Za-z0-9_-]`, at most 64
 //! characters: `notes/search`, `read.file`, `say hello`) also has a
-//! provider-safe alias ([`ExposedTool::provider_name`] for a tool's name):
+//! provider-safe alias ([`Namespace::provider_names`] for a tool's name):
 //! the form
 //! [`HubConfig::provider_safe_names`](crate::HubConfig::provider_safe_names)
 //! would give it, computed by the same rules over all the namespace's names
@@ -27,7 +27,7 @@
 //! so names and aliases coincide.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use mcp_types::Tool;
 
@@ -69,9 +69,6 @@ enum ToolRef {
 pub struct ExposedTool {
     name: String,
     aliases: Vec<String>,
-    /// Provider-safe aliases of the names that are not safe, each with the
-    /// slot of the name it stands for (0 the name, k the alias k - 1).
-    provider: Vec<(u32, String)>,
     route: Route,
     tool: ToolRef,
 }
@@ -87,17 +84,6 @@ impl ExposedTool {
     /// qualified name of a tool whose bare name is exposed too).
     pub fn aliases(&self) -> &[String] {
         &self.aliases
-    }
-
-    /// The name to give an LLM provider: [`ExposedTool::name`] when that is
-    /// provider-safe already, else its provider-safe alias (see the module
-    /// docs), which [`Namespace::resolve`] accepts as well. The exports use
-    /// it.
-    pub fn provider_name(&self) -> &str {
-        self.provider
-            .iter()
-            .find(|(slot, _)| *slot == 0)
-            .map_or(&self.name, |(_, alias)| alias)
     }
 
     /// Where calls go.
@@ -186,7 +172,7 @@ pub(crate) struct BuildSettings<'a> {
 /// The merged, published tool surface.
 ///
 /// Each exposed name that is not provider-safe also has a stable
-/// provider-safe alias ([`ExposedTool::provider_name`]): its safe form under
+/// provider-safe alias ([`Namespace::provider_names`]): its safe form under
 /// the rules of
 /// [`HubConfig::provider_safe_names`](crate::HubConfig::provider_safe_names),
 /// computed over all the namespace's names, so unique and the same for the
@@ -207,6 +193,75 @@ pub struct Namespace {
     hidden: HashMap<String, (ServerName, String, DenyReason)>,
     notes: Vec<NamespaceNote>,
     provider_safe: bool,
+    /// The provider-safe forms of the names that are not safe, on first use.
+    provider: OnceLock<ProviderForms>,
+}
+
+/// The provider-safe forms of a namespace's unsafe names.
+#[derive(Debug, Default)]
+struct ProviderForms {
+    /// Per entry: the safe form of its name, when the name is not safe.
+    names: Vec<Option<String>>,
+    /// Safe form → (entry, slot of the name it stands for).
+    routes: HashMap<String, (u32, u32)>,
+    /// An ambiguous bare name stays ambiguous in its safe form.
+    ambiguous: HashMap<String, Vec<String>>,
+}
+
+impl ProviderForms {
+    /// The forms under the rules of `safe_names`, over every name, so they
+    /// are unique and distinct from every name. Should even 16-digit hashes
+    /// collide, there are none and exporting the unsafe names fails with
+    /// `NotProviderSafe`.
+    fn of(entries: &[ExposedTool], ambiguous: &HashMap<String, Vec<String>>) -> Self {
+        let Ok(map) = safe_names::make_safe(&all_names(entries, ambiguous)) else {
+            return Self {
+                names: vec![None; entries.len()],
+                ..Self::default()
+            };
+        };
+        let safe_form = |name: &str| map.get(name).filter(|safe| *safe != name).cloned();
+        let mut forms = Self {
+            names: entries.iter().map(|e| safe_form(&e.name)).collect(),
+            ..Self::default()
+        };
+        for (i, e) in entries.iter().enumerate() {
+            // Bounded with the entries (see `finish`).
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            for (k, name) in std::iter::once(&e.name).chain(&e.aliases).enumerate() {
+                if let Some(safe) = safe_form(name) {
+                    let k = u32::try_from(k).unwrap_or(u32::MAX);
+                    forms.routes.insert(safe, (i, k));
+                }
+            }
+        }
+        forms.ambiguous = ambiguous
+            .iter()
+            .filter_map(|(name, candidates)| safe_form(name).map(|s| (s, candidates.clone())))
+            .collect();
+        forms
+    }
+}
+
+/// Every name of a build (exposed, aliases, ambiguous bare names and their
+/// candidates), sorted, each once: what provider-safe forms are computed
+/// over.
+fn all_names<'a>(
+    entries: &'a [ExposedTool],
+    ambiguous: &'a HashMap<String, Vec<String>>,
+) -> Vec<&'a str> {
+    let mut all: Vec<&str> = Vec::new();
+    for e in entries {
+        all.push(&e.name);
+        all.extend(e.aliases.iter().map(String::as_str));
+    }
+    all.extend(ambiguous.keys().map(String::as_str));
+    for candidates in ambiguous.values() {
+        all.extend(candidates.iter().map(String::as_str));
+    }
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 impl Namespace {
@@ -223,7 +278,7 @@ impl Namespace {
 
     /// Every exposed name (each tool's name, then its aliases). The
     /// provider-safe aliases of the names that are not safe route too but
-    /// are not listed here (see [`ExposedTool::provider_name`]).
+    /// are not listed here (see [`Namespace::provider_names`]).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().flat_map(|e| {
             std::iter::once(e.name.as_str()).chain(e.aliases.iter().map(String::as_str))
@@ -255,9 +310,20 @@ impl Namespace {
         {
             let (entry, k) = self.by_name[found];
             let entry = &self.entries[entry as usize];
-            return Ok((entry, entry.exposed_at(k)));
+            return Ok((entry, entry.name_at(k)));
         }
         if let Some(candidates) = self.ambiguous.get(name) {
+            return Err(HubError::Ambiguous {
+                name: name.to_owned(),
+                candidates: candidates.clone(),
+            });
+        }
+        let forms = self.provider_forms();
+        if let Some(&(entry, k)) = forms.routes.get(name) {
+            let entry = &self.entries[entry as usize];
+            return Ok((entry, entry.name_at(k)));
+        }
+        if let Some(candidates) = forms.ambiguous.get(name) {
             return Err(HubError::Ambiguous {
                 name: name.to_owned(),
                 candidates: candidates.clone(),
@@ -274,6 +340,24 @@ impl Namespace {
         Err(HubError::UnknownTool {
             name: name.to_owned(),
         })
+    }
+
+    /// The name to give an LLM provider for each of [`Namespace::tools`], in
+    /// order: the exposed name when that is provider-safe already, else its
+    /// provider-safe alias (see the module docs), which
+    /// [`Namespace::resolve`] accepts as well. The exports use these. Worked
+    /// out on first use, not on every rebuild: most hosts never export.
+    pub fn provider_names(&self) -> impl Iterator<Item = &str> {
+        let forms = self.provider_forms();
+        self.entries
+            .iter()
+            .zip(&forms.names)
+            .map(|(e, form)| form.as_deref().unwrap_or(&e.name))
+    }
+
+    fn provider_forms(&self) -> &ProviderForms {
+        self.provider
+            .get_or_init(|| ProviderForms::of(&self.entries, &self.ambiguous))
     }
 
     /// The route of `name` (see [`Namespace::resolve`]).
@@ -380,7 +464,6 @@ impl Namespace {
                 builder.entries.push(ExposedTool {
                     name,
                     aliases,
-                    provider: Vec::new(),
                     route: Route {
                         server: view.name.clone(),
                         target: RouteTarget::Tool(local.to_owned()),
@@ -405,7 +488,7 @@ impl Namespace {
         if settings.provider_safe {
             builder.make_provider_safe()?;
         } else {
-            builder.add_provider_aliases();
+            // (Provider-safe aliases are worked out on first use.)
         }
         builder.finish(generation, settings)
     }
@@ -513,7 +596,6 @@ impl Builder {
                 out.push(ExposedTool {
                     name,
                     aliases: Vec::new(),
-                    provider: Vec::new(),
                     route: Route {
                         server: view.name.clone(),
                         target: RouteTarget::Helper(helper),
@@ -526,56 +608,8 @@ impl Builder {
         self.entries = out;
     }
 
-    /// Every name of the build (exposed, aliases, ambiguous bare names and
-    /// their candidates), sorted, each once: what provider-safe forms are
-    /// computed over.
-    fn all_names(&self) -> Vec<&str> {
-        let mut all: Vec<&str> = Vec::new();
-        for e in &self.entries {
-            all.push(&e.name);
-            all.extend(e.aliases.iter().map(String::as_str));
-        }
-        all.extend(self.ambiguous.keys().map(String::as_str));
-        for candidates in self.ambiguous.values() {
-            all.extend(candidates.iter().map(String::as_str));
-        }
-        all.sort_unstable();
-        all.dedup();
-        all
-    }
-
-    /// Gives every name that is not provider-safe its provider-safe form as
-    /// an alias (the names stay). The forms are unique and distinct from
-    /// every name (`make_safe` maps a safe name to itself). Should even
-    /// 16-digit hashes collide, no aliases are added and exporting the
-    /// unsafe names fails with `NotProviderSafe`, as it would have before.
-    fn add_provider_aliases(&mut self) {
-        let Ok(map) = safe_names::make_safe(&self.all_names()) else {
-            return;
-        };
-        let safe_form = |name: &str| map.get(name).filter(|safe| *safe != name).cloned();
-        for e in &mut self.entries {
-            e.provider = std::iter::once(&e.name)
-                .chain(&e.aliases)
-                .enumerate()
-                .filter_map(|(k, name)| {
-                    // Bounded with the entries (see `finish`).
-                    let k = u32::try_from(k).unwrap_or(u32::MAX);
-                    safe_form(name).map(|safe| (k, safe))
-                })
-                .collect();
-        }
-        // An ambiguous bare name stays ambiguous in its safe form.
-        let extra: Vec<(String, Vec<String>)> = self
-            .ambiguous
-            .iter()
-            .filter_map(|(name, candidates)| safe_form(name).map(|s| (s, candidates.clone())))
-            .collect();
-        self.ambiguous.extend(extra);
-    }
-
     fn make_provider_safe(&mut self) -> Result<(), HubError> {
-        let map = safe_names::make_safe(&self.all_names())?;
+        let map = safe_names::make_safe(&all_names(&self.entries, &self.ambiguous))?;
         let rename = |n: &mut String| {
             if let Some(safe) = map.get(n.as_str()) {
                 *n = safe.clone();
@@ -602,7 +636,7 @@ impl Builder {
             // below) far under u32::MAX; a larger count fails that check.
             let i = u32::try_from(i).unwrap_or(u32::MAX);
             exposed += 1 + e.aliases.len();
-            for k in 0..=e.aliases.len() + e.provider.len() {
+            for k in 0..=e.aliases.len() {
                 by_name.push((i, u32::try_from(k).unwrap_or(u32::MAX)));
             }
         }
@@ -615,8 +649,8 @@ impl Builder {
         });
         by_name.dedup_by(|b, a| name_at(entries, *a) == name_at(entries, *b));
         by_name.shrink_to_fit();
-        // The bound counts exposed names; their provider-safe aliases ride
-        // along (at most one each).
+        // The bound counts exposed names (their provider-safe forms come on
+        // first use, at most one each).
         if exposed > settings.max_exposed {
             return Err(HubError::NamespaceTooLarge {
                 limit: settings.max_exposed,
@@ -630,6 +664,7 @@ impl Builder {
             hidden: self.hidden,
             notes: self.notes,
             provider_safe: settings.provider_safe,
+            provider: OnceLock::new(),
         })
     }
 }
@@ -640,31 +675,11 @@ fn name_at(entries: &[ExposedTool], (entry, k): (u32, u32)) -> &str {
 }
 
 impl ExposedTool {
-    /// The name in slot `k`: 0 the name, then the aliases, then the
-    /// provider-safe aliases.
+    /// The name in slot `k`: 0 the name, then the aliases.
     fn name_at(&self, k: u32) -> &str {
-        let k = k as usize;
-        let aliases = self.aliases.len();
-        match k {
+        match k as usize {
             0 => &self.name,
-            k if k <= aliases => &self.aliases[k - 1],
-            k => self
-                .provider
-                .get(k - aliases - 1)
-                .map_or("", |(_, alias)| alias),
-        }
-    }
-
-    /// The exposed name slot `k` stands for: itself, or for a provider-safe
-    /// alias the name it is the alias of.
-    fn exposed_at(&self, k: u32) -> &str {
-        let aliases = self.aliases.len();
-        match (k as usize).checked_sub(aliases + 1) {
-            Some(p) => self
-                .provider
-                .get(p)
-                .map_or(&self.name, |&(slot, _)| self.name_at(slot)),
-            None => self.name_at(k),
+            k => self.aliases.get(k - 1).map_or("", String::as_str),
         }
     }
 }

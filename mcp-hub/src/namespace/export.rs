@@ -2,7 +2,7 @@
 //! to its route.
 //!
 //! Providers accept only `[A-Za-z0-9_-]{1,64}` function names, so export
-//! names each tool by its [`crate::ExposedTool::provider_name`]: its exposed
+//! names each tool by its [`crate::Namespace::provider_names`]: its exposed
 //! name (the bare name where the policy exposes one) when that is
 //! provider-safe, else the namespace's stable provider-safe alias for it
 //! (`notes/search` → `notes_search`; see [`crate::Namespace`]). Any hub
@@ -20,15 +20,18 @@ use crate::namespace::{ExposedTool, Namespace, Route};
 /// Largest `arguments` string of an OpenAI tool call that is parsed.
 pub const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
 
-fn checked(namespace: &Namespace) -> Result<&[ExposedTool], HubError> {
-    for tool in namespace.tools() {
-        if !is_provider_safe(tool.provider_name()) {
+/// Each tool with the name a provider is given.
+fn checked(namespace: &Namespace) -> Result<Vec<(&ExposedTool, &str)>, HubError> {
+    let mut out = Vec::with_capacity(namespace.tools().len());
+    for (tool, name) in namespace.tools().iter().zip(namespace.provider_names()) {
+        if !is_provider_safe(name) {
             return Err(HubError::NotProviderSafe {
                 name: tool.name().to_owned(),
             });
         }
+        out.push((tool, name));
     }
-    Ok(namespace.tools())
+    Ok(out)
 }
 
 fn schema(tool: &ExposedTool) -> Value {
@@ -54,9 +57,9 @@ pub fn anthropic_tools(namespace: &Namespace) -> Result<Value, HubError> {
     Ok(Value::Array(
         tools
             .iter()
-            .map(|t| {
+            .map(|&(t, name)| {
                 json!({
-                    "name": t.provider_name(),
+                    "name": name,
                     "description": description(t),
                     "input_schema": schema(t),
                 })
@@ -72,11 +75,11 @@ pub fn openai_tools(namespace: &Namespace) -> Result<Value, HubError> {
     Ok(Value::Array(
         tools
             .iter()
-            .map(|t| {
+            .map(|&(t, name)| {
                 json!({
                     "type": "function",
                     "function": {
-                        "name": t.provider_name(),
+                        "name": name,
                         "description": description(t),
                         "parameters": schema(t),
                     },

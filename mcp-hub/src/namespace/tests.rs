@@ -515,7 +515,7 @@ fn a_default_build_gives_each_unsafe_name_a_provider_safe_alias_that_routes() {
         ]
     );
     assert_eq!(ns.names().count(), 5 + 3, "aliases are not listed");
-    let provider: Vec<&str> = ns.tools().iter().map(ExposedTool::provider_name).collect();
+    let provider: Vec<&str> = ns.provider_names().collect();
     // `say hello` sanitises to `say_hello`, a real tool's name: the alias
     // takes the hash suffix, the real name stays.
     let suffixed = provider[1];
@@ -560,16 +560,18 @@ fn a_default_build_gives_each_unsafe_name_a_provider_safe_alias_that_routes() {
         .build_with(CollisionPolicy::Prefix, &Separator::default(), true)
         .unwrap();
     assert_eq!(names(&safe), provider);
-    assert!(safe.tools().iter().all(|t| t.provider_name() == t.name()));
+    assert!(
+        safe.provider_names()
+            .eq(safe.tools().iter().map(ExposedTool::name))
+    );
 }
 
 #[test]
 fn provider_safe_aliases_do_not_depend_on_discovery_order_or_rebuilds() {
     let aliases = |f: &Fixture| -> Vec<String> {
         f.build(CollisionPolicy::Prefix)
-            .tools()
-            .iter()
-            .map(|t| t.provider_name().to_owned())
+            .provider_names()
+            .map(str::to_owned)
             .collect()
     };
     let first = aliases(&unsafe_names());
