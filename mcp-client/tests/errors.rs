@@ -119,3 +119,23 @@ async fn a_wrong_http_path_names_both_attempts() {
     );
     server.shutdown().await;
 }
+
+#[test]
+fn an_error_a_setting_caused_names_the_setting() {
+    use std::time::Duration;
+    let timeout = SessionError::Timeout {
+        method: "tools/call".into(),
+        after: Duration::from_secs(30),
+    };
+    assert!(
+        timeout.to_string().contains("`request_timeout`"),
+        "{timeout}"
+    );
+    let big = SessionError::ArgumentsTooLarge { size: 9, limit: 8 };
+    assert!(big.to_string().contains("`max_argument_bytes`"), "{big}");
+    let start = HubError::StartTimeout {
+        server: mcp_client::hub::ServerName::new("py").unwrap(),
+        after: Duration::from_secs(10),
+    };
+    assert!(start.to_string().contains("`start_timeout`"), "{start}");
+}

@@ -143,7 +143,7 @@ pub enum HubError {
     },
     /// Starting a server (connect, negotiate, eager discovery) took longer
     /// than its start deadline.
-    #[error("server `{server}` did not become ready within {after:?}")]
+    #[error("server `{server}` did not become ready within {after:?} (`start_timeout`)")]
     StartTimeout {
         /// The server.
         server: ServerName,
@@ -238,7 +238,9 @@ pub enum HubError {
     },
     /// The result is larger than the server's `max_content_bytes`; it was
     /// refused whole rather than cut.
-    #[error("the result from server `{server}` is {size} bytes, over its limit of {limit} bytes")]
+    #[error(
+        "the result from server `{server}` is {size} bytes, over its limit of {limit} bytes (`max_content_bytes`)"
+    )]
     ContentTooLarge {
         /// The server.
         server: ServerName,
@@ -248,7 +250,9 @@ pub enum HubError {
         limit: usize,
     },
     /// The server's queue of waiting calls is full.
-    #[error("server `{server}` has {limit} calls waiting already; refused")]
+    #[error(
+        "server `{server}` has {limit} calls waiting already (`call_limits.max_queued`); refused"
+    )]
     QueueFull {
         /// The server.
         server: ServerName,
@@ -256,7 +260,9 @@ pub enum HubError {
         limit: usize,
     },
     /// A call waited longer than the queue bound for its turn.
-    #[error("a call to server `{server}` waited {after:?} for its turn; refused")]
+    #[error(
+        "a call to server `{server}` waited {after:?} for its turn (`call_limits.queue_timeout`); refused"
+    )]
     QueueTimeout {
         /// The server.
         server: ServerName,
@@ -331,7 +337,7 @@ pub enum HubError {
     },
     /// The merged namespace would exceed its bound; the change was not
     /// adopted.
-    #[error("the namespace would expose more than {limit} tools")]
+    #[error("the namespace would expose more than {limit} tools (`max_exposed_tools`)")]
     NamespaceTooLarge {
         /// The bound.
         limit: usize,

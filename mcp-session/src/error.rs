@@ -42,7 +42,7 @@ pub enum SessionError {
     Dead(ExitInfo),
     /// The server did not answer within the deadline (it was sent a
     /// cancellation).
-    #[error("`{}` got no answer within {after:?}", Untrusted::new(.method))]
+    #[error("`{}` got no answer within {after:?} (the call's `timeout`, else `request_timeout`)", Untrusted::new(.method))]
     Timeout {
         /// The method of the request.
         method: String,
@@ -70,7 +70,7 @@ pub enum SessionError {
         source: serde_json::Error,
     },
     /// The in-flight bound of the session is reached.
-    #[error("too many requests in flight (limit {limit})")]
+    #[error("too many requests in flight (limit {limit}, `limits.max_in_flight`)")]
     TooManyInFlight {
         /// The bound.
         limit: usize,
@@ -86,7 +86,7 @@ pub enum SessionError {
     },
     /// Tool arguments larger than the argument bound were refused before
     /// sending.
-    #[error("tool arguments are {size} bytes, over the limit of {limit}")]
+    #[error("tool arguments are {size} bytes, over the limit of {limit} (`max_argument_bytes`)")]
     ArgumentsTooLarge {
         /// Serialised size of the arguments.
         size: usize,
@@ -95,7 +95,9 @@ pub enum SessionError {
     },
     /// A result larger than the call's [`crate::CallOptions::max_result_bytes`]
     /// was refused whole, measured on the frame before anything was decoded.
-    #[error("the result of `{method}` is {size} bytes, over the limit of {limit}")]
+    #[error(
+        "the result of `{method}` is {size} bytes, over the limit of {limit} (`max_result_bytes`)"
+    )]
     ResultTooLarge {
         /// The method.
         method: String,
