@@ -408,21 +408,12 @@ pub(crate) fn tool_arguments(
     tool: &str,
     arguments: impl serde::Serialize,
 ) -> Result<serde_json::Map<String, serde_json::Value>, HubError> {
-    use serde_json::Value;
     let value =
         serde_json::to_value(arguments).map_err(|source| HubError::ArgumentsNotSerializable {
             tool: tool.to_owned(),
             source,
         })?;
-    let found = match value {
-        Value::Object(map) => return Ok(map),
-        Value::Null => return Ok(serde_json::Map::new()),
-        Value::Array(_) => "an array",
-        Value::String(_) => "a string",
-        Value::Number(_) => "a number",
-        Value::Bool(_) => "a boolean",
-    };
-    Err(HubError::ArgumentsNotAnObject {
+    mcp_types::arguments_object(value).map_err(|found| HubError::ArgumentsNotAnObject {
         tool: tool.to_owned(),
         found,
     })

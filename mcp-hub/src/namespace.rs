@@ -388,19 +388,24 @@ impl Namespace {
         generation: u64,
     ) -> Result<Namespace, HubError> {
         let mut builder = Builder::default();
-        let published: Vec<Vec<usize>> = views.iter().map(published_tools).collect();
+        // One pass of the gate over each snapshot: what is published, and
+        // what it hides (so a call by a hidden name is refused as denied).
+        let mut published: Vec<Vec<usize>> = Vec::with_capacity(views.len());
         for view in views {
-            let Some(snapshot) = view.snapshot else {
-                continue;
-            };
-            for tool in snapshot.tools() {
-                if let Err(reason) = view.gate.tool(&tool.name) {
-                    let hidden = (view.name.clone(), tool.name.clone(), reason);
-                    let qualified = settings.separator.qualify(view.name, &tool.name);
-                    builder.hidden.insert(qualified, hidden.clone());
-                    builder.hidden.entry(tool.name.clone()).or_insert(hidden);
+            let mut shown = Vec::new();
+            let tools = view.snapshot.map_or(&[][..], |s| s.tools());
+            for (i, tool) in tools.iter().enumerate() {
+                match view.gate.tool(&tool.name) {
+                    Ok(()) => shown.push(i),
+                    Err(reason) => {
+                        let hidden = (view.name.clone(), tool.name.clone(), reason);
+                        let qualified = settings.separator.qualify(view.name, &tool.name);
+                        builder.hidden.insert(qualified, hidden.clone());
+                        builder.hidden.entry(tool.name.clone()).or_insert(hidden);
+                    }
                 }
             }
+            published.push(shown);
         }
 
         // Which servers publish each bare name, in registration order.
@@ -492,20 +497,6 @@ impl Namespace {
         }
         builder.finish(generation, settings)
     }
-}
-
-/// Indices of the snapshot's tools the gate lets through.
-fn published_tools(view: &ServerView<'_>) -> Vec<usize> {
-    let Some(snapshot) = view.snapshot else {
-        return Vec::new();
-    };
-    snapshot
-        .tools()
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| view.gate.tool(&t.name).is_ok())
-        .map(|(i, _)| i)
-        .collect()
 }
 
 #[derive(Default)]

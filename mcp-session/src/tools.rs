@@ -203,6 +203,18 @@ impl Session<Ready> {
         options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
         let arguments = tool_arguments(name, arguments)?;
+        self.call_tool_object(name, arguments, options).await
+    }
+
+    /// [`Session::call_tool_with`] for arguments that are a JSON object
+    /// already (the hub's, say): they are used as they are, not converted
+    /// (copied) again.
+    pub async fn call_tool_object(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, SessionError> {
         let config = &self.link.config;
         let catalog = self.tool_catalog();
         let arguments = Value::Object(arguments);
@@ -344,15 +356,8 @@ pub(crate) fn tool_arguments(
     tool: &str,
     arguments: impl Serialize,
 ) -> Result<Map<String, Value>, SessionError> {
-    let found = match serde_json::to_value(arguments).map_err(SessionError::Params)? {
-        Value::Object(map) => return Ok(map),
-        Value::Null => return Ok(Map::new()),
-        Value::Array(_) => "an array",
-        Value::String(_) => "a string",
-        Value::Number(_) => "a number",
-        Value::Bool(_) => "a boolean",
-    };
-    Err(SessionError::ArgumentsNotAnObject {
+    let value = serde_json::to_value(arguments).map_err(SessionError::Params)?;
+    mcp_types::arguments_object(value).map_err(|found| SessionError::ArgumentsNotAnObject {
         tool: tool.to_owned(),
         found,
     })

@@ -122,6 +122,22 @@ pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> Option<usize> {
 /// A JSON object.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
+/// A tool call's arguments as the JSON object they must be: an object is
+/// kept, `null` (`()`, `None`, a unit struct) is no arguments, anything else
+/// is refused with what it was instead (`"an array"`, `"a string"`,
+/// `"a number"`, `"a boolean"`). The session and the hub both apply it.
+pub fn arguments_object(value: serde_json::Value) -> Result<JsonObject, &'static str> {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(JsonObject::new()),
+        Value::Array(_) => Err("an array"),
+        Value::String(_) => Err("a string"),
+        Value::Number(_) => Err("a number"),
+        Value::Bool(_) => Err("a boolean"),
+    }
+}
+
 pub use cache::{CacheHint, CacheScope, Cacheable};
 pub use cancel::CancelledParams;
 pub use capabilities::{

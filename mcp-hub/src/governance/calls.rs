@@ -53,7 +53,7 @@ pub(crate) async fn call_tool(
         arguments,
     };
     governed(hub, cell, step, None, |session, options, args| async move {
-        session.call_tool_with(local, args, &options).await
+        session.call_tool_object(local, args, &options).await
     })
     .await
 }
