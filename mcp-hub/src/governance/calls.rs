@@ -49,7 +49,7 @@ pub(crate) async fn call_tool(
         },
         supported: true,
         repeatable,
-        options,
+        options: options.clone(),
         arguments,
     };
     governed(hub, cell, step, None, |session, options, args| async move {
@@ -134,7 +134,6 @@ pub(crate) async fn read_resource(
     uri: &str,
     caller: Caller<'_>,
 ) -> Result<ReadResourceResult, HubError> {
-    let options = CallOptions::default();
     let step = Step {
         operation: Operation::ReadResource,
         method: mcp_types::requests::ReadResource::METHOD,
@@ -142,7 +141,7 @@ pub(crate) async fn read_resource(
         target: Target::Resource(uri),
         supported: capabilities(cell).is_none_or(|c| c.resources.is_some()),
         repeatable: Repeatable::Idempotent,
-        options: &options,
+        options: CallOptions::default(),
         arguments: Map::new(),
     };
     governed(hub, cell, step, None, |session, options, _| async move {
@@ -159,7 +158,6 @@ pub(crate) async fn get_prompt(
     arguments: BTreeMap<String, String>,
     caller: Caller<'_>,
 ) -> Result<GetPromptResult, HubError> {
-    let options = CallOptions::default();
     let step = Step {
         operation: Operation::GetPrompt,
         method: mcp_types::requests::GetPrompt::METHOD,
@@ -167,7 +165,7 @@ pub(crate) async fn get_prompt(
         target: Target::Prompt(name),
         supported: capabilities(cell).is_none_or(|c| c.prompts.is_some()),
         repeatable: Repeatable::Idempotent,
-        options: &options,
+        options: CallOptions::default(),
         arguments: Map::new(),
     };
     let arguments = &arguments;
@@ -181,7 +179,6 @@ pub(crate) async fn get_prompt(
 
 /// The step of a listing (its items are filtered by the caller after).
 fn listing(operation: Operation, caller: Caller<'_>, supported: bool) -> Step<'_> {
-    static DEFAULTS: std::sync::LazyLock<CallOptions> = std::sync::LazyLock::new(CallOptions::new);
     Step {
         operation,
         method: "",
@@ -189,7 +186,7 @@ fn listing(operation: Operation, caller: Caller<'_>, supported: bool) -> Step<'_
         target: Target::Server,
         supported,
         repeatable: Repeatable::Idempotent,
-        options: &DEFAULTS,
+        options: CallOptions::default(),
         arguments: Map::new(),
     }
 }

@@ -93,7 +93,7 @@ pub(crate) struct Step<'a> {
     /// Whether a transient failure may be retried.
     pub(crate) repeatable: Repeatable,
     /// The caller's options; the server's content limit is added.
-    pub(crate) options: &'a CallOptions,
+    pub(crate) options: CallOptions,
     /// A tool call's arguments (empty otherwise): shown to the approval
     /// hook, then handed to each attempt (moved into a call that is never
     /// repeated, so megabytes are not copied).
@@ -230,7 +230,6 @@ where
     // 4. Retries of transient failures, where the operation may repeat.
     let options = step
         .options
-        .clone()
         .max_result_bytes(cell.spec.max_content_bytes.bytes());
     let repeatable = step.repeatable;
     let mut arguments = Some(step.arguments);
