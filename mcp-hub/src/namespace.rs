@@ -8,10 +8,18 @@
 //! the namespace current when it starts and keeps that route, so the surface
 //! never changes underneath an in-flight call.
 //!
-//! Under every policy, a name two routes would claim (for example a tool
-//! literally called `notes/search` on `files` next to `notes`'s qualified
-//! `search`) is exposed by neither and noted as a conflict; a helper tool
-//! never takes a name a real tool has.
+//! A qualified name belongs to its server. Under every policy every
+//! published tool is reachable by its qualified name (`server/tool`, an
+//! alias when the bare name is exposed too), and a tool whose own name
+//! starts with a registered server's name and the separator (`files` offering
+//! a tool literally called `notes/search`) never takes that name: it is
+//! exposed only qualified (`files/notes/search`), with a
+//! [`NamespaceNote::Reserved`], whether or not `notes` has a `search` now
+//! (so a later listing of `notes` cannot hand the name over). Registered
+//! means registered with the hub, ready or not. A name two routes would still
+//! claim (only a custom separator that also occurs in server names can make
+//! two qualified names equal) is exposed by neither and noted as a conflict;
+//! a helper tool never takes a name a real tool has.
 //!
 //! Every exposed name that is not provider-safe (`[A-Za-z0-9_-]`, at most 64
 //! characters: `notes/search`, `read.file`, `say hello`) also has a
@@ -80,8 +88,8 @@ impl ExposedTool {
         &self.name
     }
 
-    /// Other exposed names routing to the same tool (under `prefix`: the
-    /// qualified name of a tool whose bare name is exposed too).
+    /// Other exposed names routing to the same tool: the qualified name of
+    /// a tool whose bare name is exposed.
     pub fn aliases(&self) -> &[String] {
         &self.aliases
     }
@@ -141,6 +149,17 @@ pub enum NamespaceNote {
         name: String,
         /// The servers involved, in registration order.
         servers: Vec<ServerName>,
+    },
+    /// `server`'s `tool` has a name in `owner`'s qualified space
+    /// (`owner/...`): it is exposed only qualified (`server/owner/...`), so
+    /// it can never take or hide a name of `owner`.
+    Reserved {
+        /// The server offering the tool.
+        server: ServerName,
+        /// The tool's own name.
+        tool: String,
+        /// The registered server whose qualified space the name is in.
+        owner: ServerName,
     },
     /// A helper was left out because a real tool has its name.
     HelperSkipped {
@@ -388,6 +407,21 @@ impl Namespace {
         generation: u64,
     ) -> Result<Namespace, HubError> {
         let mut builder = Builder::default();
+        // The registered server whose qualified space `local` is in, if any
+        // (`notes/search` under `/` with `notes` registered). Only names
+        // holding the separator are looked at; a custom separator may occur
+        // in server names too, so every occurrence is a candidate split.
+        let registered: HashMap<&str, usize> = views
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.as_str(), i))
+            .collect();
+        let sep = settings.separator.as_str();
+        let owner_of = |local: &str| -> Option<usize> {
+            local
+                .match_indices(sep)
+                .find_map(|(at, _)| registered.get(&local[..at]).copied())
+        };
         // One pass of the gate over each snapshot: what is published, and
         // what it hides (so a call by a hidden name is refused as denied).
         let mut published: Vec<Vec<usize>> = Vec::with_capacity(views.len());
@@ -401,22 +435,29 @@ impl Namespace {
                         let hidden = (view.name.clone(), tool.name.clone(), reason);
                         let qualified = settings.separator.qualify(view.name, &tool.name);
                         builder.hidden.insert(qualified, hidden.clone());
-                        builder.hidden.entry(tool.name.clone()).or_insert(hidden);
+                        if owner_of(&tool.name).is_none() {
+                            builder.hidden.entry(tool.name.clone()).or_insert(hidden);
+                        }
                     }
                 }
             }
             published.push(shown);
         }
 
-        // Which servers publish each bare name, in registration order.
+        // Which servers publish each bare name, in registration order (a
+        // name in a server's qualified space is never bare).
         let mut owners: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut reserved: HashMap<(usize, usize), usize> = HashMap::new();
         for (s, view) in views.iter().enumerate() {
             if let Some(snapshot) = view.snapshot {
                 for &i in &published[s] {
-                    owners
-                        .entry(snapshot.tools()[i].name.as_str())
-                        .or_default()
-                        .push(s);
+                    let local = snapshot.tools()[i].name.as_str();
+                    match owner_of(local) {
+                        Some(owner) => {
+                            reserved.insert((s, i), owner);
+                        }
+                        None => owners.entry(local).or_default().push(s),
+                    }
                 }
             }
         }
@@ -431,6 +472,7 @@ impl Namespace {
                     let local = snapshot.tools()[i].name.as_str();
                     accepted.get(local).map(|&other| (local, other))
                 });
+                // (Reserved names are never bare, so they cannot clash.)
                 if let Some((tool, other)) = clash {
                     builder.notes.push(NamespaceNote::Refused {
                         server: view.name.clone(),
@@ -444,13 +486,22 @@ impl Namespace {
                 let local = snapshot.tools()[i].name.as_str();
                 let qualified = settings.separator.qualify(view.name, local);
                 let sharers = owners.get(local).map_or(&[][..], Vec::as_slice);
+                let owner = reserved.get(&(s, i)).copied();
+                if let Some(owner) = owner {
+                    builder.notes.push(NamespaceNote::Reserved {
+                        server: view.name.clone(),
+                        tool: local.to_owned(),
+                        owner: views[owner].name.clone(),
+                    });
+                }
                 let (name, aliases) = match settings.policy {
+                    _ if owner.is_some() => (qualified, Vec::new()),
                     CollisionPolicy::Prefix if sharers.len() == 1 => {
                         (local.to_owned(), vec![qualified])
                     }
                     CollisionPolicy::Prefix => (qualified, Vec::new()),
                     CollisionPolicy::First if sharers.first() == Some(&s) => {
-                        (local.to_owned(), Vec::new())
+                        (local.to_owned(), vec![qualified])
                     }
                     CollisionPolicy::First => {
                         let kept_by = sharers.first().map_or(s, |&o| o);
@@ -463,7 +514,7 @@ impl Namespace {
                     }
                     CollisionPolicy::Reject => {
                         accepted.insert(local, s);
-                        (local.to_owned(), Vec::new())
+                        (local.to_owned(), vec![qualified])
                     }
                 };
                 builder.entries.push(ExposedTool {

@@ -323,6 +323,15 @@ pub(crate) fn note_text(note: &NamespaceNote) -> String {
                 servers.join(" and ")
             )
         }
+        NamespaceNote::Reserved {
+            server,
+            tool,
+            owner,
+        } => format!(
+            "`{}` of {server} is reachable only as `{server}/{}`: names under `{owner}/` belong to {owner}",
+            escape_line(tool),
+            escape_line(tool)
+        ),
         NamespaceNote::HelperSkipped { server, helper } => format!(
             "helper `{}` of {server} is left out: a real tool has its name",
             escape_line(helper.local_name())

@@ -184,11 +184,14 @@ fn first_keeps_the_bare_name_for_the_first_registration() {
             "github/search"
         ]
     );
-    assert_eq!(ns.names().count(), 7);
+    // Every tool is reachable qualified too: 7 names, and the 5 bare ones
+    // have their qualified name as an alias.
+    assert_eq!(ns.names().count(), 12);
     routes_to(&ns, "search", "notes", "search");
+    routes_to(&ns, "notes/search", "notes", "search");
     routes_to(&ns, "files/search", "files", "search");
     routes_to(&ns, "github/search", "github", "search");
-    assert!(ns.route("notes/search").is_err());
+    routes_to(&ns, "files/read", "files", "read");
     let shadowed: Vec<_> = ns
         .notes()
         .iter()
@@ -211,6 +214,8 @@ fn first_keeps_the_bare_name_for_the_first_registration() {
 fn reject_refuses_later_servers_naming_the_colliding_tool() {
     let ns = Fixture::classic().build(CollisionPolicy::Reject);
     assert_eq!(names(&ns), ["search", "create"]);
+    routes_to(&ns, "notes/create", "notes", "create");
+    assert!(ns.route("files/read").is_err());
     for server in ["files", "github"] {
         match ns.refusal(server) {
             Some(HubError::Collision {
@@ -290,18 +295,86 @@ fn a_default_deny_principal_sees_nothing_untagged() {
     assert!(f.build(CollisionPolicy::Prefix).tools().is_empty());
 }
 
+const POLICIES: [CollisionPolicy; 3] = [
+    CollisionPolicy::Prefix,
+    CollisionPolicy::Reject,
+    CollisionPolicy::First,
+];
+
+fn is_reserved_note(ns: &Namespace, server: &str, tool: &str, owner: &str) -> bool {
+    ns.notes().iter().any(|n| {
+        matches!(n, NamespaceNote::Reserved { server: s, tool: t, owner: o }
+            if s.as_str() == server && t == tool && o.as_str() == owner)
+    })
+}
+
 #[test]
-fn a_name_two_routes_claim_is_exposed_by_neither() {
-    // `files` has a tool literally named `notes/search`.
-    let f = Fixture::of(&[("notes", &["search"][..]), ("files", &["notes/search"][..])]);
-    let ns = f.build(CollisionPolicy::Prefix);
-    assert!(ns.route("notes/search").is_err());
-    routes_to(&ns, "search", "notes", "search");
-    routes_to(&ns, "files/notes/search", "files", "notes/search");
-    assert!(ns.notes().iter().any(|n| matches!(
-        n,
-        NamespaceNote::NameConflict { name, servers } if name == "notes/search" && servers.len() == 2
-    )));
+fn a_qualified_name_belongs_to_its_server_under_every_policy() {
+    // `x` offers a tool literally named `files/search`, registered before
+    // and after `files`.
+    for servers in [
+        [("files", &["search"][..]), ("x", &["files/search"][..])],
+        [("x", &["files/search"][..]), ("files", &["search"][..])],
+    ] {
+        for policy in POLICIES {
+            let ns = Fixture::of(&servers).build(policy);
+            let at = format!("{policy:?}, {:?} first", servers[0].0);
+            // `files/search` is files's, bare `search` too (unique).
+            routes_to(&ns, "files/search", "files", "search");
+            routes_to(&ns, "search", "files", "search");
+            // x's tool is reachable only under x's own qualified name.
+            routes_to(&ns, "x/files/search", "x", "files/search");
+            assert!(is_reserved_note(&ns, "x", "files/search", "files"), "{at}");
+            assert!(
+                !ns.notes()
+                    .iter()
+                    .any(|n| matches!(n, NamespaceNote::NameConflict { .. })),
+                "{at}: {:?}",
+                ns.notes()
+            );
+            assert!(
+                ns.refusal("x").is_none() && ns.refusal("files").is_none(),
+                "{at}"
+            );
+            assert_eq!(
+                ns.tools()
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .len(),
+                2,
+                "{at}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_name_in_a_registered_server_space_is_never_bare() {
+    for policy in POLICIES {
+        // `notes` does not offer `search` (now): the name is still not x's,
+        // so a later listing of notes cannot take it over from x.
+        let ns =
+            Fixture::of(&[("notes", &["create"][..]), ("x", &["notes/search"][..])]).build(policy);
+        assert!(matches!(
+            ns.route("notes/search"),
+            Err(HubError::UnknownTool { .. })
+        ));
+        routes_to(&ns, "x/notes/search", "x", "notes/search");
+        // The same holds for a server's own tool named in its own space.
+        let ns = Fixture::of(&[("notes", &["search", "notes/search"][..])]).build(policy);
+        routes_to(&ns, "notes/search", "notes", "search");
+        routes_to(&ns, "notes/notes/search", "notes", "notes/search");
+        assert!(is_reserved_note(&ns, "notes", "notes/search", "notes"));
+        // A name whose prefix is no registered server stays bare.
+        let ns = Fixture::of(&[("notes", &["misc/search"][..])]).build(policy);
+        routes_to(&ns, "misc/search", "notes", "misc/search");
+        routes_to(&ns, "notes/misc/search", "notes", "misc/search");
+    }
+}
+
+#[test]
+fn a_name_two_qualified_routes_claim_is_exposed_by_neither() {
     // A custom separator can make two qualified names equal.
     let f = Fixture::of(&[("a", &["b__c"][..]), ("a__b", &["c"][..])]);
     let ns = f
@@ -314,13 +387,33 @@ fn a_name_two_routes_claim_is_exposed_by_neither() {
     assert!(ns.route("a__b__c").is_err());
     routes_to(&ns, "b__c", "a", "b__c");
     routes_to(&ns, "c", "a__b", "c");
+    assert!(ns.notes().iter().any(|n| matches!(
+        n,
+        NamespaceNote::NameConflict { name, servers } if name == "a__b__c" && servers.len() == 2
+    )));
+    // Under `__`, a tool named `a__b__x` is in the space of `a` (and of
+    // `a__b`): never bare.
+    let f = Fixture::of(&[
+        ("a", &["y"][..]),
+        ("a__b", &["c"][..]),
+        ("z", &["a__b__x"][..]),
+    ]);
+    let ns = f
+        .build_with(
+            CollisionPolicy::First,
+            &Separator::new("__").unwrap(),
+            false,
+        )
+        .unwrap();
+    assert!(ns.route("a__b__x").is_err());
+    routes_to(&ns, "z__a__b__x", "z", "a__b__x");
 }
 
 #[test]
 fn helpers_follow_their_server_and_never_take_a_real_tool_name() {
     let mut f = Fixture::of(&[
-        ("docs", &["search"][..]),
-        ("other", &["docs/read_resource"][..]),
+        ("docs", &["search", "read_resource"][..]),
+        ("other", &["docs/list_resources"][..]),
     ]);
     f.helpers = vec![
         vec![Helper::ListResources, Helper::ReadResource],
@@ -329,17 +422,24 @@ fn helpers_follow_their_server_and_never_take_a_real_tool_name() {
     let ns = f.build(CollisionPolicy::Prefix);
     assert_eq!(
         names(&ns),
-        ["search", "docs/list_resources", "docs/read_resource"]
+        [
+            "search",
+            "read_resource",
+            "docs/list_resources",
+            "other/docs/list_resources"
+        ]
     );
+    // `other`'s tool is literally named like docs's helper: the name is in
+    // docs's space, so the helper keeps it.
     let helper = ns.resolve("docs/list_resources").unwrap();
     assert!(helper.is_helper());
     assert_eq!(
         helper.route().target,
         RouteTarget::Helper(Helper::ListResources)
     );
-    // `other`'s tool is literally named like the helper: the real tool keeps
-    // the name and the helper is left out, with a note.
-    routes_to(&ns, "docs/read_resource", "other", "docs/read_resource");
+    // docs's own tool `read_resource` is `docs/read_resource` qualified: the
+    // real tool keeps the name and the helper is left out, with a note.
+    routes_to(&ns, "docs/read_resource", "docs", "read_resource");
     assert!(ns.notes().contains(&NamespaceNote::HelperSkipped {
         server: ServerName::new("docs").unwrap(),
         helper: Helper::ReadResource,
