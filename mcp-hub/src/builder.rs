@@ -20,7 +20,7 @@ use crate::servers::fdlimit;
 use crate::servers::lifecycle::{self, FirstOutcome};
 use crate::servers::server::ServerCell;
 use crate::shared::HubShared;
-use crate::subscriptions::{self, Counters, MAX_SUBSCRIPTIONS_PER_SERVER, SubscriptionSpec};
+use crate::subscriptions::{self, MAX_SUBSCRIPTIONS_PER_SERVER, SubscriptionSpec};
 
 /// Registers servers and starts a [`Hub`].
 ///
@@ -328,18 +328,11 @@ async fn start_subscriptions(hub: &Hub, specs: Vec<SubscriptionSpec>) -> Result<
     }
     let mut running = crate::shared::lock(&hub.subscriptions);
     for (spec, established) in ready {
-        let counters = Arc::new(Counters::default());
-        let task = tokio::spawn(subscriptions::run(
-            Arc::clone(&hub.shared),
-            spec.clone(),
-            Arc::clone(&counters),
+        running.push(crate::hub::RunningSubscription::spawn(
+            &hub.shared,
+            spec,
             established,
         ));
-        running.push(crate::hub::RunningSubscription {
-            spec,
-            counters,
-            task: Some(task),
-        });
     }
     Ok(())
 }

@@ -295,6 +295,12 @@ pub struct ServerSpec {
     /// Add context helper tools (list/read resources, list/get prompts) for
     /// the capabilities the server advertises.
     pub context_helpers: bool,
+    /// Ask the server for log messages at this level and above (when it
+    /// declares logging) on every start; they arrive as
+    /// [`HubEvent::ServerLog`](crate::HubEvent::ServerLog). `None` (the
+    /// default) asks for nothing: what a server sends unasked is still
+    /// reported.
+    pub log_level: Option<mcp_types::LoggingLevel>,
 }
 
 impl ServerSpec {
@@ -321,6 +327,7 @@ impl ServerSpec {
             retry: RetryPolicy::default(),
             start_timeout: Duration::from_secs(30),
             context_helpers: false,
+            log_level: None,
         }
     }
 
@@ -387,6 +394,13 @@ impl ServerSpec {
     /// Turns context helper tools on or off.
     pub fn context_helpers(mut self, on: bool) -> Self {
         self.context_helpers = on;
+        self
+    }
+
+    /// Asks for log messages at `level` and above (see
+    /// [`ServerSpec::log_level`](Self::log_level)).
+    pub fn log_level(mut self, level: mcp_types::LoggingLevel) -> Self {
+        self.log_level = Some(level);
         self
     }
 

@@ -87,6 +87,24 @@ pub enum HubEvent {
         /// What would change.
         diff: SnapshotDiff,
     },
+    /// A log message from the server (`notifications/message`; ask for them
+    /// with [`ServerSpec::log_level`](crate::ServerSpec::log_level)). Its
+    /// text is the server's: escape it before it reaches a terminal.
+    ServerLog {
+        /// The server.
+        server: ServerName,
+        /// The message's level.
+        level: mcp_types::LoggingLevel,
+        /// The message's logger, if it named one.
+        logger: Option<String>,
+        /// The message's data; `None` when the message was larger than
+        /// [`MAX_LOG_EVENT_BYTES`] (then `logger` is `None` too, and
+        /// `bytes` says how large it was): events are queued, so what one
+        /// holds is bounded.
+        data: Option<serde_json::Value>,
+        /// The size of the message's params as received, in bytes.
+        bytes: usize,
+    },
     /// A new namespace was published.
     Namespace {
         /// Its generation.
@@ -150,6 +168,40 @@ pub enum HubEvent {
         /// The deadline.
         after: Duration,
     },
+}
+
+/// Largest log message (its params as received) a [`HubEvent::ServerLog`]
+/// carries whole; a larger one is reported by its size only.
+pub const MAX_LOG_EVENT_BYTES: usize = 64 * 1024;
+
+/// The event of one `notifications/message` of `server`; `None` when the
+/// params are not a log message (the session counts that as the server's
+/// mistake; the hub only skips it).
+pub(crate) fn server_log(server: &ServerName, params: Option<&[u8]>) -> Option<HubEvent> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        level: mcp_types::LoggingLevel,
+    }
+    let params = params?;
+    let bytes = params.len();
+    if bytes > MAX_LOG_EVENT_BYTES {
+        let head: Head = serde_json::from_slice(params).ok()?;
+        return Some(HubEvent::ServerLog {
+            server: server.clone(),
+            level: head.level,
+            logger: None,
+            data: None,
+            bytes,
+        });
+    }
+    let message: mcp_types::LoggingMessageParams = serde_json::from_slice(params).ok()?;
+    Some(HubEvent::ServerLog {
+        server: server.clone(),
+        level: message.level,
+        logger: message.logger,
+        data: Some(message.data),
+        bytes,
+    })
 }
 
 /// A governed operation.

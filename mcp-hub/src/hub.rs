@@ -57,6 +57,28 @@ pub(crate) struct RunningSubscription {
     pub(crate) task: Option<JoinHandle<()>>,
 }
 
+impl RunningSubscription {
+    /// Starts the task following `established`.
+    pub(crate) fn spawn(
+        hub: &Arc<HubShared>,
+        spec: SubscriptionSpec,
+        established: crate::subscriptions::Established,
+    ) -> Self {
+        let counters = Arc::new(Counters::default());
+        let task = tokio::spawn(crate::subscriptions::run(
+            Arc::clone(hub),
+            spec.clone(),
+            Arc::clone(&counters),
+            established,
+        ));
+        Self {
+            spec,
+            counters,
+            task: Some(task),
+        }
+    }
+}
+
 impl Hub {
     /// A builder.
     pub fn builder(config: HubConfig) -> crate::HubBuilder {
@@ -110,6 +132,50 @@ impl Hub {
             .iter()
             .map(|s| s.counters.stats(&s.spec))
             .collect()
+    }
+
+    /// Makes one more resource subscription on a running hub (see
+    /// [`SubscriptionSpec`]; [`crate::HubBuilder::subscription`] makes them
+    /// at start). Its server must be registered and ready now; the URI must
+    /// pass the authority. Once made it behaves as one made at start: read
+    /// on start when asked, made again after its stream ends, stopped at
+    /// shutdown. Fails with the reason when it cannot be made (nothing is
+    /// retried here), with [`HubError::InvalidSetting`] past 64 on one
+    /// server, and with [`HubError::ShuttingDown`] once shutdown began.
+    pub async fn subscribe(&self, spec: SubscriptionSpec) -> Result<(), HubError> {
+        spec.validate()?;
+        self.shared.cell(spec.server.as_str())?;
+        let full = || {
+            lock(&self.subscriptions)
+                .iter()
+                .filter(|s| s.spec.server == spec.server)
+                .count()
+                >= crate::subscriptions::MAX_SUBSCRIPTIONS_PER_SERVER
+        };
+        let refused = HubError::InvalidSetting {
+            setting: "subscriptions",
+            problem: "more than 64 subscriptions on one server",
+        };
+        if full() {
+            return Err(refused);
+        }
+        let established = crate::subscriptions::establish(&self.shared, &spec).await?;
+        let mut running = lock(&self.subscriptions);
+        // Checked again under the lock: shutdown or other subscriptions may
+        // have come while this one was made (the new stream is then dropped).
+        if self.closed.load(Ordering::Acquire) {
+            return Err(HubError::ShuttingDown);
+        }
+        if running
+            .iter()
+            .filter(|s| s.spec.server == spec.server)
+            .count()
+            >= crate::subscriptions::MAX_SUBSCRIPTIONS_PER_SERVER
+        {
+            return Err(refused);
+        }
+        running.push(RunningSubscription::spawn(&self.shared, spec, established));
+        Ok(())
     }
 
     /// The current namespace (immutable; a change publishes a new one).

@@ -107,7 +107,9 @@ pub use config::{
     RestartPolicy, RetryPolicy, ServerSpec,
 };
 pub use error::{DenyReason, HubError, LimitValue, TargetKind};
-pub use events::{AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, Operation};
+pub use events::{
+    AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, MAX_LOG_EVENT_BYTES, Operation,
+};
 pub use facade::Facade;
 pub use governance::approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use governance::authority::{

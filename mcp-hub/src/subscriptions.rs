@@ -55,13 +55,24 @@ pub enum Mechanism {
     ResourcesSubscribe,
     /// 2026-07-28: a `subscriptions/listen` stream.
     Listen,
+    /// The era's own, decided each time the subscription is made:
+    /// `resources/subscribe` with a legacy-era session, `subscriptions/listen`
+    /// with a 2026-07-28 one. An explicit choice of the host (for a tool
+    /// that follows whatever servers it is given), never a fallback.
+    ByEra,
 }
 
 impl Mechanism {
-    fn era(self) -> Era {
-        match self {
-            Mechanism::ResourcesSubscribe => Era::Legacy,
-            Mechanism::Listen => Era::Modern,
+    /// The concrete mechanism for a session of `era`, if this one allows it.
+    fn for_era(self, era: Era) -> Option<Mechanism> {
+        match (self, era) {
+            (Mechanism::ResourcesSubscribe, Era::Legacy) | (Mechanism::ByEra, Era::Legacy) => {
+                Some(Mechanism::ResourcesSubscribe)
+            }
+            (Mechanism::Listen, Era::Modern) | (Mechanism::ByEra, Era::Modern) => {
+                Some(Mechanism::Listen)
+            }
+            _ => None,
         }
     }
 }
@@ -71,6 +82,7 @@ impl fmt::Display for Mechanism {
         f.write_str(match self {
             Mechanism::ResourcesSubscribe => "resources/subscribe",
             Mechanism::Listen => "subscriptions/listen",
+            Mechanism::ByEra => "the era's own subscription",
         })
     }
 }
@@ -226,6 +238,8 @@ fn bump(counter: &AtomicU64) {
 pub(crate) struct Established {
     session: Arc<Session<Ready>>,
     stream: Subscription,
+    /// The concrete mechanism used (never `ByEra`).
+    mechanism: Mechanism,
 }
 
 /// Checks the authority and the mechanism, subscribes, and (2026) waits for
@@ -242,14 +256,14 @@ pub(crate) async fn establish(
         .map_err(denied(server, TargetKind::Resource, &spec.uri))?;
     let session = cell.session()?;
     let era = session.era();
-    if era != spec.mechanism.era() {
+    let Some(mechanism) = spec.mechanism.for_era(era) else {
         return Err(HubError::MechanismMismatch {
             server: server.clone(),
             uri: spec.uri.clone(),
             mechanism: spec.mechanism,
             era,
         });
-    }
+    };
     let filter = SubscriptionFilter {
         resource_subscriptions: Some(vec![spec.uri.clone()]),
         ..SubscriptionFilter::default()
@@ -257,16 +271,20 @@ pub(crate) async fn establish(
     let mut stream = session
         .subscribe(filter)
         .await
-        .map_err(|e| HubError::from_session(server, mechanism_method(spec.mechanism), e))?;
-    if spec.mechanism == Mechanism::Listen {
+        .map_err(|e| HubError::from_session(server, mechanism_method(mechanism), e))?;
+    if mechanism == Mechanism::Listen {
         acknowledged(&mut stream, spec).await?;
     }
-    Ok(Established { session, stream })
+    Ok(Established {
+        session,
+        stream,
+        mechanism,
+    })
 }
 
 fn mechanism_method(mechanism: Mechanism) -> &'static str {
     match mechanism {
-        Mechanism::ResourcesSubscribe => "resources/subscribe",
+        Mechanism::ResourcesSubscribe | Mechanism::ByEra => "resources/subscribe",
         Mechanism::Listen => "subscriptions/listen",
     }
 }
@@ -322,7 +340,7 @@ pub(crate) async fn run(
             _ = task.follow(&mut current, reason.take()) => false,
         };
         if ended {
-            return cancel(current, spec.mechanism).await;
+            return cancel(current).await;
         }
         drop(current);
         current = tokio::select! {
@@ -337,11 +355,15 @@ pub(crate) async fn run(
 
 /// Ends a stream at shutdown: 2026 drops it (the listen request is
 /// cancelled); legacy unsubscribes, briefly.
-async fn cancel(current: Established, mechanism: Mechanism) {
-    let Established { session, stream } = current;
+async fn cancel(current: Established) {
+    let Established {
+        session,
+        stream,
+        mechanism,
+    } = current;
     match mechanism {
         Mechanism::Listen => drop(stream),
-        Mechanism::ResourcesSubscribe => {
+        Mechanism::ResourcesSubscribe | Mechanism::ByEra => {
             let _ = tokio::time::timeout(UNSUBSCRIBE_TIMEOUT, stream.close(&session)).await;
         }
     }

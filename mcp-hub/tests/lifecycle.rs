@@ -503,3 +503,87 @@ async fn kill_server_ends_the_connection_like_a_crash_and_the_restart_policy_fol
     ));
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn server_log_messages_become_events_at_the_level_asked_and_bounded() {
+    let script = Script::legacy()
+        .tool(
+            "info",
+            Behavior::Log {
+                level: "info".into(),
+                message: json!("just so you know"),
+                logger: None,
+            },
+        )
+        .tool(
+            "error",
+            Behavior::Log {
+                level: "error".into(),
+                message: json!({"disk": "full"}),
+                logger: Some("storage".into()),
+            },
+        )
+        .tool(
+            "huge",
+            Behavior::Log {
+                level: "critical".into(),
+                message: json!("x".repeat(mcp_hub::MAX_LOG_EVENT_BYTES)),
+                logger: Some("flood".into()),
+            },
+        );
+    let (connector, recorder) = memory(script);
+    let hub = Hub::builder(seeded())
+        .server(
+            ServerSpec::new("logs", connector)
+                .session(quick_session())
+                .negotiation(Negotiation::Legacy)
+                .log_level(mcp_types::LoggingLevel::Warning),
+        )
+        .start()
+        .await
+        .unwrap();
+    assert!(methods(&recorder).contains(&"logging/setLevel".to_owned()));
+    let mut events = hub.take_events().unwrap();
+    for tool in ["info", "error", "huge"] {
+        hub.call(tool, json!({})).await.unwrap();
+    }
+    let mut logs = Vec::new();
+    while logs.len() < 2 {
+        let event = wait_for(&mut events, Duration::from_secs(10), |e| {
+            matches!(e, HubEvent::ServerLog { .. }).then(|| e.clone())
+        })
+        .await;
+        logs.push(event);
+    }
+    match &logs[0] {
+        HubEvent::ServerLog {
+            server,
+            level,
+            logger,
+            data,
+            ..
+        } => {
+            assert_eq!(server.as_str(), "logs");
+            assert_eq!(*level, mcp_types::LoggingLevel::Error);
+            assert_eq!(logger.as_deref(), Some("storage"));
+            assert_eq!(data.as_ref(), Some(&json!({"disk": "full"})));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Over the bound: reported by its size, without its data.
+    match &logs[1] {
+        HubEvent::ServerLog {
+            level,
+            logger,
+            data,
+            bytes,
+            ..
+        } => {
+            assert_eq!(*level, mcp_types::LoggingLevel::Critical);
+            assert!(data.is_none() && logger.is_none());
+            assert!(*bytes > mcp_hub::MAX_LOG_EVENT_BYTES, "{bytes}");
+        }
+        other => panic!("{other:?}"),
+    }
+    hub.shutdown().await;
+}

@@ -587,3 +587,92 @@ fn resource_listens(recorder: &mcp_testkit::Recorder) -> Vec<serde_json::Value> 
         })
         .collect()
 }
+
+/// A subscription made on a running hub with the era's own mechanism:
+/// subscribed before its first read, updated, made again after a restart,
+/// and refused by name when its server is unknown or its URI not allowed.
+async fn subscribe_after_start_by_era(modern: bool) {
+    let (spec, recorder) = server(modern);
+    let hub = Hub::builder(config())
+        .server(spec)
+        .authority(
+            Authority::named().with_server("docs", ServerAuthority::default().resources([NOTES])),
+        )
+        .start()
+        .await
+        .expect("hub starts");
+    let (handler, mut calls) = recording(false);
+    hub.subscribe(SubscriptionSpec::new(
+        "docs",
+        NOTES,
+        Mechanism::ByEra,
+        handler.clone(),
+    ))
+    .await
+    .expect("subscribed");
+    let first = next(&mut calls).await;
+    assert_eq!((first.reason, text(&first)), (Reason::Start, "v1"));
+    let subscribe = if modern {
+        "subscriptions/listen"
+    } else {
+        "resources/subscribe"
+    };
+    assert!(position(&recorder, subscribe) < position(&recorder, "resources/read"));
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
+    let update = next(&mut calls).await;
+    assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
+    assert_eq!(hub.subscription_stats().len(), 1);
+
+    // Refusals: by name, and nothing is left registered.
+    let unknown = hub
+        .subscribe(SubscriptionSpec::new(
+            "nope",
+            NOTES,
+            Mechanism::ByEra,
+            handler.clone(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown, HubError::UnknownServer { .. }),
+        "{unknown:?}"
+    );
+    let denied = hub
+        .subscribe(SubscriptionSpec::new(
+            "docs",
+            OTHER,
+            Mechanism::ByEra,
+            handler.clone(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(denied, HubError::Denied { .. }), "{denied:?}");
+    assert_eq!(hub.subscription_stats().len(), 1);
+
+    // The server dies and comes back: the subscription is made again.
+    let _ = hub.call("crash", json!({})).await;
+    let again = next(&mut calls).await;
+    assert_eq!(again.reason, Reason::Reconnect);
+    assert!(stats(&hub).reconnects >= 1);
+    hub.shutdown().await;
+    let late = hub
+        .subscribe(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            Mechanism::ByEra,
+            handler,
+        ))
+        .await;
+    assert!(late.is_err(), "subscribed after shutdown");
+}
+
+#[tokio::test]
+async fn legacy_subscribe_after_start_by_era() {
+    subscribe_after_start_by_era(false).await;
+}
+
+#[tokio::test]
+async fn modern_subscribe_after_start_by_era() {
+    subscribe_after_start_by_era(true).await;
+}

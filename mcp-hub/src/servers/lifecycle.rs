@@ -202,6 +202,15 @@ async fn start_once(hub: &HubShared, cell: &ServerCell) -> Result<Started, HubEr
             .await
             .map_err(|f| start_error(cell, f.into_error()))?;
         let events = session.take_events();
+        if let Some(level) = spec.log_level
+            && session.server_capabilities().logging.is_some()
+        {
+            // Log messages are a convenience: a server refusing the level
+            // still serves.
+            if let Err(e) = session.set_log_level(level).await {
+                tracing::debug!(server = %name, error = %e, "setting the log level failed");
+            }
+        }
         let session = Arc::new(session);
         let snapshot = match spec.discovery {
             Discovery::Eager => Some(list_snapshot(hub, cell, &session).await?),
@@ -391,6 +400,13 @@ async fn watch_session(
                     biased;
                     _ = stopped(shutdown) => return End::Shutdown,
                     _ = refresh(hub, cell, session) => {}
+                }
+            }
+            Some(SessionEvent::Notification { method, params })
+                if method == "notifications/message" =>
+            {
+                if let Some(event) = crate::events::server_log(&cell.spec.name, params.as_deref()) {
+                    hub.events.emit(event);
                 }
             }
             Some(_) => {}
