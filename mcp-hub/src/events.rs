@@ -145,6 +145,22 @@ pub enum HubEvent {
         /// Why it failed.
         error: Arc<HubError>,
     },
+    /// Progress of a subscribed resource's read (`notifications/progress`
+    /// of the hub's own `resources/read`).
+    SubscriptionProgress {
+        /// The server.
+        server: ServerName,
+        /// The subscribed URI.
+        uri: String,
+        /// Progress so far.
+        progress: f64,
+        /// The total, when the server gave one.
+        total: Option<f64>,
+        /// The server's message (its words); `None` when it sent none or one
+        /// longer than
+        /// [`MAX_PROGRESS_MESSAGE_BYTES`](crate::MAX_PROGRESS_MESSAGE_BYTES).
+        message: Option<String>,
+    },
     /// A resource handler returned an error (the host's own).
     HandlerFailed {
         /// The server.

@@ -100,7 +100,7 @@ impl<'a> Facade<'a> {
         uri: &str,
     ) -> Result<ReadResourceResult, HubError> {
         let cell = self.hub.cell(server)?;
-        calls::read_resource(self.hub, cell, uri, Caller::Host).await
+        calls::read_resource(self.hub, cell, uri, Caller::Host, Default::default()).await
     }
 
     /// Gets a prompt with string arguments: any pairs, as

@@ -133,6 +133,7 @@ pub use namespace::{ExposedTool, Namespace, NamespaceNote, Route, RouteTarget};
 pub use servers::fdlimit::DescriptorLimit;
 pub use servers::server::{ServerInfo, ServerStatus, ServerStatusKind};
 pub use subscriptions::{
-    MAX_HANDLER_TIMEOUT, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism,
-    Reason, ResourceEvent, ResourceHandler, SubscriptionSpec, SubscriptionStats,
+    MAX_HANDLER_TIMEOUT, MAX_PROGRESS_MESSAGE_BYTES, MAX_SUBSCRIPTION_URI_BYTES,
+    MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism, Reason, ResourceEvent, ResourceHandler,
+    SubscriptionSpec, SubscriptionStats,
 };

@@ -39,6 +39,9 @@ pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8 * 1024;
 pub const MAX_SUBSCRIPTIONS_PER_SERVER: usize = 64;
 /// The longest handler deadline.
 pub const MAX_HANDLER_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Longest progress message of a subscription's read carried by
+/// [`HubEvent::SubscriptionProgress`] (a longer one is left out).
+pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 4 * 1024;
 /// How long a 2026-07-28 server has to acknowledge a `subscriptions/listen`.
 const ACKNOWLEDGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a legacy `resources/unsubscribe` may take at shutdown.
@@ -370,7 +373,7 @@ async fn cancel(current: Established) {
 }
 
 struct Task<'a> {
-    hub: &'a HubShared,
+    hub: &'a Arc<HubShared>,
     spec: &'a SubscriptionSpec,
     counters: &'a Counters,
     /// The contents last handled successfully.
@@ -430,7 +433,21 @@ impl Task<'_> {
         let Ok(cell) = self.hub.cell(server.as_str()) else {
             return;
         };
-        let contents = match read_resource(self.hub, cell, &self.spec.uri, Caller::Host).await {
+        // Progress of the read (a large or slow resource) goes to the
+        // host's events.
+        let events = Arc::clone(self.hub);
+        let (server_name, uri) = (server.clone(), self.spec.uri.clone());
+        let options = mcp_session::CallOptions::new().on_progress(move |p| {
+            events.events.emit(HubEvent::SubscriptionProgress {
+                server: server_name.clone(),
+                uri: uri.clone(),
+                progress: p.progress_f64().unwrap_or(0.0),
+                total: p.total.as_ref().and_then(serde_json::Number::as_f64),
+                message: p.message.filter(|m| m.len() <= MAX_PROGRESS_MESSAGE_BYTES),
+            });
+        });
+        let read = read_resource(self.hub, cell, &self.spec.uri, Caller::Host, options);
+        let contents = match read.await {
             Ok(result) => result.contents,
             Err(error) => {
                 bump(&self.counters.read_errors);

@@ -676,3 +676,52 @@ async fn legacy_subscribe_after_start_by_era() {
 async fn modern_subscribe_after_start_by_era() {
     subscribe_after_start_by_era(true).await;
 }
+
+#[tokio::test]
+async fn a_subscribed_read_reports_its_progress_as_events() {
+    let mut slow = ResourceSpec::text(NOTES, "today", "v1");
+    slow.progress_steps = 3;
+    let (connector, _recorder) = memory(Script::legacy().resource(slow));
+    let (handler, mut calls) = recording(false);
+    let hub = Hub::builder(config())
+        .server(
+            ServerSpec::new("docs", connector)
+                .session(quick_session())
+                .negotiation(Negotiation::Legacy),
+        )
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            Mechanism::ByEra,
+            handler,
+        ))
+        .start()
+        .await
+        .unwrap();
+    let mut events = hub.take_events().unwrap();
+    let first = next(&mut calls).await;
+    assert_eq!(text(&first), "v1");
+    // The progress came before the answer, so its events are queued by now.
+    let progress: Vec<(f64, Option<f64>, Option<String>)> =
+        std::iter::from_fn(|| events.try_next())
+            .filter_map(|e| match e {
+                HubEvent::SubscriptionProgress {
+                    server,
+                    uri,
+                    progress,
+                    total,
+                    message,
+                } => {
+                    assert_eq!((server.as_str(), uri.as_str()), ("docs", NOTES));
+                    Some((progress, total, message))
+                }
+                _ => None,
+            })
+            .collect();
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    assert_eq!(
+        progress[2],
+        (3.0, Some(3.0), Some("step 3 of 3".to_owned()))
+    );
+    hub.shutdown().await;
+}

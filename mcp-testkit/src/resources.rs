@@ -26,6 +26,16 @@ pub(crate) async fn read(shared: &Arc<Shared>, id: &Value, era: Era, params: Val
     let resource = script.resources.iter().find(|r| {
         r.uri() == Some(&uri) && visible(r.appear_at_change, r.vanish_at_change, changes)
     });
+    if let (Some(resource), Some(token)) = (resource, params["_meta"].get("progressToken")) {
+        let steps = resource.progress_steps;
+        for step in 1..=steps {
+            let progress = json!({"progressToken": token, "progress": step, "total": steps,
+                                  "message": format!("step {step} of {steps}")});
+            shared
+                .send(&wire::notification("notifications/progress", progress))
+                .await;
+        }
+    }
     let (contents, input) = match resource {
         Some(resource) => (resource.contents(), resource.input.clone()),
         None => match read_template(shared, &uri, changes) {

@@ -38,6 +38,10 @@ pub struct ResourceSpec {
     /// No longer listed (nor readable) once the resource list changed this many times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vanish_at_change: Option<u32>,
+    /// A read whose request asked for progress (`_meta.progressToken`) gets
+    /// this many `notifications/progress` (`step k of n`) before its answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub progress_steps: u32,
 }
 
 impl ResourceSpec {
@@ -64,6 +68,7 @@ impl ResourceSpec {
             input: None,
             appear_at_change: 0,
             vanish_at_change: None,
+            progress_steps: 0,
         }
     }
 

@@ -133,6 +133,7 @@ pub(crate) async fn read_resource(
     cell: &ServerCell,
     uri: &str,
     caller: Caller<'_>,
+    options: CallOptions,
 ) -> Result<ReadResourceResult, HubError> {
     let step = Step {
         operation: Operation::ReadResource,
@@ -141,7 +142,7 @@ pub(crate) async fn read_resource(
         target: Target::Resource(uri),
         supported: capabilities(cell).is_none_or(|c| c.resources.is_some()),
         repeatable: Repeatable::Idempotent,
-        options: CallOptions::default(),
+        options,
         arguments: Map::new(),
     };
     governed(hub, cell, step, None, |session, options, _| async move {
@@ -292,7 +293,7 @@ async fn run_helper(
             let Some(Value::String(uri)) = arguments.get("uri") else {
                 return Err(bad("`uri` must be a string"));
             };
-            let result = read_resource(hub, cell, uri, caller).await?;
+            let result = read_resource(hub, cell, uri, caller, CallOptions::default()).await?;
             json!({"server": server, "uri": uri, "contents": result.contents})
         }
         Helper::GetPrompt => {
