@@ -232,6 +232,6 @@ pub use script::{
 };
 pub use server::{FakeServer, RunningServer};
 pub use specs::{
-    CompletionSpec, InputRequest, InputSpec, ListKind, ListenEnd, PromptSpec, ResourceSpec,
-    ResourceTemplateSpec, TaskSupport,
+    CompletionSpec, InputRequest, InputSpec, ListKind, ListenEnd, PromptSpec, ReadLog,
+    ResourceSpec, ResourceTemplateSpec, TaskSupport,
 };

@@ -36,6 +36,10 @@ pub(crate) async fn read(shared: &Arc<Shared>, id: &Value, era: Era, params: Val
                 .await;
         }
     }
+    if let Some(log) = resource.and_then(|r| r.log_on_read.as_ref()) {
+        let ctx = Ctx::new(shared, id, era, params.clone());
+        crate::tool_call::emit_log(&ctx, &log.level, log.message.clone(), None).await;
+    }
     let (contents, input) = match resource {
         Some(resource) => (resource.contents(), resource.input.clone()),
         None => match read_template(shared, &uri, changes) {

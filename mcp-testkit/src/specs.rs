@@ -42,6 +42,20 @@ pub struct ResourceSpec {
     /// this many `notifications/progress` (`step k of n`) before its answer.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub progress_steps: u32,
+    /// A log message sent before each read's answer (by the rules of the
+    /// `log` tool behaviour: the level set in the legacy era, the request's
+    /// `_meta` level in 2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_on_read: Option<ReadLog>,
+}
+
+/// A log message a resource's read sends ([`ResourceSpec::log_on_read`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadLog {
+    /// The message's level (`debug` … `emergency`).
+    pub level: String,
+    /// The message's `data`.
+    pub message: Value,
 }
 
 impl ResourceSpec {
@@ -69,6 +83,7 @@ impl ResourceSpec {
             appear_at_change: 0,
             vanish_at_change: None,
             progress_steps: 0,
+            log_on_read: None,
         }
     }
 

@@ -299,7 +299,7 @@ async fn oversized(ctx: &Ctx, bytes: u64) {
 
 /// Sends `notifications/message` if the era's log level lets `level`
 /// through; returns whether it was sent.
-async fn emit_log(ctx: &Ctx, level: &str, data: Value, logger: Option<&str>) -> bool {
+pub(crate) async fn emit_log(ctx: &Ctx, level: &str, data: Value, logger: Option<&str>) -> bool {
     // Script validation refuses unknown levels; treat one as the lowest.
     let rank = log_rank(level).unwrap_or(0);
     let threshold = match ctx.era {

@@ -181,6 +181,13 @@ fn route(routes: &mut Routes, frame: Value) -> Option<(mpsc::Sender<Value>, Valu
             routes.streaming.retain(|k| *k != key);
             return Some((tx, frame));
         }
+    } else if let Some(tx) = frame
+        .pointer("/params/_meta/io.modelcontextprotocol~1subscriptionId")
+        .and_then(|id| routes.waiting.get(&id.to_string()))
+    {
+        // A 2026-07-28 subscription's notification goes on its listen
+        // request's stream, whoever's request caused it.
+        return Some((tx.clone(), frame));
     } else if let Some(tx) = routes
         .streaming
         .last()
