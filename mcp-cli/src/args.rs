@@ -27,8 +27,26 @@ pub(crate) struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
 
+    /// Grants a permission (repeatable): servers and tools the
+    /// configuration tags with `permission` / `tool_permissions` are hidden
+    /// and refused without it.
+    #[arg(long, global = true, value_name = "PERMISSION", value_parser = permission_name)]
+    pub(crate) grant: Vec<String>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// `--grant`'s value: a permission name, as in the configuration.
+fn permission_name(value: &str) -> Result<String, String> {
+    if crate::config::is_permission_name(value) {
+        Ok(value.to_owned())
+    } else {
+        Err(
+            "a permission name is 1 to 64 characters of ASCII letters, digits, `_`, `.`, `:` and `-`"
+                .to_owned(),
+        )
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,7 +54,8 @@ pub(crate) enum Command {
     /// Negotiated era and version, server info, capabilities, instructions and
     /// one page of each catalogue.
     Inspect(InspectArgs),
-    /// Calls a tool: `mcp call SERVER TOOL key=value … [--args JSON]`.
+    /// Calls a tool: `mcp call NAME key=value …` (a name `mcp tools` shows) or
+    /// `mcp call SERVER TOOL key=value …`.
     Call(CallArgs),
     /// Reads a resource by URI.
     Read(ReadArgs),
@@ -121,10 +140,13 @@ pub(crate) struct InspectArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
-    /// `SERVER TOOL [key=value …]`, or `TOOL [key=value …]` with `--url` or
+    /// `NAME [key=value …]`: a name `mcp tools` shows (a bare unique name,
+    /// `server/tool` or an alias), every configured server started; or
+    /// `SERVER TOOL [key=value …]` (when the second word is not a key=value
+    /// pair): that server only; or `TOOL [key=value …]` with `--url` or
     /// `-- COMMAND`. A value is read as the tool's inputSchema says (number,
     /// boolean, array, object); `key:=JSON` takes JSON as it is.
-    #[arg(value_name = "SERVER TOOL [KEY=VALUE]", required = true)]
+    #[arg(value_name = "NAME | SERVER TOOL [KEY=VALUE]", required = true)]
     pub(crate) words: Vec<String>,
     /// Arguments as one JSON object (merged with key=value pairs).
     #[arg(long, value_name = "JSON")]
@@ -133,6 +155,10 @@ pub(crate) struct CallArgs {
     #[arg(long, value_name = "SECONDS")]
     pub(crate) timeout: Option<u64>,
     /// The whole result as one JSON document on stdout.
+    /// How a NAME is routed when servers share a tool name (as in `mcp
+    /// tools`); no effect on `SERVER TOOL` or a one-off server.
+    #[arg(long, value_enum, default_value_t = Policy::Prefix)]
+    pub(crate) policy: Policy,
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]

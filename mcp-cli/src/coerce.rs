@@ -40,6 +40,12 @@ pub(crate) fn arguments(
     Ok(out)
 }
 
+/// Whether `word` reads as an argument, `key=value` or `key:=JSON` (a key
+/// of at least one character before the `=`), rather than a name.
+pub(crate) fn is_pair(word: &str) -> bool {
+    matches!(word.find('='), Some(eq) if eq > 0 && &word[..eq] != ":")
+}
+
 fn argument_error(name: &str, problem: ArgumentProblem) -> CliError {
     CliError::Argument {
         name: name.to_owned(),
@@ -210,6 +216,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn pairs_are_told_from_names() {
+        for word in ["a=1", "a:=[1]", "text=", "a=b=c", "k:=", "x:y=1"] {
+            assert!(is_pair(word), "{word}");
+        }
+        for word in ["search", "notes/search", "=1", ":=1", "a:b", ""] {
+            assert!(!is_pair(word), "{word}");
+        }
+    }
 
     fn schema() -> Value {
         json!({

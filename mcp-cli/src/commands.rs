@@ -17,7 +17,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mcp_hub::{Discovery, Hub};
+use mcp_hub::{Discovery, Hub, Principal};
 
 use crate::args::{OneOff, RemoteTransport};
 use crate::config::secrets::check_variable_name;
@@ -33,9 +33,17 @@ pub(crate) struct Context {
     pub(crate) config: Option<PathBuf>,
     pub(crate) ui: Ui,
 }
+    /// Permissions granted with `--grant` (checked against the servers'
+    /// `permission` and `tool_permissions` tags).
+    pub(crate) grants: Vec<String>,
 
 impl Context {
     pub(crate) fn start_options(&self) -> StartOptions {
+    /// Who the hub acts for: the CLI with the `--grant`ed permissions.
+    pub(crate) fn principal(&self) -> Principal {
+        connect::principal(&self.grants)
+    }
+
         StartOptions {
             verbose: self.ui.verbose > 0,
         }
@@ -170,6 +178,7 @@ where
         ctx.start_options(),
         discovery,
     ))
+        ctx.principal(),
     .await;
     activity.finish();
     let hub = Arc::new(started?);
@@ -183,7 +192,16 @@ where
             "server ready"
         );
     }
-    let result = interruptible(op(Arc::clone(&hub))).await;
+    then_shut_down(&hub, op(Arc::clone(&hub))).await
+}
+
+/// Runs `fut` on the servers of `hub` unless Ctrl-C comes first, then shuts
+/// them down whatever happened.
+pub(crate) async fn then_shut_down<T>(
+    hub: &Hub,
+    fut: impl Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
+    let result = interruptible(fut).await;
     if matches!(result, Err(CliError::Interrupted)) {
         // Let the session's driver write the cancellation before the
         // server's input is closed.

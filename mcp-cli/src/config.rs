@@ -27,7 +27,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub(crate) use document::{Document, SERVERS_KEY};
-pub(crate) use entry::{EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, child};
+pub(crate) use entry::{
+    EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, child, is_permission_name,
+};
 pub(crate) use expand::expand_only;
 pub(crate) use url_check::{UrlProblem, check_url};
 
@@ -329,6 +331,86 @@ mod tests {
         ];
         for (text, path) in cases {
             assert_eq!(problem(text).0, *path, "{text}");
+        }
+    }
+
+    #[test]
+    fn permissions_and_helpers_parse_and_bad_ones_name_their_place() {
+        let config = parse(
+            Path::new("c.json"),
+            r#"{"mcpServers": {
+                "a": {"command": "x", "permission": "team:notes.read-1", "helpers": true,
+                      "tool_permissions": {"create": "notes.write", "x y": "w"}},
+                "b": {"url": "https://e.com/", "allow": {"tools": ["t"]}, "permission": "p"}
+            }}"#,
+        )
+        .unwrap();
+        let a = &config.servers[0];
+        assert_eq!(a.permission.as_deref(), Some("team:notes.read-1"));
+        assert!(a.helpers);
+        assert_eq!(
+            a.tool_permissions,
+            [
+                ("create".to_owned(), "notes.write".to_owned()),
+                ("x y".to_owned(), "w".to_owned())
+            ]
+        );
+        assert!(!config.servers[1].helpers);
+        assert!(config.servers[1].tool_permissions.is_empty());
+        let long = "p".repeat(65);
+        let cases = [
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "permission": "a b"}}}"#.to_owned(),
+                "mcpServers.a.permission",
+                ConfigProblem::InvalidPermission,
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "permission": ""}}}"#.to_owned(),
+                "mcpServers.a.permission",
+                ConfigProblem::InvalidPermission,
+            ),
+            (
+                format!(r#"{{"mcpServers": {{"a": {{"command": "x", "permission": "{long}"}}}}}}"#),
+                "mcpServers.a.permission",
+                ConfigProblem::InvalidPermission,
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "tool_permissions": {"t": "w/x"}}}}"#
+                    .to_owned(),
+                "mcpServers.a.tool_permissions.t",
+                ConfigProblem::InvalidPermission,
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "tool_permissions": {"": "w"}}}}"#
+                    .to_owned(),
+                "mcpServers.a.tool_permissions[\"\"]",
+                ConfigProblem::Empty,
+            ),
+        ];
+        for (text, path, expected) in cases {
+            assert_eq!(problem(&text), (path.to_owned(), expected), "{text}");
+        }
+        for (text, path) in [
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "permission": 1}}}"#,
+                "mcpServers.a.permission",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "tool_permissions": ["t"]}}}"#,
+                "mcpServers.a.tool_permissions",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "tool_permissions": {"t": true}}}}"#,
+                "mcpServers.a.tool_permissions.t",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "helpers": "yes"}}}"#,
+                "mcpServers.a.helpers",
+            ),
+        ] {
+            let (at, problem) = problem(text);
+            assert_eq!(at, path, "{text}");
+            assert!(matches!(problem, ConfigProblem::WrongType { .. }), "{text}");
         }
     }
 }

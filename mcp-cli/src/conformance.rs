@@ -108,9 +108,44 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
             let _ = session.get_prompt(&prompt.name, args).await;
         }
     }
+    skills(&session, &scenario).await;
     session.close().await;
     report_auth_failure(&oauth);
     Ok(())
+}
+
+/// Skills are listed (which reads no file); a skill is loaded only when a
+/// host would, here when the scenario stands for the model asking for one
+/// (`sep-2640-client-verify-*`). A skill that fails verification is dropped
+/// whole: none of its supporting files is read.
+async fn skills(session: &Session<mcp_session::Ready>, scenario: &str) {
+    if !session.offers_skills() {
+        return;
+    }
+    let listing = match session.list_skills().await {
+        Ok(listing) => listing,
+        Err(e) => {
+            tracing::warn!(error = %e, "listing skills failed");
+            return;
+        }
+    };
+    if !scenario.starts_with("sep-2640-client-verify") {
+        return;
+    }
+    for entry in &listing.items {
+        match session.load_skill(entry).await {
+            Err(e) => tracing::warn!(error = %e, "skill refused"),
+            Ok(loaded) => {
+                if let mcp_types::SkillFiles::Listed(files) = &loaded.entry.resources {
+                    for file in files.iter().filter(|f| f.uri != entry.uri) {
+                        if let Err(e) = session.read_skill_file(&loaded.entry, &file.uri).await {
+                            tracing::warn!(error = %e, "skill file refused");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The suite's Client ID Metadata Document URL (its mock authorization

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_hub::{
-    Authority, CollisionPolicy, Discovery, Hub, HubConfig, RestartPolicy, RetryPolicy, ServerSpec,
+    Authority, CollisionPolicy, Discovery, Hub, HubConfig, Principal, RestartPolicy, RetryPolicy,
+    ServerSpec,
 };
 use mcp_session::{ClientHandlers, Roots, SessionConfig};
 use mcp_transport::{
@@ -210,7 +211,8 @@ pub(crate) fn spec(
         .session(session_config(origin, entry)?)
         .restart(RestartPolicy::Never)
         .retry(RetryPolicy::none())
-        .discovery(discovery);
+        .discovery(discovery)
+        .context_helpers(entry.helpers);
     if let Some(timeout) = entry.start_timeout {
         spec = spec.start_timeout(timeout);
     }
@@ -222,11 +224,25 @@ pub(crate) fn spec(
 
 /// The configuration as the hub's authority document: every configured
 /// server is named (so none the file does not list could get anything),
-/// with its `allow` lists, or all of it without them.
+/// with its `allow` lists (or all of it without them) and its permission
+/// tags (`permission`, `tool_permissions`), with or without `allow`.
 pub(crate) fn authority<'a>(entries: impl IntoIterator<Item = &'a ServerEntry>) -> Authority {
     entries.into_iter().fold(Authority::named(), |a, e| {
-        a.with_server(&e.name, e.allow.clone().unwrap_or_default())
+        let mut rules = e.allow.clone().unwrap_or_default();
+        if let Some(permission) = &e.permission {
+            rules = rules.permission(permission);
+        }
+        for (tool, permission) in &e.tool_permissions {
+            rules = rules.tool_permission(tool, permission);
+        }
+        a.with_server(&e.name, rules)
     })
+}
+
+/// The CLI's principal: `cli`, with the permissions granted by `--grant`.
+/// Untagged servers and tools stay usable without a grant.
+pub(crate) fn principal(grants: &[String]) -> Principal {
+    grants.iter().fold(Principal::new("cli"), |p, g| p.grant(g))
 }
 
 /// Hub settings of a CLI run.
@@ -239,17 +255,20 @@ pub(crate) fn hub_config(policy: CollisionPolicy, provider_safe: bool) -> HubCon
     }
 }
 
-/// Starts one server (required) and waits until it is ready.
+/// Starts one server (required) and waits until it is ready; `principal`
+/// is who acts (its grants against the entry's permission tags).
 pub(crate) async fn start_one(
     origin: Origin<'_>,
     entry: &ServerEntry,
     options: StartOptions,
     discovery: Discovery,
+    principal: Principal,
 ) -> Result<Hub, CliError> {
     let spec = spec(origin, entry, options, discovery)?.required();
     let hub = Hub::builder(hub_config(CollisionPolicy::Prefix, false))
         .server(spec)
         .authority(authority([entry]))
+        .principal(principal)
         .start()
         .await?;
     Ok(hub)

@@ -19,7 +19,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use mcp_hub::HubError;
+use mcp_hub::{DenyReason, HubError};
 use mcp_session::SessionError;
 use mcp_types::ErrorCause;
 use serde_json::{Value, json};
@@ -126,6 +126,8 @@ pub(crate) enum ConfigProblem {
     VariableNotApproved { variable: String },
     /// A root that is a URI, not a local path.
     RootNotLocalPath,
+    /// A permission name outside `[A-Za-z0-9_.:-]{1,64}`.
+    InvalidPermission,
 }
 
 impl fmt::Display for ConfigProblem {
@@ -185,6 +187,9 @@ impl fmt::Display for ConfigProblem {
             ConfigProblem::RootNotLocalPath => {
                 f.write_str("a root is a local directory path, not a URI")
             }
+            ConfigProblem::InvalidPermission => f.write_str(
+                "a permission name is 1 to 64 characters of ASCII letters, digits, `_`, `.`, `:` and `-`",
+            ),
         }
     }
 }
@@ -384,6 +389,13 @@ pub(crate) enum CliError {
     #[cfg(feature = "demo")]
     #[error("could not start the demo servers: the path of this program is unknown")]
     NoSelfPath(#[source] std::io::Error),
+    /// A name no tool is exposed under while some servers did not start:
+    /// their tools may be the one meant.
+    #[error("{error}; {} did not start, so {} tools are missing", servers_named(.failed), if .failed.len() == 1 { "its" } else { "their" })]
+    NotExposed {
+        error: Box<HubError>,
+        failed: Vec<String>,
+    },
     /// The conformance client's own (anyhow) error.
     #[cfg(feature = "conformance-client")]
     #[error("{0:#}")]
@@ -397,6 +409,15 @@ fn known_list(known: &[String]) -> String {
         format!(" (configured: {})", known.join(", "))
     }
 }
+/// `server `a`` or `servers `a`, `b``.
+fn servers_named(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.as_slice() {
+        [one] => format!("server {one}"),
+        many => format!("servers {}", many.join(", ")),
+    }
+}
+
 
 impl CliError {
     pub(crate) fn config(file: &std::path::Path, path: &str, problem: ConfigProblem) -> Self {
@@ -430,6 +451,7 @@ impl CliError {
             | CliError::ConfigSyntax { .. }
             | CliError::Config { .. }
             | CliError::TrustStore { .. }
+            CliError::NotExposed { error, .. } => error.cause(),
             | CliError::NoStateDir
             | CliError::NotUtf8Path { .. }
             | CliError::ConfigWrite { .. } => ErrorCause::Configuration,
@@ -496,6 +518,7 @@ impl CliError {
 
     fn hub(&self) -> Option<&HubError> {
         match self {
+            CliError::NotExposed { error, .. } => hub_kind(error),
             CliError::Hub(e) | CliError::Export(e) => Some(e),
             _ => None,
         }
@@ -528,9 +551,15 @@ impl CliError {
 
     /// The `--json` form: `{"error": {...}}`.
     pub(crate) fn to_json(&self) -> Value {
-        let error = match self.hub() {
-            Some(hub) => hub_error_json(hub),
-            None => json!({
+        let error = match (self, self.hub()) {
+            (CliError::NotExposed { error, failed }, _) => {
+                let mut json = hub_error_json(error);
+                json["message"] = json!(self.chain().join(": "));
+                json["failedServers"] = json!(failed);
+                json
+            }
+            (_, Some(hub)) => hub_error_json(hub),
+            (_, None) => json!({
                 "kind": self.kind(),
                 "cause": self.cause().as_str(),
                 "message": self.chain().join(": "),
@@ -569,6 +598,16 @@ impl CliError {
 
 /// A hub error's causes, in our words.
 pub(crate) fn hub_chain(e: &HubError) -> Vec<String> {
+        if let HubError::Denied {
+            reason: DenyReason::MissingPermission,
+            ..
+        } = hub
+        {
+            return Some(
+                "the configuration tags it with a permission: `mcp tools` names it; grant it with --grant PERMISSION"
+                    .to_owned(),
+            );
+        }
     let mut lines = vec![e.to_string()];
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {

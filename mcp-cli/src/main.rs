@@ -58,6 +58,7 @@ fn main() -> ExitCode {
     let ctx = Context {
         config: cli.config.clone(),
         ui,
+        grants: cli.grant.clone(),
     };
     let json = wants_json(&cli.command);
     let result = runtime.block_on(run(&ctx, cli.command));

@@ -192,6 +192,15 @@ pub enum SessionError {
         /// The feature, in our words.
         feature: &'static str,
     },
+    /// The server does not declare what the request needs (an extension, a
+    /// setting); nothing was sent.
+    #[error("the server does not offer {feature}, so `{}` was not sent", Untrusted::new(.method))]
+    NotOffered {
+        /// The method of the request.
+        method: String,
+        /// The feature, in our words.
+        feature: &'static str,
+    },
     /// An HTTP transport could not deliver the request or its answer.
     #[error("`{}` failed: {failure}", Untrusted::new(.method))]
     Http {
@@ -256,6 +265,16 @@ pub enum SessionError {
         /// The method (`tools/call`).
         method: String,
     },
+    /// A skill failed a check while loading or reading its files; nothing
+    /// of it was used (the unverified content is dropped).
+    #[cfg(feature = "skills")]
+    #[error("skill `{}` refused: {check}", Untrusted::new(.skill))]
+    SkillRefused {
+        /// The URI of the skill's `SKILL.md`.
+        skill: String,
+        /// The check that failed.
+        check: crate::skills::SkillCheck,
+    },
     /// The request's params could not be serialised.
     #[error("request params could not be serialised")]
     Params(#[source] serde_json::Error),
@@ -315,9 +334,12 @@ impl SessionError {
             | SessionError::UnsupportedVersion { .. }
             | SessionError::NegotiationRefused { .. }
             | SessionError::Unsupported { .. }
+            | SessionError::NotOffered { .. }
             | SessionError::InputNotProvided { .. }
             | SessionError::ResourceNotFound { .. }
             | SessionError::UnexpectedTask { .. } => ErrorCause::Server,
+            #[cfg(feature = "skills")]
+            SessionError::SkillRefused { .. } => ErrorCause::Server,
             SessionError::ArgumentsTooLarge { .. }
             | SessionError::ArgumentsNotAnObject { .. }
             | SessionError::InvalidArguments { .. }

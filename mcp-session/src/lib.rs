@@ -83,6 +83,8 @@ mod plain_schema;
 pub mod protocol;
 mod rounds;
 mod session;
+#[cfg(feature = "skills")]
+mod skills;
 mod subscriptions;
 mod surface;
 mod tasks;
@@ -106,6 +108,11 @@ pub use page::Page;
 pub use paginate::Paginator;
 pub use protocol::{CoreLimits, ProtocolStats, RawResult, RequestTiming, Violation};
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
+#[cfg(feature = "skills")]
+pub use skills::{
+    LoadedSkill, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_FILES,
+    SkillCheck,
+};
 pub use subscriptions::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use surface::{ListKind, Listing};
 pub use tasks::{TaskHandle, ToolCallStart};

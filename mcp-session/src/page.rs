@@ -78,5 +78,6 @@ page_from! {
     ListToolsResult => Tool, tools;
     ListResourcesResult => Resource, resources;
     ListResourceTemplatesResult => ResourceTemplate, resource_templates;
+    mcp_types::ListSkillsResult => mcp_types::Skill, skills;
     ListPromptsResult => Prompt, prompts;
 }

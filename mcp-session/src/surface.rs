@@ -278,7 +278,7 @@ impl Session<Ready> {
         headers
     }
 
-    async fn list_all<T>(
+    pub(crate) async fn list_all<T>(
         &self,
         kind: ListKind,
         method: &'static str,

@@ -207,6 +207,7 @@ mod resources;
 mod router;
 mod script;
 mod server;
+pub mod skills;
 mod specs;
 mod state;
 mod tasks;

@@ -21,6 +21,10 @@ pub(crate) async fn read(shared: &Arc<Shared>, id: &Value, era: Era, params: Val
         let reply = wire::error(id, wire::INVALID_PARAMS, message, None);
         return shared.send(&reply).await;
     };
+    if let Some(contents) = crate::skills::read(shared, &uri) {
+        let body = cacheable(shared, era, json!({"contents": [contents]}));
+        return shared.send(&wire::result(id, body)).await;
+    }
     let script = &shared.script;
     let changes = shared.state().changes(ListKind::Resources);
     let resource = script.resources.iter().find(|r| {

@@ -241,6 +241,15 @@ async fn common_request(
         "resources/templates/list" => lists::templates(shared, id, era, &params).await,
         "resources/read" => resources::read(shared, id, era, params).await,
         "completion/complete" => prompts::complete_argument(shared, id, era, &params).await,
+        "skills/list" if !shared.script.skills.is_empty() => {
+            crate::skills::list(shared, id, era).await;
+        }
+        "skills/get" if !shared.script.skills.is_empty() => {
+            crate::skills::get(shared, id, era, &params).await;
+        }
+        "resources/directory/read" if shared.script.skills_directory_read => {
+            crate::skills::read_directory(shared, id, &params).await;
+        }
         _ => return false,
     }
     true

@@ -51,6 +51,12 @@ pub struct Script {
     /// `prompts: {listChanged: true}`; any completion (of a prompt or a
     /// template) adds `completions: {}`.
     pub prompts: Vec<PromptSpec>,
+    /// Skills served through the Skills extension (`skills/list`,
+    /// `skills/get`, their files as `skill://` resources). Any skill
+    /// declares the extension (and the `resources` capability).
+    pub skills: Vec<crate::skills::SkillSpec>,
+    /// Declare `directoryRead: true` and answer `resources/directory/read`.
+    pub skills_directory_read: bool,
     /// Items per page of every list (`tools/list`, `resources/list`,
     /// `resources/templates/list`, `prompts/list`, `tasks/list`; default:
     /// all in one page). Cursors are `page-<n>`; an unknown one is `-32602`.
@@ -125,6 +131,8 @@ impl Default for Script {
             resources: Vec::new(),
             resource_templates: Vec::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
+            skills_directory_read: false,
             page_size: None,
             cyclic_cursor: false,
             endless_pages: false,
@@ -349,6 +357,19 @@ impl Script {
     /// Adds a tool that can run as a task (see [`TaskSupport`]).
     pub fn task_tool(self, name: &str, behavior: Behavior, support: TaskSupport) -> Self {
         self.tool_spec(ToolSpec::new(name, behavior).with_task_support(support))
+    }
+
+    /// Adds a skill (see [`crate::skills::SkillSpec`]).
+    pub fn skill(mut self, skill: crate::skills::SkillSpec) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Declares `directoryRead: true` for the skills and answers
+    /// `resources/directory/read`.
+    pub fn skills_directory_read(mut self) -> Self {
+        self.skills_directory_read = true;
+        self
     }
 
     /// Adds a resource.
@@ -583,6 +604,13 @@ impl Script {
                 );
             }
         }
+        if !self.skills.is_empty() {
+            caps.entry("resources")
+                .or_insert_with(|| json!({"subscribe": true, "listChanged": true}));
+            let extensions = caps.entry("extensions").or_insert_with(|| json!({}));
+            extensions[crate::skills::SKILLS_EXTENSION] =
+                json!({"directoryRead": self.skills_directory_read});
+        }
         for (name, value) in &self.capabilities {
             caps.insert(name.clone(), value.clone());
         }
@@ -592,6 +620,7 @@ impl Script {
     pub(crate) fn has_resources(&self) -> bool {
         !self.resources.is_empty()
             || !self.resource_templates.is_empty()
+            || !self.skills.is_empty()
             || self.capabilities.contains_key("resources")
     }
 

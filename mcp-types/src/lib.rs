@@ -88,6 +88,7 @@ pub mod requests;
 mod resources;
 mod roots;
 mod sampling;
+mod skills;
 mod subscriptions;
 mod tasks;
 pub mod text;
@@ -200,6 +201,10 @@ pub use roots::{ListRootsResult, Root};
 pub use sampling::{
     CreateMessageParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
     SamplingContent, SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
+};
+pub use skills::{
+    GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams, ReadDirectoryResult,
+    SKILL_FILE, SKILLS_EXTENSION, Skill, SkillFiles, SkillResource,
 };
 pub use subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,

@@ -18,6 +18,9 @@ use crate::resources::{
 };
 use crate::roots::ListRootsResult;
 use crate::sampling::{CreateMessageParams, CreateMessageResult};
+use crate::skills::{
+    GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams, ReadDirectoryResult,
+};
 use crate::subscriptions::{SubscriptionsListenParams, SubscriptionsListenResult};
 use crate::tasks::{
     CancelTaskResult, GetTaskPayloadResult, ListTasksResult, Task, TaskIdParams, UpdateTaskParams,
@@ -68,6 +71,12 @@ requests! {
     Subscribe = "resources/subscribe", ResourceUriParams => EmptyResult, optional: false, [ClientRequest];
     /// `resources/unsubscribe` (legacy).
     Unsubscribe = "resources/unsubscribe", ResourceUriParams => EmptyResult, optional: false, [ClientRequest];
+    /// `skills/list` (Skills extension).
+    ListSkills = "skills/list", PaginatedParams => ListSkillsResult, optional: true, [ClientRequest];
+    /// `skills/get` (Skills extension).
+    GetSkill = "skills/get", GetSkillParams => GetSkillResult, optional: false, [ClientRequest];
+    /// `resources/directory/read` (Skills extension, `directoryRead: true`).
+    ReadDirectory = "resources/directory/read", ReadDirectoryParams => ReadDirectoryResult, optional: false, [ClientRequest];
     /// `prompts/list`.
     ListPrompts = "prompts/list", PaginatedParams => ListPromptsResult, optional: true, [ClientRequest];
     /// `prompts/get`: may answer `input_required` (2026-07-28).

@@ -1,9 +1,19 @@
 //! `mcp call`: one tool call, its arguments read by the tool's schema,
 //! progress on stderr while it runs.
+//!
+//! Two forms, told apart by the words: `SERVER TOOL …` starts that server
+//! only and calls its tool (with `--url` or `-- COMMAND`: `TOOL …` of that
+//! server); `NAME …`, a name `mcp tools` shows (a bare unique name,
+//! `server/tool` or an alias), starts every configured server and goes
+//! through the hub's merged namespace under `--policy`. The second word
+//! decides: when it is not a `key=value` / `key:=JSON` pair, the first is a
+//! server.
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_hub::{CallOptions, Discovery};
+use mcp_hub::{CallOptions, Discovery, HubError};
 use mcp_types::CallToolResult;
 use mcp_types::text::{escape_content, escape_line};
 use serde_json::json;
@@ -11,22 +21,83 @@ use tokio::sync::mpsc;
 
 use crate::args::CallArgs;
 use crate::coerce;
-use crate::commands::{Context, resolve, split_server, with_server};
-use crate::error::{CliError, Exit};
-use crate::output::{self, Paint, render_content, to_json};
+use crate::commands::tools::{Outcome, policy_of, start_configured};
+use crate::commands::{Context, resolve, then_shut_down, with_server};
+use crate::config::ServerEntry;
+use crate::error::{CliError, Exit, hub_chain};
+use crate::output::{self, Paint, one_line, render_content, to_json};
 use crate::progress::{Activity, show_progress};
 
 /// Progress notifications waiting to be shown.
 const PROGRESS_QUEUE: usize = 64;
 
+/// Which form the words are.
+#[derive(Debug, PartialEq, Eq)]
+enum Form<'a> {
+    /// `SERVER TOOL …`, or `TOOL …` of a one-off server (`server: None`).
+    OnServer {
+        server: Option<&'a str>,
+        tool: Option<&'a str>,
+        pairs: &'a [String],
+    },
+    /// `NAME …`: a name of the merged namespace.
+    Merged { name: &'a str, pairs: &'a [String] },
+}
+
+fn form<'a>(words: &'a [String], one_off: bool) -> Form<'a> {
+    match words {
+        _ if one_off => Form::OnServer {
+            server: None,
+            tool: words.first().map(String::as_str),
+            pairs: words.get(1..).unwrap_or_default(),
+        },
+        [server, tool, pairs @ ..] if !coerce::is_pair(tool) => Form::OnServer {
+            server: Some(server),
+            tool: Some(tool),
+            pairs,
+        },
+        [name, pairs @ ..] => Form::Merged { name, pairs },
+        // (clap requires a word.)
+        [] => Form::OnServer {
+            server: None,
+            tool: None,
+            pairs: &[],
+        },
+    }
+}
+
+/// What was called, for the output.
+struct Called {
+    server: String,
+    tool: String,
+    /// The name given, in the merged form.
+    name: Option<String>,
+}
+
 pub(crate) async fn run(ctx: &Context, args: CallArgs) -> Result<Exit, CliError> {
-    let (server, rest) = split_server(&args.words, &args.target);
+    let (called, result) = match form(&args.words, args.target.is_given()) {
+        Form::OnServer {
+            server,
+            tool,
+            pairs,
+        } => on_server(ctx, &args, server, tool, pairs).await?,
+        Form::Merged { name, pairs } => merged(ctx, &args, name, pairs).await?,
+    };
+    report(ctx, args.json, &called, &result)
+}
+
+/// `SERVER TOOL …`: that server only.
+async fn on_server(
+    ctx: &Context,
+    args: &CallArgs,
+    server: Option<&str>,
+    tool: Option<&str>,
+    pairs: &[String],
+) -> Result<(Called, CallToolResult), CliError> {
     let target = resolve(ctx, "call", server, &args.target)?;
-    let (tool, pairs) = rest
-        .split_first()
-        .ok_or(CliError::MissingWord { what: "TOOL" })?;
+    let tool = tool.ok_or(CliError::MissingWord { what: "TOOL" })?;
     let name = target.name().to_owned();
-    let tool_name = tool.clone();
+    let tool_name = tool.to_owned();
     let pairs = pairs.to_vec();
     let args_json = args.args.clone();
     let timeout = args.timeout.map(Duration::from_secs);
@@ -37,43 +108,152 @@ pub(crate) async fn run(ctx: &Context, args: CallArgs) -> Result<Exit, CliError>
             .and_then(|s| s.get(&tool_name).map(|t| t.input_schema.to_value()))
             .and_then(Result::ok);
         let arguments = coerce::arguments(schema.as_ref(), args_json.as_deref(), &pairs)?;
-        let (tx, rx) = mpsc::channel(PROGRESS_QUEUE);
-        let activity = Activity::start(&ui, &format!("calling {tool_name}…"));
-        let mut options = CallOptions::new().progress(tx);
-        options.timeout = timeout;
-        let facade = hub.facade();
-        let call = async move {
-            let result = facade
-                .call_tool_with(&name, &tool_name, arguments, &options)
-                .await;
-            // The options hold the progress sender: dropping them closes the
-            // channel, which ends the progress display.
-            drop(options);
-            result
-        };
-        let (result, ()) = tokio::join!(call, show_progress(rx, &activity));
-        activity.finish();
-        Ok(result?)
+        let tool_name = &tool_name;
+        with_progress(&ui, tool_name, timeout, |options| async move {
+            let facade = hub.facade();
+            facade
+                .call_tool_with(&name, tool_name, arguments, &options)
+                .await
+        })
+        .await
     })
     .await?;
-    let exit = if result.failed() {
+    let called = Called {
+        server: target.name().to_owned(),
+        tool: tool.to_owned(),
+        name: None,
+    };
+    Ok((called, result))
+}
+
+/// `NAME …`: every configured server, the merged namespace.
+async fn merged(
+    ctx: &Context,
+    args: &CallArgs,
+    name: &str,
+    pairs: &[String],
+) -> Result<(Called, CallToolResult), CliError> {
+    let (started, entries) = start_configured(ctx, policy_of(args.policy), false).await?;
+    let failed: Vec<String> = started
+        .outcomes
+        .iter()
+        .filter_map(|(server, outcome)| match outcome {
+            Outcome::Failed(error) => {
+                eprint!("{}", not_started(server, error, ctx.ui.err()));
+                Some(server.clone())
+            }
+            Outcome::Ready { .. } => None,
+        })
+        .collect();
+    let hub = &started.hub;
+    let call = async {
+        let namespace = hub.namespace();
+        let exposed = namespace
+            .resolve(name)
+            .map_err(|e| not_exposed(e, name, &entries, &failed))?;
+        let schema = exposed.tool().input_schema.to_value().ok();
+        let arguments = coerce::arguments(schema.as_ref(), args.args.as_deref(), pairs)?;
+        let called = Called {
+            server: exposed.server().to_string(),
+            tool: exposed.tool().name.clone(),
+            name: Some(name.to_owned()),
+        };
+        let timeout = args.timeout.map(Duration::from_secs);
+        let result = with_progress(&ctx.ui, name, timeout, |options| async move {
+            hub.call_with(name, arguments, &options).await
+        })
+        .await?;
+        Ok((called, result))
+    };
+    then_shut_down(hub, call).await
+}
+
+/// The error for a name the namespace does not resolve: a configured
+/// server's name alone misses its tool; an unknown name while servers did
+/// not start says which (their tools are missing, not absent).
+fn not_exposed(
+    error: HubError,
+    name: &str,
+    entries: &[ServerEntry],
+    failed: &[String],
+) -> CliError {
+    match error {
+        HubError::UnknownTool { .. } if entries.iter().any(|e| e.name == name) => {
+            CliError::MissingWord { what: "TOOL" }
+        }
+        error @ HubError::UnknownTool { .. } if !failed.is_empty() => CliError::NotExposed {
+            error: Box::new(error),
+            failed: failed.to_vec(),
+        },
+        error => CliError::Hub(error),
+    }
+}
+
+/// The line said about a server that did not start in the merged form.
+fn not_started(server: &str, error: &Arc<HubError>, paint: Paint) -> String {
+    // The innermost causes say most (outer ones name the server).
+    let chain = hub_chain(error);
+    let why = chain[chain.len().saturating_sub(2)..].join(": ");
+    format!(
+        "{} server `{server}` did not start, so its tools are missing: {}\n",
+        paint.yellow("warning:"),
+        escape_line(&one_line(&why, 200))
+    )
+}
+
+/// Runs `call` with a progress sink and `timeout`, showing its progress
+/// (a spinner on a terminal, else `progress:` lines on stderr).
+async fn with_progress<F, Fut>(
+    ui: &crate::output::Ui,
+    label: &str,
+    timeout: Option<Duration>,
+    call: F,
+) -> Result<CallToolResult, CliError>
+where
+    F: FnOnce(CallOptions) -> Fut,
+    Fut: Future<Output = Result<CallToolResult, HubError>>,
+{
+    let (tx, rx) = mpsc::channel(PROGRESS_QUEUE);
+    let activity = Activity::start(ui, &format!("calling {label}…"));
+    let mut options = CallOptions::new().progress(tx);
+    options.timeout = timeout;
+    // The options hold the progress sender: the call's future owns them, so
+    // they are dropped when it ends, which closes the channel and ends the
+    // progress display.
+    let (result, ()) = tokio::join!(call(options), show_progress(rx, &activity));
+    activity.finish();
+    Ok(result?)
+}
+
+/// Prints the result; exit 5 when the tool reported an error.
+fn report(
+    ctx: &Context,
+    json: bool,
+    called: &Called,
+    result: &CallToolResult,
+) -> Result<Exit, CliError> {
+    if json {
+        let mut doc = json!({
+            "server": called.server,
+            "tool": called.tool,
+            "isError": result.failed(),
+            "result": to_json(result),
+        });
+        if let Some(name) = &called.name {
+            doc["name"] = json!(name);
+        }
+        output::print_json(&doc)?;
+    } else if result.failed() {
+        let label = called.name.as_deref().unwrap_or(&called.tool);
+        eprint!("{}", tool_error(label, result, ctx.ui.err()));
+    } else {
+        output::print(&human(result, ctx.ui.out()))?;
+    }
+    Ok(if result.failed() {
         Exit::ToolError
     } else {
         Exit::Ok
-    };
-    if args.json {
-        output::print_json(&json!({
-            "server": target.name(),
-            "tool": tool,
-            "isError": result.failed(),
-            "result": to_json(&result),
-        }))?;
-    } else if result.failed() {
-        eprint!("{}", tool_error(tool, &result, ctx.ui.err()));
-    } else {
-        output::print(&human(&result, ctx.ui.out()))?;
-    }
-    Ok(exit)
+    })
 }
 
 fn human(result: &CallToolResult, paint: Paint) -> String {
@@ -103,4 +283,56 @@ fn tool_error(tool: &str, result: &CallToolResult, paint: Paint) -> String {
         out.push_str(&format!("  | {line}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_words_decide_the_form() {
+        let w = words("rich add a=1");
+        assert_eq!(
+            form(&w, false),
+            Form::OnServer {
+                server: Some("rich"),
+                tool: Some("add"),
+                pairs: &w[2..]
+            }
+        );
+        let w = words("rich/add a=1 b:=2");
+        assert_eq!(
+            form(&w, false),
+            Form::Merged {
+                name: "rich/add",
+                pairs: &w[1..]
+            }
+        );
+        let w = words("add");
+        assert_eq!(
+            form(&w, false),
+            Form::Merged {
+                name: "add",
+                pairs: &[]
+            }
+        );
+        // A one-off server: the first word is its tool.
+        let w = words("add a=1");
+        assert_eq!(
+            form(&w, true),
+            Form::OnServer {
+                server: None,
+                tool: Some("add"),
+                pairs: &w[1..]
+            }
+        );
+        // A second word that is not a pair is a tool (refused later if it
+        // is meant as an argument).
+        let w = words("rich add a");
+        assert!(matches!(form(&w, false), Form::OnServer { .. }));
+    }
 }

@@ -58,8 +58,9 @@ fn policy_name(policy: Policy) -> &'static str {
     }
 }
 
-/// Starts `entries` in parallel, showing a live line per server, and waits
-/// until each is ready or has failed.
+/// Starts `specs` in parallel under `authority` and `policy`, acting for
+/// the context's principal (`--grant`), showing a live line per server, and
+/// waits until each is ready or has failed.
 pub(crate) async fn start_all(
     ctx: &Context,
     specs: Vec<ServerSpec>,
@@ -76,7 +77,7 @@ pub(crate) async fn start_all(
     for spec in specs {
         builder = builder.server(spec);
     }
-    builder = builder.authority(authority);
+    builder = builder.authority(authority).principal(ctx.principal());
     let lines = StatusLines::new(&ctx.ui, &names);
     let hub = interruptible(async { Ok(builder.start().await?) }).await?;
     let mut outcomes: BTreeMap<String, Outcome> = BTreeMap::new();
@@ -145,23 +146,41 @@ pub(crate) async fn start_all(
     })
 }
 
-pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError> {
+/// Every configured server that is not disabled, started with
+/// [`start_all`] (what `mcp tools` and `mcp call NAME` work on), with their
+/// entries.
+pub(crate) async fn start_configured(
+    ctx: &Context,
+    policy: CollisionPolicy,
+    provider_safe: bool,
+) -> Result<(Started, Vec<ServerEntry>), CliError> {
     let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
-    let entries: Vec<&ServerEntry> = config.servers.iter().filter(|e| !e.disabled).collect();
+    let entries: Vec<ServerEntry> = config
+        .servers
+        .iter()
+        .filter(|e| !e.disabled)
+        .cloned()
+        .collect();
     let origin = Origin {
         file: &config.file,
         command_line: false,
         variables: config.variables.as_ref(),
     };
-    let provider_safe = matches!(args.format, Format::Anthropic | Format::Openai);
     let specs = entries
         .iter()
         .map(|e| connect::spec(origin, e, ctx.start_options(), Discovery::Eager))
         .collect::<Result<Vec<_>, _>>()?;
-    let authority = connect::authority(entries.iter().copied());
-    let started = start_all(ctx, specs, authority, policy_of(args.policy), provider_safe).await?;
+    let authority = connect::authority(&entries);
+    let started = start_all(ctx, specs, authority, policy, provider_safe).await?;
+    Ok((started, entries))
+}
+
+pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError> {
+    let provider_safe = matches!(args.format, Format::Anthropic | Format::Openai);
+    let (started, entries) = start_configured(ctx, policy_of(args.policy), provider_safe).await?;
     let namespace = started.hub.namespace();
-    let printed = print(ctx, &args, &started, &namespace);
+    let hidden = hidden_by_permission(&entries, &ctx.grants, &started);
+    let printed = print(ctx, &args, &started, &namespace, &hidden);
     started.hub.shutdown().await;
     printed?;
     let first_failure = started.outcomes.iter().find_map(|(_, o)| match o {
@@ -171,11 +190,89 @@ pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError
     Ok(first_failure.unwrap_or(Exit::Ok))
 }
 
+/// A server, or one of its tools, hidden because the principal lacks the
+/// permission the configuration tags it with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Hidden {
+    pub(crate) server: String,
+    /// `None`: the whole server (its `permission`).
+    pub(crate) tool: Option<String>,
+    pub(crate) permission: String,
+}
+
+impl Hidden {
+    /// The note shown: who is hidden, and the flag that shows it.
+    pub(crate) fn message(&self) -> String {
+        let permission = escape_line(&self.permission);
+        match &self.tool {
+            None => format!(
+                "server {} needs permission `{permission}`: its tools are hidden (show them with --grant {permission})",
+                self.server
+            ),
+            Some(tool) => format!(
+                "tool `{}` of server {} needs permission `{permission}`: it is hidden (show it with --grant {permission})",
+                escape_line(tool),
+                self.server
+            ),
+        }
+    }
+}
+
+/// What the permission tags of `entries` hide from a principal granted
+/// `grants`: each ready server whose `permission` is not granted, else each
+/// tool it lists (and its allow-list lets through) whose
+/// `tool_permissions` tag is not granted.
+pub(crate) fn hidden_by_permission(
+    entries: &[ServerEntry],
+    grants: &[String],
+    started: &Started,
+) -> Vec<Hidden> {
+    let granted = |p: &str| grants.iter().any(|g| g == p);
+    let mut hidden = Vec::new();
+    for (name, outcome) in &started.outcomes {
+        let Outcome::Ready { .. } = outcome else {
+            continue;
+        };
+        let Some(entry) = entries.iter().find(|e| &e.name == name) else {
+            continue;
+        };
+        if let Some(permission) = entry.permission.as_ref().filter(|p| !granted(p)) {
+            hidden.push(Hidden {
+                server: name.clone(),
+                tool: None,
+                permission: permission.clone(),
+            });
+            continue;
+        }
+        let Ok(Some(snapshot)) = started.hub.active_snapshot(name) else {
+            continue;
+        };
+        let allowed = |tool: &str| {
+            entry
+                .allow
+                .as_ref()
+                .and_then(|a| a.tools.as_ref())
+                .is_none_or(|t| t.contains(tool))
+        };
+        for (tool, permission) in &entry.tool_permissions {
+            if !granted(permission) && allowed(tool) && snapshot.get(tool).is_some() {
+                hidden.push(Hidden {
+                    server: name.clone(),
+                    tool: Some(tool.clone()),
+                    permission: permission.clone(),
+                });
+            }
+        }
+    }
+    hidden
+}
+
 fn print(
     ctx: &Context,
     args: &ToolsArgs,
     started: &Started,
     namespace: &Namespace,
+    hidden: &[Hidden],
 ) -> Result<(), CliError> {
     // Failures go to stderr in every format, labelled by server.
     for (name, outcome) in &started.outcomes {
@@ -195,8 +292,13 @@ fn print(
         }
     }
     match args.format {
-        Format::Table => output::print(&human(started, namespace, ctx.ui.out())),
-        Format::Json => output::print_json(&as_json(policy_name(args.policy), started, namespace)),
+        Format::Table => output::print(&human(started, namespace, hidden, ctx.ui.out())),
+        Format::Json => output::print_json(&as_json(
+            policy_name(args.policy),
+            started,
+            namespace,
+            hidden,
+        )),
         Format::Anthropic => {
             output::print_json(&anthropic_tools(namespace).map_err(CliError::Export)?)
         }
@@ -340,7 +442,7 @@ pub(crate) fn note_text(note: &NamespaceNote) -> String {
     }
 }
 
-fn human(started: &Started, namespace: &Namespace, paint: Paint) -> String {
+fn human(started: &Started, namespace: &Namespace, hidden: &[Hidden], paint: Paint) -> String {
     let mut out = servers_table(&started.outcomes);
     out.push('\n');
     if namespace.tools().is_empty() {
@@ -350,7 +452,7 @@ fn human(started: &Started, namespace: &Namespace, paint: Paint) -> String {
     }
     let shared = shared_names(namespace);
     let notes = namespace.notes();
-    if !shared.is_empty() || !notes.is_empty() {
+    if !shared.is_empty() || !notes.is_empty() || !hidden.is_empty() {
         out.push('\n');
     }
     for (name, candidates) in shared {
@@ -364,10 +466,13 @@ fn human(started: &Started, namespace: &Namespace, paint: Paint) -> String {
     for note in notes {
         out.push_str(&format!("{} {}\n", paint.yellow("note:"), note_text(note)));
     }
+    for h in hidden {
+        out.push_str(&format!("{} {}\n", paint.yellow("note:"), h.message()));
+    }
     out
 }
 
-fn as_json(policy: &str, started: &Started, namespace: &Namespace) -> Value {
+fn as_json(policy: &str, started: &Started, namespace: &Namespace, hidden: &[Hidden]) -> Value {
     let servers: Vec<Value> = started
         .outcomes
         .iter()
@@ -411,6 +516,17 @@ fn as_json(policy: &str, started: &Started, namespace: &Namespace) -> Value {
         .notes()
         .iter()
         .map(|n| json!({"message": note_text(n)}))
+        .chain(hidden.iter().map(|h| {
+            let mut note = json!({
+                "message": h.message(),
+                "server": h.server,
+                "permission": h.permission,
+            });
+            if let Some(tool) = &h.tool {
+                note["tool"] = json!(tool);
+            }
+            note
+        }))
         .collect();
     json!({
         "policy": policy,

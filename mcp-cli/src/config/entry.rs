@@ -27,6 +27,9 @@ const COMMON_KEYS: &[&str] = &[
     "max_content_bytes",
     "disabled",
     "roots",
+    "permission",
+    "tool_permissions",
+    "helpers",
 ];
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd", "env_inherit"];
 const REMOTE_KEYS: &[&str] = &[
@@ -55,11 +58,28 @@ const ALL_KEYS: &[&str] = &[
     "max_content_bytes",
     "disabled",
     "roots",
+    "permission",
+    "tool_permissions",
+    "helpers",
 ];
 const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts"];
 
 /// Longest request deadline accepted (the session's hard maximum).
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Longest permission name.
+pub(crate) const MAX_PERMISSION_LEN: usize = 64;
+
+/// Whether `name` is a permission name: 1 to 64 characters of ASCII
+/// letters, digits, `_`, `.`, `:` and `-` (`github.write`, `team:notes`).
+/// The same rule for the configuration's `permission` / `tool_permissions`
+/// and `--grant`.
+pub(crate) fn is_permission_name(name: &str) -> bool {
+    (1..=MAX_PERMISSION_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
 
 /// A configured server, its strings not yet `${VAR}`-expanded.
 #[derive(Clone, Debug)]
@@ -75,6 +95,13 @@ pub(crate) struct ServerEntry {
     /// Directories offered to the server as roots; `None`: the working
     /// directory to a local server, nothing to a remote one.
     pub(crate) roots: Option<Vec<String>>,
+    /// The server's client-wide permission tag: every operation on it needs
+    /// `--grant` of this permission.
+    pub(crate) permission: Option<String>,
+    /// Permission tags of single tools (local tool name, permission).
+    pub(crate) tool_permissions: Vec<(String, String)>,
+    /// Context helper tools (list/read resources, list/get prompts).
+    pub(crate) helpers: bool,
 }
 
 /// How the server is reached.
@@ -154,6 +181,9 @@ impl ServerEntry {
             max_content_bytes: None,
             disabled: false,
             roots: None,
+            permission: None,
+            tool_permissions: Vec::new(),
+            helpers: false,
         }
     }
 
@@ -249,7 +279,37 @@ pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<Serv
         max_content_bytes,
         disabled: at.boolean("disabled")?.unwrap_or(false),
         roots: parse_roots(&at)?,
+        permission: parse_permission(&at)?,
+        tool_permissions: parse_tool_permissions(&at)?,
+        helpers: at.boolean("helpers")?.unwrap_or(false),
     })
+}
+
+/// `permission`: one permission name.
+fn parse_permission(at: &Fields<'_>) -> Result<Option<String>, CliError> {
+    let Some(name) = at.string("permission")? else {
+        return Ok(None);
+    };
+    if !is_permission_name(name) {
+        return Err(at.error(&at.path("permission"), ConfigProblem::InvalidPermission));
+    }
+    Ok(Some(name.to_owned()))
+}
+
+/// `tool_permissions`: `{"tool": "permission", …}`, a tool by its name on
+/// the server.
+fn parse_tool_permissions(at: &Fields<'_>) -> Result<Vec<(String, String)>, CliError> {
+    let map = at.string_map("tool_permissions")?;
+    for (tool, permission) in &map {
+        let path = child(&at.path("tool_permissions"), tool);
+        if tool.is_empty() {
+            return Err(at.error(&path, ConfigProblem::Empty));
+        }
+        if !is_permission_name(permission) {
+            return Err(at.error(&path, ConfigProblem::InvalidPermission));
+        }
+    }
+    Ok(map)
 }
 
 /// `roots`: local directories (a path, absolute or from the working

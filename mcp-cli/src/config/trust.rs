@@ -329,6 +329,24 @@ pub(crate) fn summary(config: &Config) -> String {
                 }
             ));
         }
+        if entry.helpers {
+            out.push_str(
+                "      offering the model helper tools that list and read its resources and prompts\n",
+            );
+        }
+        if let Some(permission) = &entry.permission {
+            out.push_str(&format!(
+                "      usable only with --grant {}\n",
+                escape_line(permission)
+            ));
+        }
+        for (tool, permission) in &entry.tool_permissions {
+            out.push_str(&format!(
+                "      its tool `{}` usable only with --grant {}\n",
+                escape_line(tool),
+                escape_line(permission)
+            ));
+        }
     }
     if config.servers.is_empty() {
         out.push_str("  (no servers)\n");
@@ -396,6 +414,18 @@ mod tests {
             text.contains(
                 "environment variables: AWS_SECRET_ACCESS_KEY, HOME_TOKEN, PATH_PART, WEB_TOKEN"
             ),
+            "{text}"
+        );
+        assert!(!text.contains("helper tools") && !text.contains("--grant"));
+        let c = config(
+            r#"{"mcpServers": {"n": {"command": "n", "helpers": true, "permission": "notes",
+                "tool_permissions": {"create": "notes.write"}}}}"#,
+        );
+        let text = summary(&c);
+        assert!(text.contains("helper tools that list and read"), "{text}");
+        assert!(text.contains("usable only with --grant notes\n"), "{text}");
+        assert!(
+            text.contains("its tool `create` usable only with --grant notes.write"),
             "{text}"
         );
     }
