@@ -151,14 +151,14 @@ pub(crate) struct CallArgs {
     /// Arguments as one JSON object (merged with key=value pairs).
     #[arg(long, value_name = "JSON")]
     pub(crate) args: Option<String>,
-    /// Request deadline in seconds (reset by progress).
-    #[arg(long, value_name = "SECONDS")]
-    pub(crate) timeout: Option<u64>,
-    /// The whole result as one JSON document on stdout.
     /// How a NAME is routed when servers share a tool name (as in `mcp
     /// tools`); no effect on `SERVER TOOL` or a one-off server.
     #[arg(long, value_enum, default_value_t = Policy::Prefix)]
     pub(crate) policy: Policy,
+    /// Request deadline in seconds (reset by progress).
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) timeout: Option<u64>,
+    /// The whole result as one JSON document on stdout.
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]

@@ -32,18 +32,18 @@ use crate::progress::Activity;
 pub(crate) struct Context {
     pub(crate) config: Option<PathBuf>,
     pub(crate) ui: Ui,
-}
     /// Permissions granted with `--grant` (checked against the servers'
     /// `permission` and `tool_permissions` tags).
     pub(crate) grants: Vec<String>,
+}
 
 impl Context {
-    pub(crate) fn start_options(&self) -> StartOptions {
     /// Who the hub acts for: the CLI with the `--grant`ed permissions.
     pub(crate) fn principal(&self) -> Principal {
         connect::principal(&self.grants)
     }
 
+    pub(crate) fn start_options(&self) -> StartOptions {
         StartOptions {
             verbose: self.ui.verbose > 0,
         }
@@ -177,8 +177,8 @@ where
         &target.entry,
         ctx.start_options(),
         discovery,
-    ))
         ctx.principal(),
+    ))
     .await;
     activity.finish();
     let hub = Arc::new(started?);

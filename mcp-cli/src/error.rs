@@ -382,13 +382,6 @@ pub(crate) enum CliError {
     Export(#[source] HubError),
     #[error(transparent)]
     Hub(#[from] HubError),
-    #[error("interrupted")]
-    Interrupted,
-    #[error("could not write the output")]
-    Output(#[source] std::io::Error),
-    #[cfg(feature = "demo")]
-    #[error("could not start the demo servers: the path of this program is unknown")]
-    NoSelfPath(#[source] std::io::Error),
     /// A name no tool is exposed under while some servers did not start:
     /// their tools may be the one meant.
     #[error("{error}; {} did not start, so {} tools are missing", servers_named(.failed), if .failed.len() == 1 { "its" } else { "their" })]
@@ -396,19 +389,19 @@ pub(crate) enum CliError {
         error: Box<HubError>,
         failed: Vec<String>,
     },
+    #[error("interrupted")]
+    Interrupted,
+    #[error("could not write the output")]
+    Output(#[source] std::io::Error),
+    #[cfg(feature = "demo")]
+    #[error("could not start the demo servers: the path of this program is unknown")]
+    NoSelfPath(#[source] std::io::Error),
     /// The conformance client's own (anyhow) error.
     #[cfg(feature = "conformance-client")]
     #[error("{0:#}")]
     Conformance(anyhow::Error),
 }
 
-fn known_list(known: &[String]) -> String {
-    if known.is_empty() {
-        String::new()
-    } else {
-        format!(" (configured: {})", known.join(", "))
-    }
-}
 /// `server `a`` or `servers `a`, `b``.
 fn servers_named(names: &[String]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -418,6 +411,13 @@ fn servers_named(names: &[String]) -> String {
     }
 }
 
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        String::new()
+    } else {
+        format!(" (configured: {})", known.join(", "))
+    }
+}
 
 impl CliError {
     pub(crate) fn config(file: &std::path::Path, path: &str, problem: ConfigProblem) -> Self {
@@ -444,6 +444,7 @@ impl CliError {
     pub(crate) fn cause(&self) -> ErrorCause {
         match self {
             CliError::Hub(e) | CliError::Export(e) => e.cause(),
+            CliError::NotExposed { error, .. } => error.cause(),
             CliError::Auth(e) => e.cause(),
             CliError::NoConfig { .. }
             | CliError::ConfigRead { .. }
@@ -451,7 +452,6 @@ impl CliError {
             | CliError::ConfigSyntax { .. }
             | CliError::Config { .. }
             | CliError::TrustStore { .. }
-            CliError::NotExposed { error, .. } => error.cause(),
             | CliError::NoStateDir
             | CliError::NotUtf8Path { .. }
             | CliError::ConfigWrite { .. } => ErrorCause::Configuration,
@@ -507,6 +507,7 @@ impl CliError {
             #[cfg(feature = "demo")]
             CliError::UnknownDemo { .. } => "unknown_demo",
             CliError::Export(e) | CliError::Hub(e) => hub_kind(e),
+            CliError::NotExposed { error, .. } => hub_kind(error),
             CliError::Interrupted => "interrupted",
             CliError::Output(_) => "output",
             #[cfg(feature = "demo")]
@@ -518,7 +519,6 @@ impl CliError {
 
     fn hub(&self) -> Option<&HubError> {
         match self {
-            CliError::NotExposed { error, .. } => hub_kind(error),
             CliError::Hub(e) | CliError::Export(e) => Some(e),
             _ => None,
         }
@@ -587,6 +587,16 @@ impl CliError {
     /// What the user can do about it, when we know.
     fn hint(&self) -> Option<String> {
         let hub = self.hub()?;
+        if let HubError::Denied {
+            reason: DenyReason::MissingPermission,
+            ..
+        } = hub
+        {
+            return Some(
+                "the configuration tags it with a permission: `mcp tools` names it; grant it with --grant PERMISSION"
+                    .to_owned(),
+            );
+        }
         let server = hub.server()?;
         let missing_token = hub_chain(hub)
             .iter()
@@ -598,16 +608,6 @@ impl CliError {
 
 /// A hub error's causes, in our words.
 pub(crate) fn hub_chain(e: &HubError) -> Vec<String> {
-        if let HubError::Denied {
-            reason: DenyReason::MissingPermission,
-            ..
-        } = hub
-        {
-            return Some(
-                "the configuration tags it with a permission: `mcp tools` names it; grant it with --grant PERMISSION"
-                    .to_owned(),
-            );
-        }
     let mut lines = vec![e.to_string()];
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {
