@@ -45,6 +45,8 @@ pub enum TargetKind {
     Resource,
     /// A prompt.
     Prompt,
+    /// A skill, by the URI of its `SKILL.md`.
+    Skill,
     /// The server as a whole (its catalogues, its helpers).
     Server,
 }
@@ -55,6 +57,7 @@ impl std::fmt::Display for TargetKind {
             TargetKind::Tool => "tool",
             TargetKind::Resource => "resource",
             TargetKind::Prompt => "prompt",
+            TargetKind::Skill => "skill",
             TargetKind::Server => "server",
         })
     }

@@ -240,6 +240,12 @@ pub enum Operation {
     GetPrompt,
     /// A tool call.
     CallTool,
+    /// A listing of skills.
+    ListSkills,
+    /// A skill loaded and verified (its `SKILL.md`).
+    LoadSkill,
+    /// One file of a loaded skill, verified.
+    ReadSkillFile,
 }
 
 /// How a governed operation ended.

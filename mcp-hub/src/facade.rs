@@ -93,6 +93,42 @@ impl<'a> Facade<'a> {
         calls::list_prompts(self.hub, cell, cursor, Caller::Host).await
     }
 
+    /// Every skill of the server (all pages), filtered by the skills
+    /// allow-list. Nothing is read: a skill's files are fetched only when
+    /// it is loaded.
+    #[cfg(feature = "skills")]
+    pub async fn list_skills(&self, server: &str) -> Result<Vec<mcp_types::Skill>, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::list_skills(self.hub, cell, Caller::Host).await
+    }
+
+    /// Loads the skill whose `SKILL.md` is at `uri`: its current entry,
+    /// then `SKILL.md` verified against it (size, digest, frontmatter); a
+    /// failed check refuses it whole. Keep the returned entry to read the
+    /// skill's other files ([`Facade::read_skill_file`]).
+    #[cfg(feature = "skills")]
+    pub async fn load_skill(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<mcp_session::LoadedSkill, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::load_skill(self.hub, cell, uri, Caller::Host).await
+    }
+
+    /// One file of a loaded skill, verified against `entry` (the one it
+    /// was loaded with): only files its manifest lists.
+    #[cfg(feature = "skills")]
+    pub async fn read_skill_file(
+        &self,
+        server: &str,
+        entry: &mcp_types::Skill,
+        file: &str,
+    ) -> Result<Vec<u8>, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::read_skill_file(self.hub, cell, entry, file, Caller::Host).await
+    }
+
     /// Reads a resource by its exact URI.
     pub async fn read_resource(
         &self,

@@ -57,6 +57,8 @@ pub enum SkillCheck {
     SkillFileUnlisted,
     /// The entry's URI does not end in `/SKILL.md`.
     NotASkillUri,
+    /// `skills/get` answered with the entry of another URI.
+    OtherEntry,
     /// A file outside the manifest was asked for (for a dynamic skill:
     /// outside the skill's directory).
     Unlisted {
@@ -117,6 +119,9 @@ impl fmt::Display for SkillCheck {
             ),
             SkillCheck::SkillFileUnlisted => f.write_str("its manifest does not list its SKILL.md"),
             SkillCheck::NotASkillUri => f.write_str("its URI does not name a SKILL.md"),
+            SkillCheck::OtherEntry => {
+                f.write_str("the server answered `skills/get` with another skill's entry")
+            }
             SkillCheck::Unlisted { uri } => {
                 write!(f, "`{}` is not one of its files", Untrusted::new(uri))
             }
@@ -240,6 +245,12 @@ impl Session<Ready> {
     pub async fn get_skill(&self, uri: &str) -> Result<Skill, SessionError> {
         self.require_skills("skills/get")?;
         let result = self.request::<GetSkill>(&GetSkillParams::new(uri)).await?;
+        if result.skill.uri != uri {
+            return Err(SessionError::SkillRefused {
+                skill: uri.to_owned(),
+                check: SkillCheck::OtherEntry,
+            });
+        }
         Ok(result.skill)
     }
 
@@ -272,9 +283,21 @@ impl Session<Ready> {
     /// frontmatter against the entry. A failed check refuses it whole
     /// ([`SessionError::SkillRefused`]); nothing unverified is returned.
     pub async fn load_skill(&self, entry: &Skill) -> Result<LoadedSkill, SessionError> {
+        self.load_skill_with(entry, &CallOptions::default()).await
+    }
+
+    /// [`Session::load_skill`] with call options (a deadline, progress, a
+    /// lower result limit than the file's own bound).
+    pub async fn load_skill_with(
+        &self,
+        entry: &Skill,
+        options: &CallOptions,
+    ) -> Result<LoadedSkill, SessionError> {
         let refuse = |check| refused(entry, check);
         check_entry(entry).map_err(refuse)?;
-        let bytes = self.read_skill_file(entry, &entry.uri).await?;
+        let bytes = self
+            .read_skill_file_with(entry, &entry.uri, options)
+            .await?;
         let text = String::from_utf8(bytes).map_err(|_| refuse(SkillCheck::NotText))?;
         let (frontmatter, body_start) = parse_frontmatter(&text).map_err(refuse)?;
         compare_frontmatter(&frontmatter, &entry.frontmatter).map_err(refuse)?;
@@ -289,6 +312,18 @@ impl Session<Ready> {
     /// its manifest lists (for a dynamic skill, one under its directory),
     /// of the manifest's size and digest. Returns the file's raw bytes.
     pub async fn read_skill_file(&self, entry: &Skill, uri: &str) -> Result<Vec<u8>, SessionError> {
+        self.read_skill_file_with(entry, uri, &CallOptions::default())
+            .await
+    }
+
+    /// [`Session::read_skill_file`] with call options; their result limit,
+    /// when lower than the file's own bound, wins.
+    pub async fn read_skill_file_with(
+        &self,
+        entry: &Skill,
+        uri: &str,
+        options: &CallOptions,
+    ) -> Result<Vec<u8>, SessionError> {
         let refuse = |check| refused(entry, check);
         check_entry(entry).map_err(refuse)?;
         let listed = match &entry.resources {
@@ -310,8 +345,11 @@ impl Session<Ready> {
         // be: text escapes at most 6 bytes per byte (`\u0000`), base64 4
         // per 3; plus room for the envelope.
         let size = listed.map_or(MAX_SKILL_BYTES, |f| f.size);
-        let bound = usize::try_from(size.saturating_mul(6)).unwrap_or(usize::MAX);
-        let options = CallOptions::new().max_result_bytes(bound.saturating_add(64 * 1024));
+        let bound = usize::try_from(size.saturating_mul(6))
+            .unwrap_or(usize::MAX)
+            .saturating_add(64 * 1024);
+        let limit = options.max_result_bytes.map_or(bound, |l| l.min(bound));
+        let options = options.clone().max_result_bytes(limit);
         let result = self.read_resource_with(uri, &options).await?;
         let contents = result
             .contents

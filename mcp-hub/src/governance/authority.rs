@@ -93,6 +93,11 @@ pub struct ServerAuthority {
     /// Prompts allowed; `None` allows all, empty denies all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<BTreeSet<String>>,
+    /// Skills allowed, by the URI of their `SKILL.md` (a skill's files are
+    /// read under its entry, not under `resources`); `None` allows all,
+    /// empty denies all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<BTreeSet<String>>,
     /// The client-wide permission: every operation on this server needs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission: Option<String>,
@@ -204,6 +209,12 @@ impl ServerAuthority {
     /// Allows only these prompts.
     pub fn prompts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.prompts = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Allows only these skills (URIs of their `SKILL.md`).
+    pub fn skills<I: IntoIterator<Item = S>, S: Into<String>>(mut self, uris: I) -> Self {
+        self.skills = Some(uris.into_iter().map(Into::into).collect());
         self
     }
 
@@ -363,6 +374,28 @@ impl<'a> Gate<'a> {
             return Err(DenyReason::NotAllowListed);
         }
         self.server()
+    }
+
+    pub(crate) fn skill(&self, uri: &str) -> Result<(), DenyReason> {
+        if let Rules::Unnamed = self.rules {
+            return Err(DenyReason::NotNamed);
+        }
+        if !listed(self.rules.named().and_then(|r| r.skills.as_ref()), uri) {
+            return Err(DenyReason::NotAllowListed);
+        }
+        self.server()
+    }
+
+    /// Whether the skills category is denied whole (`[]`, or a server the
+    /// document does not name).
+    pub(crate) fn skills_denied(&self) -> bool {
+        match self.rules {
+            Rules::Unnamed => true,
+            rules => rules
+                .named()
+                .and_then(|r| r.skills.as_ref())
+                .is_some_and(BTreeSet::is_empty),
+        }
     }
 
     /// Whether the resources category is denied whole (`[]`, or a server

@@ -296,6 +296,40 @@ async fn run_helper(
             let result = read_resource(hub, cell, uri, caller, CallOptions::default()).await?;
             json!({"server": server, "uri": uri, "contents": result.contents})
         }
+        #[cfg(feature = "skills")]
+        Helper::ListSkills => {
+            let skills: Vec<Value> = list_skills(hub, cell, caller)
+                .await?
+                .iter()
+                .map(|s| json!({"uri": s.uri, "name": s.name(), "description": s.description()}))
+                .collect();
+            json!({
+                "server": server,
+                "skills": skills,
+                "note": format!("Skills served by the MCP server `{server}` (not local skills). Load one with `{server}/load_skill` only when it is needed."),
+            })
+        }
+        #[cfg(feature = "skills")]
+        Helper::LoadSkill => {
+            let Some(Value::String(uri)) = arguments.get("uri") else {
+                return Err(bad("`uri` must be a string"));
+            };
+            let loaded = load_skill(hub, cell, uri, caller).await?;
+            json!({
+                "server": server,
+                "uri": uri,
+                "name": loaded.entry.name(),
+                "skill": loaded.text,
+                "note": format!("A skill from the MCP server `{server}`, verified against its listing; its text is the server's, not the user's or the host's."),
+            })
+        }
+        #[cfg(not(feature = "skills"))]
+        Helper::ListSkills | Helper::LoadSkill => {
+            return Err(HubError::Unsupported {
+                server: cell.spec.name.clone(),
+                operation: "skills (this build has no `skills` feature)",
+            });
+        }
         Helper::GetPrompt => {
             let Some(Value::String(name)) = arguments.get("name") else {
                 return Err(bad("`name` must be a string"));
@@ -326,4 +360,98 @@ async fn run_helper(
         }
     };
     Ok(value)
+}
+
+/// Whether the server's capabilities declare the Skills extension.
+#[cfg(feature = "skills")]
+fn declares_skills(capabilities: &mcp_types::ServerCapabilities) -> bool {
+    capabilities
+        .extensions
+        .as_ref()
+        .is_some_and(|e| e.contains_key(mcp_types::SKILLS_EXTENSION))
+}
+
+/// Every skill of the server (all pages), filtered by the skills
+/// allow-list; nothing is read. Empty when the server offers none.
+#[cfg(feature = "skills")]
+pub(crate) async fn list_skills(
+    hub: &HubShared,
+    cell: &ServerCell,
+    caller: Caller<'_>,
+) -> Result<Vec<mcp_types::Skill>, HubError> {
+    let principal = hub.principal();
+    let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+    let supported = !gate.skills_denied() && capabilities(cell).is_none_or(|c| declares_skills(&c));
+    let mut step = listing(Operation::ListSkills, caller, supported);
+    step.method = mcp_types::requests::ListSkills::METHOD;
+    let mut skills = governed(
+        hub,
+        cell,
+        step,
+        Some(Vec::new()),
+        |session, _, _| async move {
+            if !session.offers_skills() {
+                return Ok(Vec::new());
+            }
+            session.list_skills().await.map(|listing| listing.items)
+        },
+    )
+    .await?;
+    skills.retain(|s| gate.skill(&s.uri).is_ok());
+    Ok(skills)
+}
+
+/// The step of an operation on the skill at `uri`.
+#[cfg(feature = "skills")]
+fn skill_step<'a>(
+    cell: &ServerCell,
+    operation: Operation,
+    uri: &'a str,
+    caller: Caller<'a>,
+) -> Step<'a> {
+    Step {
+        operation,
+        method: mcp_types::requests::GetSkill::METHOD,
+        caller,
+        target: Target::Skill(uri),
+        supported: capabilities(cell).is_none_or(|c| declares_skills(&c)),
+        repeatable: Repeatable::Idempotent,
+        options: CallOptions::default(),
+        arguments: Map::new(),
+    }
+}
+
+/// Loads the skill whose `SKILL.md` is at `uri`: its current entry
+/// (`skills/get`), then `SKILL.md` verified against it, under the server's
+/// content limit.
+#[cfg(feature = "skills")]
+pub(crate) async fn load_skill(
+    hub: &HubShared,
+    cell: &ServerCell,
+    uri: &str,
+    caller: Caller<'_>,
+) -> Result<mcp_session::LoadedSkill, HubError> {
+    let step = skill_step(cell, Operation::LoadSkill, uri, caller);
+    governed(hub, cell, step, None, |session, options, _| async move {
+        let entry = session.get_skill(uri).await?;
+        session.load_skill_with(&entry, &options).await
+    })
+    .await
+}
+
+/// One file of a loaded skill, verified against the entry it was loaded
+/// with.
+#[cfg(feature = "skills")]
+pub(crate) async fn read_skill_file(
+    hub: &HubShared,
+    cell: &ServerCell,
+    entry: &mcp_types::Skill,
+    file: &str,
+    caller: Caller<'_>,
+) -> Result<Vec<u8>, HubError> {
+    let step = skill_step(cell, Operation::ReadSkillFile, &entry.uri, caller);
+    governed(hub, cell, step, None, |session, options, _| async move {
+        session.read_skill_file_with(entry, file, &options).await
+    })
+    .await
 }

@@ -75,6 +75,9 @@ pub(crate) enum Target<'a> {
     Resource(&'a str),
     /// A prompt, by name.
     Prompt(&'a str),
+    /// A skill, by the URI of its `SKILL.md`.
+    #[cfg_attr(not(feature = "skills"), allow(dead_code))]
+    Skill(&'a str),
 }
 
 /// One governed operation.
@@ -120,7 +123,7 @@ where
     let audit_target = match step.target {
         Target::Server => None,
         Target::Tool { name, .. } | Target::Prompt(name) => Some(name.to_owned()),
-        Target::Resource(uri) => Some(redact_uri(uri)),
+        Target::Resource(uri) | Target::Skill(uri) => Some(redact_uri(uri)),
     };
     let operation = step.operation;
     let from_model = step.caller.is_model();
@@ -171,6 +174,11 @@ where
         Target::Prompt(name) => {
             gate.prompt(name)
                 .map_err(denied(server, TargetKind::Prompt, name))?;
+            None
+        }
+        Target::Skill(uri) => {
+            gate.skill(uri)
+                .map_err(denied(server, TargetKind::Skill, uri))?;
             None
         }
         Target::Tool { name, listed, .. } => {

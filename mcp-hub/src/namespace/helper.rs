@@ -27,16 +27,23 @@ pub enum Helper {
     ListPrompts,
     /// `prompts/get` with string arguments.
     GetPrompt,
+    /// Every skill's URI, name and description (`skills/list`; nothing is
+    /// read).
+    ListSkills,
+    /// One skill's `SKILL.md`, loaded and verified against its entry.
+    LoadSkill,
 }
 
 impl Helper {
     /// Every helper, in exposure order.
-    pub const ALL: [Helper; 5] = [
+    pub const ALL: [Helper; 7] = [
         Helper::ListResources,
         Helper::ListResourceTemplates,
         Helper::ReadResource,
         Helper::ListPrompts,
         Helper::GetPrompt,
+        Helper::ListSkills,
+        Helper::LoadSkill,
     ];
 
     /// The helper's local name (qualified with the server name when exposed).
@@ -47,15 +54,9 @@ impl Helper {
             Helper::ReadResource => "read_resource",
             Helper::ListPrompts => "list_prompts",
             Helper::GetPrompt => "get_prompt",
+            Helper::ListSkills => "list_skills",
+            Helper::LoadSkill => "load_skill",
         }
-    }
-
-    /// Whether this helper serves resources (else prompts).
-    fn is_resource_helper(self) -> bool {
-        matches!(
-            self,
-            Helper::ListResources | Helper::ListResourceTemplates | Helper::ReadResource
-        )
     }
 
     /// The tool definition the model sees.
@@ -91,6 +92,18 @@ impl Helper {
                 ),
                 r#"{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{"type":"string"}}},"required":["name"]}"#,
             ),
+            Helper::ListSkills => (
+                format!(
+                    "Lists the skills (workflow instructions) the MCP server `{server}` offers: each one's URI, name and description. Loads nothing."
+                ),
+                r#"{"type":"object","properties":{}}"#,
+            ),
+            Helper::LoadSkill => (
+                format!(
+                    "Loads one skill of the MCP server `{server}` by the URI of its SKILL.md (from list_skills), verified against its listing. Its text comes from that server."
+                ),
+                r#"{"type":"object","properties":{"uri":{"type":"string","description":"The URI of the skill's SKILL.md"}},"required":["uri"]}"#,
+            ),
         };
         // Invariant: the schemas above are constant, valid JSON.
         let schema =
@@ -108,14 +121,20 @@ impl Helper {
         }
         let resources = capabilities.resources.is_some() && !gate.resources_denied();
         let prompts = capabilities.prompts.is_some() && !gate.prompts_denied();
+        let skills = cfg!(feature = "skills")
+            && capabilities
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(mcp_types::SKILLS_EXTENSION))
+            && !gate.skills_denied();
         Helper::ALL
             .into_iter()
-            .filter(|h| {
-                if h.is_resource_helper() {
+            .filter(|h| match h {
+                Helper::ListResources | Helper::ListResourceTemplates | Helper::ReadResource => {
                     resources
-                } else {
-                    prompts
                 }
+                Helper::ListPrompts | Helper::GetPrompt => prompts,
+                Helper::ListSkills | Helper::LoadSkill => skills,
             })
             .collect()
     }
