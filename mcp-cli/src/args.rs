@@ -63,6 +63,10 @@ pub(crate) enum Command {
     Prompt(PromptArgs),
     /// The merged tool namespace of every configured server.
     Tools(ToolsArgs),
+    /// Holds the configured servers and prints what happens as it happens:
+    /// status, restarts, changed tool lists awaiting review, subscribed
+    /// resources, log messages. Ctrl-C ends it.
+    Watch(WatchArgs),
     /// Adds a server to the configuration file.
     Add(AddArgs),
     /// Approves a project file (./.mcp.json): shows every command, URL and
@@ -200,6 +204,42 @@ pub(crate) struct ToolsArgs {
     /// Output format; `anthropic` and `openai` use provider-safe names.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// Configured servers to watch (default: every enabled one).
+    #[arg(value_name = "SERVER")]
+    pub(crate) servers: Vec<String>,
+    /// A resource to subscribe to (repeatable): `URI` when one server is
+    /// watched, else `SERVER=URI`. Read when subscribed, on each change and
+    /// after a reconnect; unchanged contents are not shown again.
+    #[arg(long = "resource", value_name = "[SERVER=]URI")]
+    pub(crate) resources: Vec<String>,
+    /// One JSON object per line on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The least severe log messages asked of the servers.
+    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
+    pub(crate) log_level: LogLevel,
+    /// Adopt a changed tool list at once instead of holding it for review.
+    #[arg(long)]
+    pub(crate) adopt: bool,
+    /// How tools of different servers sharing a name are exposed.
+    #[arg(long, value_enum, default_value_t = Policy::Prefix)]
+    pub(crate) policy: Policy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
 }
 
 #[derive(Debug, Args)]

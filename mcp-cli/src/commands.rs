@@ -11,6 +11,7 @@ pub(crate) mod prompt;
 pub(crate) mod read;
 pub(crate) mod tools;
 pub(crate) mod trust;
+pub(crate) mod watch;
 
 use std::collections::BTreeSet;
 use std::future::Future;

@@ -328,6 +328,13 @@ pub(crate) enum CliError {
     ServerAndOneOff { what: &'static str },
     #[error("missing {what}")]
     MissingWord { what: &'static str },
+    #[error("--resource `{value}`: {problem}")]
+    ResourceFlag {
+        value: String,
+        problem: &'static str,
+    },
+    #[error("nothing to watch: {} has no enabled server", .file.display())]
+    NothingToWatch { file: PathBuf },
     #[error("argument `{name}`: {problem}")]
     Argument {
         name: String,
@@ -459,6 +466,8 @@ impl CliError {
             | CliError::NoServerGiven
             | CliError::ServerAndOneOff { .. }
             | CliError::MissingWord { .. }
+            | CliError::ResourceFlag { .. }
+            | CliError::NothingToWatch { .. }
             | CliError::Argument { .. }
             | CliError::AddRefused { .. }
             | CliError::AddRefusedHidden { .. }
@@ -493,6 +502,8 @@ impl CliError {
             CliError::NoServerGiven
             | CliError::ServerAndOneOff { .. }
             | CliError::MissingWord { .. }
+            | CliError::ResourceFlag { .. }
+            | CliError::NothingToWatch { .. }
             | CliError::FlagRefused { .. } => "usage",
             CliError::Argument { .. } => "argument",
             CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",

@@ -85,6 +85,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Read(a) => a.json,
         Command::Prompt(a) => a.json,
         Command::Tools(a) => a.format != args::Format::Table,
+        Command::Watch(a) => a.json,
         _ => false,
     }
 }
@@ -97,6 +98,7 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Read(args) => commands::read::run(ctx, args).await.map(ok),
         Command::Prompt(args) => commands::prompt::run(ctx, args).await.map(ok),
         Command::Tools(args) => commands::tools::run(ctx, args).await,
+        Command::Watch(args) => commands::watch::run(ctx, args).await,
         Command::Add(args) => commands::add::run(ctx, &args).map(ok),
         Command::Trust(args) => commands::trust::run(ctx, &args).map(ok),
         Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),
