@@ -61,6 +61,11 @@ pub(crate) enum Command {
     Read(ReadArgs),
     /// Gets a prompt with its arguments.
     Prompt(PromptArgs),
+    /// Lists a server's skills (nothing of them is read).
+    Skills(SkillsArgs),
+    /// Loads one skill, verified against its listing: prints its SKILL.md
+    /// (or one of its files with `--file`).
+    Skill(SkillArgs),
     /// The merged tool namespace of every configured server.
     Tools(ToolsArgs),
     /// Holds the configured servers and prints what happens as it happens:
@@ -204,6 +209,34 @@ pub(crate) struct ToolsArgs {
     /// Output format; `anthropic` and `openai` use provider-safe names.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SkillsArgs {
+    /// A configured server (omit with `--url` or `-- COMMAND`).
+    pub(crate) server: Option<String>,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) target: OneOff,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SkillArgs {
+    /// `SERVER SKILL`, or `SKILL` with `--url` or `-- COMMAND`: a skill's
+    /// name (as `mcp skills` lists it) or the URI of its SKILL.md.
+    #[arg(value_name = "SERVER SKILL", required = true, num_args = 1..=2)]
+    pub(crate) words: Vec<String>,
+    /// One of the skill's files instead of its SKILL.md, by its path in the
+    /// skill (`references/FORMS.md`); verified like SKILL.md.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) file: Option<String>,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) target: OneOff,
 }
 
 #[derive(Debug, Args)]

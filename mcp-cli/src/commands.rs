@@ -9,6 +9,7 @@ pub(crate) mod demo;
 pub(crate) mod inspect;
 pub(crate) mod prompt;
 pub(crate) mod read;
+pub(crate) mod skills;
 pub(crate) mod tools;
 pub(crate) mod trust;
 pub(crate) mod watch;

@@ -328,6 +328,18 @@ pub(crate) enum CliError {
     ServerAndOneOff { what: &'static str },
     #[error("missing {what}")]
     MissingWord { what: &'static str },
+    #[error("server `{server}` lists no skill named `{name}`{}", if .known.is_empty() { String::from(" (it lists none; a skill's SKILL.md URI works too)") } else { format!(" (it lists: {})", .known.join(", ")) })]
+    UnknownSkill {
+        server: String,
+        name: String,
+        known: Vec<String>,
+    },
+    #[error("server `{server}` lists several skills named `{name}`; name one by its URI: {}", .candidates.join(", "))]
+    AmbiguousSkill {
+        server: String,
+        name: String,
+        candidates: Vec<String>,
+    },
     #[error("--resource `{value}`: {problem}")]
     ResourceFlag {
         value: String,
@@ -468,6 +480,8 @@ impl CliError {
             | CliError::MissingWord { .. }
             | CliError::ResourceFlag { .. }
             | CliError::NothingToWatch { .. }
+            | CliError::UnknownSkill { .. }
+            | CliError::AmbiguousSkill { .. }
             | CliError::Argument { .. }
             | CliError::AddRefused { .. }
             | CliError::AddRefusedHidden { .. }
@@ -506,6 +520,8 @@ impl CliError {
             | CliError::NothingToWatch { .. }
             | CliError::FlagRefused { .. } => "usage",
             CliError::Argument { .. } => "argument",
+            CliError::UnknownSkill { .. } => "unknown_skill",
+            CliError::AmbiguousSkill { .. } => "ambiguous",
             CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",
             CliError::NameTaken { .. } => "name_taken",
             CliError::NotApproved { .. } | CliError::TrustDeclined { .. } => "not_approved",

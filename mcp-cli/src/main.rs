@@ -86,6 +86,8 @@ fn wants_json(command: &Command) -> bool {
         Command::Prompt(a) => a.json,
         Command::Tools(a) => a.format != args::Format::Table,
         Command::Watch(a) => a.json,
+        Command::Skills(a) => a.json,
+        Command::Skill(a) => a.json,
         _ => false,
     }
 }
@@ -99,6 +101,8 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Prompt(args) => commands::prompt::run(ctx, args).await.map(ok),
         Command::Tools(args) => commands::tools::run(ctx, args).await,
         Command::Watch(args) => commands::watch::run(ctx, args).await,
+        Command::Skills(args) => commands::skills::list(ctx, args).await.map(ok),
+        Command::Skill(args) => commands::skills::load(ctx, args).await.map(ok),
         Command::Add(args) => commands::add::run(ctx, &args).map(ok),
         Command::Trust(args) => commands::trust::run(ctx, &args).map(ok),
         Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),

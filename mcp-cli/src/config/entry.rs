@@ -62,7 +62,7 @@ const ALL_KEYS: &[&str] = &[
     "tool_permissions",
     "helpers",
 ];
-const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts"];
+const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts", "skills"];
 
 /// Longest request deadline accepted (the session's hard maximum).
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -454,7 +454,7 @@ fn parse_allow(at: &Fields<'_>) -> Result<Option<ServerAuthority>, CliError> {
         at.error(
             &path,
             ConfigProblem::WrongType {
-                expected: "an object with `tools`, `resources` and/or `prompts` lists",
+                expected: "an object with `tools`, `resources`, `prompts` and/or `skills` lists",
                 found: json_type(value),
             },
         )
@@ -483,6 +483,9 @@ fn parse_allow(at: &Fields<'_>) -> Result<Option<ServerAuthority>, CliError> {
     }
     if object.contains_key("prompts") {
         rules = rules.prompts(inner.string_list("prompts")?);
+    }
+    if object.contains_key("skills") {
+        rules = rules.skills(inner.string_list("skills")?);
     }
     Ok(Some(rules))
 }
