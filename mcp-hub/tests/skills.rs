@@ -13,7 +13,7 @@ use mcp_hub::{
     AuditRecord, AuditSink, Authority, DenyReason, Hub, HubConfig, HubError, Operation,
     ServerAuthority, ServerSpec, TargetKind,
 };
-use mcp_session::{Negotiation, SessionError, SkillCheck};
+use mcp_session::{Negotiation, SessionError};
 use mcp_testkit::Script;
 use mcp_testkit::skills::{SkillSpec, SkillTamper};
 use serde_json::json;
@@ -167,40 +167,44 @@ async fn skills_are_per_server_allow_listed_and_verified() {
 
 #[tokio::test]
 async fn a_tampered_skill_is_refused_through_the_hub() {
+    let cases = [
+        (SkillTamper::Digest, "digest check failed"),
+        (SkillTamper::Size, "size check failed"),
+        (SkillTamper::Frontmatter, "frontmatter check failed"),
+        (SkillTamper::Oversize, "over the limit of 16777216"),
+    ];
     for modern in [false, true] {
-        let hub = Hub::builder(HubConfig::default())
-            .server(spec(
-                "docs",
-                Script::dual().skill(pdf("Extract PDFs").tampered(SkillTamper::Digest)),
-                modern,
-            ))
-            .start()
-            .await
-            .unwrap();
-        let err = hub.facade().load_skill("docs", PDF).await.unwrap_err();
-        assert!(
-            matches!(
-                &err,
-                HubError::Session {
-                    error: SessionError::SkillRefused {
-                        check: SkillCheck::Digest { .. },
+        for (tamper, said) in cases {
+            let hub = Hub::builder(HubConfig::default())
+                .server(spec(
+                    "docs",
+                    Script::dual().skill(pdf("Extract PDFs").tampered(tamper)),
+                    modern,
+                ))
+                .start()
+                .await
+                .unwrap();
+            let err = hub.facade().load_skill("docs", PDF).await.unwrap_err();
+            assert!(
+                matches!(
+                    &err,
+                    HubError::Session {
+                        error: SessionError::SkillRefused { .. },
                         ..
-                    },
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        assert_eq!(err.cause(), mcp_types::ErrorCause::Server);
-        let helper = hub
-            .call("docs/load_skill", json!({"uri": PDF}))
-            .await
-            .unwrap_err();
-        assert!(
-            helper.to_string().contains("digest check failed"),
-            "{helper}"
-        );
-        hub.shutdown().await;
+                    }
+                ),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains(said), "{tamper:?}: {err}");
+            assert!(!err.to_string().contains("# PDF"), "no content: {err}");
+            assert_eq!(err.cause(), mcp_types::ErrorCause::Server);
+            let helper = hub
+                .call("docs/load_skill", json!({"uri": PDF}))
+                .await
+                .unwrap_err();
+            assert!(helper.to_string().contains(said), "{tamper:?}: {helper}");
+            hub.shutdown().await;
+        }
     }
 }
 

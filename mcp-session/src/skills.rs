@@ -621,6 +621,58 @@ mod tests {
     }
 
     #[test]
+    fn entries_are_checked_before_anything_is_read() {
+        let file = |uri: &str, size: u64| SkillResource {
+            uri: uri.into(),
+            digest: format!("sha256:{}", "0".repeat(64)),
+            size,
+            ..SkillResource::default()
+        };
+        let entry = |files: Vec<SkillResource>| -> Skill {
+            serde_json::from_value(json!({
+                "uri": "skill://a/SKILL.md",
+                "frontmatter": {},
+                "resources": files,
+            }))
+            .unwrap()
+        };
+        assert_eq!(
+            check_entry(&entry(vec![file("skill://a/SKILL.md", 3)])),
+            Ok(())
+        );
+        let many: Vec<SkillResource> = (0..=MAX_SKILL_FILES)
+            .map(|i| file(&format!("skill://a/f{i}"), 1))
+            .collect();
+        assert_eq!(
+            check_entry(&entry(many)),
+            Err(SkillCheck::TooManyFiles {
+                files: MAX_SKILL_FILES + 1
+            })
+        );
+        let big = vec![
+            file("skill://a/SKILL.md", MAX_SKILL_BYTES),
+            file("skill://a/more.md", 1),
+        ];
+        assert!(matches!(
+            check_entry(&entry(big)),
+            Err(SkillCheck::TooLarge { .. })
+        ));
+        assert_eq!(
+            check_entry(&entry(vec![file("skill://a/other.md", 1)])),
+            Err(SkillCheck::SkillFileUnlisted)
+        );
+        let mut bad = file("skill://a/SKILL.md", 1);
+        bad.digest = "sha256:XYZ".into();
+        assert!(matches!(
+            check_entry(&entry(vec![bad])),
+            Err(SkillCheck::BadDigest { .. })
+        ));
+        let mut not_skill = entry(vec![file("skill://a/SKILL.md", 1)]);
+        not_skill.uri = "skill://a/README.md".into();
+        assert_eq!(check_entry(&not_skill), Err(SkillCheck::NotASkillUri));
+    }
+
+    #[test]
     fn files_are_verified_by_size_then_digest() {
         let body = b"hello";
         let file = SkillResource {
