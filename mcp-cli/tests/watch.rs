@@ -424,3 +424,35 @@ fn watch_refuses_what_it_cannot_follow() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("nothing to watch"), "{stderr}");
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_watch() {
+    // A server that keeps failing keeps the watch writing, so it meets the
+    // closed pipe on a later line whatever the timing.
+    let sandbox = Sandbox::new().with_servers(&[(
+        "crashy",
+        script(json!({"versions": ["2025-06-18"], "exit_after_initialize": true})),
+    )]);
+    let line = format!("'{MCP}' watch --json | head -n 1");
+    let child = Command::new("sh")
+        .args(["-c", &line])
+        .current_dir(sandbox.path())
+        .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
+        .env("XDG_DATA_HOME", sandbox.path().join("data"))
+        .env("XDG_STATE_HOME", sandbox.path().join("state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = rx
+        .recv_timeout(WAIT)
+        .expect("mcp watch kept running after its reader went away")
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let first: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(first["event"], "starting");
+}

@@ -8,7 +8,7 @@
 //! down and ends with exit code 0.
 
 use std::collections::HashSet;
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -31,7 +31,7 @@ use crate::commands::{Context, interruptible};
 use crate::config::{self, ServerEntry};
 use crate::connect::{self, Origin};
 use crate::error::{CliError, Exit, hub_chain, hub_error_json};
-use crate::output::{self, Paint, one_line, to_json};
+use crate::output::{Paint, one_line, to_json};
 
 /// Longest command line read from standard input; a longer one is refused.
 const MAX_COMMAND_BYTES: usize = 1024;
@@ -87,6 +87,7 @@ pub(crate) async fn run(ctx: &Context, args: WatchArgs) -> Result<Exit, CliError
     let printer = Printer {
         json: args.json,
         paint: ctx.ui.out(),
+        closed: std::cell::Cell::new(false),
     };
     let result = match hub.take_events() {
         Some(events) => follow(&hub, events, &printer, wanted).await,
@@ -215,7 +216,7 @@ async fn follow(
     let mut ready: HashSet<String> = HashSet::new();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    loop {
+    while !printer.closed.get() {
         tokio::select! {
             // In this order: what the hub reported (a read's log and
             // progress) before the contents that read produced.
@@ -269,6 +270,7 @@ async fn follow(
             },
         }
     }
+    Ok(())
 }
 
 async fn recv(commands: &mut Option<mpsc::Receiver<CommandLine>>) -> Option<CommandLine> {
@@ -317,6 +319,8 @@ fn command(hub: &Hub, printer: &Printer, line: &str) -> Result<(), CliError> {
 struct Printer {
     json: bool,
     paint: Paint,
+    /// Standard output went away (`mcp watch | head`): the watch ends.
+    closed: std::cell::Cell<bool>,
 }
 
 impl Printer {
@@ -340,11 +344,25 @@ impl Printer {
             }
             let mut text = serde_json::to_string(&object).unwrap_or_else(|_| "null".into());
             text.push('\n');
-            output::print(&text)
+            self.write(&text)
         } else {
             let time = self.paint.dim(&clock(now));
             let server = format!("{:<12}", server.unwrap_or("-"));
-            output::print(&format!("{time} {} {human}\n", self.paint.bold(&server)))
+            self.write(&format!("{time} {} {human}\n", self.paint.bold(&server)))
+        }
+    }
+
+    /// Writes one line; a reader that went away ends the watch rather
+    /// than leaving it printing into nothing.
+    fn write(&self, text: &str) -> Result<(), CliError> {
+        let mut out = std::io::stdout().lock();
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed.set(true);
+                Ok(())
+            }
+            Err(e) => Err(CliError::Output(e)),
         }
     }
 
