@@ -298,8 +298,8 @@ pub struct ServerSpec {
     /// Ask the server for log messages at this level and above (when it
     /// declares logging) on every start; they arrive as
     /// [`HubEvent::ServerLog`](crate::HubEvent::ServerLog). `None` (the
-    /// default) asks for nothing: what a server sends unasked is still
-    /// reported.
+    /// default) asks for nothing, and what the server sends unasked is
+    /// discarded without being parsed.
     pub log_level: Option<mcp_types::LoggingLevel>,
 }
 

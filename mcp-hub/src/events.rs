@@ -87,9 +87,10 @@ pub enum HubEvent {
         /// What would change.
         diff: SnapshotDiff,
     },
-    /// A log message from the server (`notifications/message`; ask for them
-    /// with [`ServerSpec::log_level`](crate::ServerSpec::log_level)). Its
-    /// text is the server's: escape it before it reaches a terminal.
+    /// A log message from the server (`notifications/message`), for a
+    /// server with a [`ServerSpec::log_level`](crate::ServerSpec::log_level)
+    /// only (others' are discarded unparsed). Its text is the server's:
+    /// escape it before it reaches a terminal.
     ServerLog {
         /// The server.
         server: ServerName,
@@ -332,6 +333,16 @@ impl EventSink {
         if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(event) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Whether an event emitted now would be queued (not dropped).
+    pub(crate) fn has_room(&self) -> bool {
+        self.tx.capacity() > 0
+    }
+
+    /// Counts an event dropped before it was made.
+    pub(crate) fn count_dropped(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn audit(&self, record: AuditRecord) {

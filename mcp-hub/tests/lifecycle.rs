@@ -587,3 +587,53 @@ async fn server_log_messages_become_events_at_the_level_asked_and_bounded() {
     }
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn log_messages_of_a_server_not_asked_for_them_are_discarded() {
+    let script = Script::legacy()
+        .tool(
+            "error",
+            Behavior::Log {
+                level: "error".into(),
+                message: json!("disk full"),
+                logger: None,
+            },
+        )
+        .tool(
+            "change",
+            Behavior::ChangeList {
+                list: mcp_testkit::ListKind::Tools,
+            },
+        )
+        .tool_spec(mcp_testkit::ToolSpec::new("later", Behavior::Echo).appearing_at_change(1));
+    let (connector, _) = memory(script);
+    let hub = Hub::builder(seeded())
+        .server(
+            ServerSpec::new("quiet", connector)
+                .session(quick_session())
+                .negotiation(Negotiation::Legacy)
+                .adoption(mcp_hub::Adoption::Automatic),
+        )
+        .start()
+        .await
+        .unwrap();
+    let mut events = hub.take_events().unwrap();
+    hub.call("error", json!({})).await.unwrap();
+    hub.call("change", json!({})).await.unwrap();
+    // The session's events are handled in order: the log message came
+    // before the list change whose adoption is awaited here.
+    let mut logs = 0;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("no adoption")
+            .expect("events ended");
+        match event {
+            HubEvent::ServerLog { .. } => logs += 1,
+            HubEvent::SnapshotAdopted { .. } => break,
+            _ => {}
+        }
+    }
+    assert_eq!(logs, 0);
+    hub.shutdown().await;
+}

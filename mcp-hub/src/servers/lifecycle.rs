@@ -402,10 +402,17 @@ async fn watch_session(
                     _ = refresh(hub, cell, session) => {}
                 }
             }
+            // Log messages only for a host that asked for them, and parsed
+            // only when the event queue has room: a flooding server costs
+            // the others nothing beyond the session's own work.
             Some(SessionEvent::Notification { method, params })
-                if method == "notifications/message" =>
+                if method == "notifications/message" && cell.spec.log_level.is_some() =>
             {
-                if let Some(event) = crate::events::server_log(&cell.spec.name, params.as_deref()) {
+                if !hub.events.has_room() {
+                    hub.events.count_dropped();
+                } else if let Some(event) =
+                    crate::events::server_log(&cell.spec.name, params.as_deref())
+                {
                     hub.events.emit(event);
                 }
             }
