@@ -156,3 +156,61 @@ async fn servers_without_the_extension_are_not_asked() {
     assert!(matches!(err, SessionError::NotOffered { .. }), "{err:?}");
     assert!(recorder.with_method("resources/directory/read").is_empty());
 }
+
+#[tokio::test]
+async fn listings_page_and_dynamic_skills_load_within_their_directory() {
+    let mut daily = SkillSpec::simple("reports/daily", "daily", "Today's report", "# Daily\n")
+        .file("data/today.md", "numbers\n");
+    daily.dynamic = true;
+    let skills = vec![pdf(), daily, SkillSpec::simple("c", "c", "C", "# C\n")];
+    for mode in BOTH {
+        let script = skills
+            .clone()
+            .into_iter()
+            .fold(Script::dual(), Script::skill)
+            .page_size(1);
+        let (connector, recorder) = memory(script);
+        let session = ready(connector, quick_config(), mode).await;
+        let listing = session.list_skills().await.unwrap();
+        let uris: Vec<&str> = listing.items.iter().map(|s| s.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "skill://pdf-processing/SKILL.md",
+                "skill://reports/daily/SKILL.md",
+                "skill://c/SKILL.md"
+            ],
+            "{mode:?}"
+        );
+        assert_eq!(
+            recorder.with_method("skills/list").len(),
+            3,
+            "one page each"
+        );
+        let daily = &listing.items[1];
+        assert_eq!(daily.resources, SkillFiles::Dynamic);
+        // No digests to check, but the frontmatter still is, and only files
+        // under the skill's own directory are read.
+        let loaded = session.load_skill(daily).await.unwrap();
+        assert_eq!(loaded.body(), "# Daily\n");
+        let data = session
+            .read_skill_file(daily, "skill://reports/daily/data/today.md")
+            .await
+            .unwrap();
+        assert_eq!(data, b"numbers\n");
+        let err = session
+            .read_skill_file(daily, "skill://pdf-processing/SKILL.md")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                SessionError::SkillRefused {
+                    check: SkillCheck::Unlisted { .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+}

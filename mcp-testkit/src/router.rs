@@ -242,7 +242,7 @@ async fn common_request(
         "resources/read" => resources::read(shared, id, era, params).await,
         "completion/complete" => prompts::complete_argument(shared, id, era, &params).await,
         "skills/list" if !shared.script.skills.is_empty() => {
-            crate::skills::list(shared, id, era).await;
+            crate::skills::list(shared, id, era, &params).await;
         }
         "skills/get" if !shared.script.skills.is_empty() => {
             crate::skills::get(shared, id, era, &params).await;

@@ -155,11 +155,10 @@ pub fn digest(bytes: &[u8]) -> String {
     format!("sha256:{hex}")
 }
 
-/// `skills/list`: every skill in one page.
-pub(crate) async fn list(shared: &Shared, id: &Value, era: Era) {
+/// `skills/list`: paged like every list (the script's `page_size`).
+pub(crate) async fn list(shared: &Shared, id: &Value, era: Era, params: &Value) {
     let skills: Vec<Value> = shared.script.skills.iter().map(SkillSpec::entry).collect();
-    let body = cacheable(shared, era, json!({"skills": skills}));
-    shared.send(&wire::result(id, body)).await;
+    crate::lists::send_page(shared, id, era, params, "skills", skills, false).await;
 }
 
 /// `skills/get {uri}`: the entry, or `-32602`.
