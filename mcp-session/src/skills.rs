@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use mcp_types::Request as _;
 use mcp_types::requests::{GetSkill, ListSkills, ReadDirectory};
 use mcp_types::text::Untrusted;
 use mcp_types::{
@@ -226,15 +227,15 @@ impl Session<Ready> {
         &self,
         cursor: Option<&str>,
     ) -> Result<Page<Skill>, SessionError> {
-        self.require_skills("skills/list")?;
+        self.require_skills(ListSkills::METHOD)?;
         let params = PaginatedParams::with_cursor(cursor.map(str::to_owned));
         Ok(self.request::<ListSkills>(&params).await?.into())
     }
 
     /// Every skill (all pages, bounded like every listing). Nothing is read.
     pub async fn list_skills(&self) -> Result<Listing<Skill>, SessionError> {
-        self.require_skills("skills/list")?;
-        self.list_all(ListKind::Resources, "skills/list", |s, c| {
+        self.require_skills(ListSkills::METHOD)?;
+        self.list_all(ListKind::Resources, ListSkills::METHOD, |s, c| {
             Box::pin(async move { s.list_skills_page(c.as_deref()).await })
         })
         .await
@@ -243,7 +244,7 @@ impl Session<Ready> {
     /// `skills/get`: the current entry of the skill whose `SKILL.md` is at
     /// `uri` (a skill absent from a listing, or a fresh manifest).
     pub async fn get_skill(&self, uri: &str) -> Result<Skill, SessionError> {
-        self.require_skills("skills/get")?;
+        self.require_skills(GetSkill::METHOD)?;
         let result = self.request::<GetSkill>(&GetSkillParams::new(uri)).await?;
         if result.skill.uri != uri {
             return Err(SessionError::SkillRefused {
@@ -264,7 +265,7 @@ impl Session<Ready> {
     ) -> Result<Page<Resource>, SessionError> {
         if !self.offers_directory_read() {
             return Err(SessionError::NotOffered {
-                method: "resources/directory/read".to_owned(),
+                method: ReadDirectory::METHOD.to_owned(),
                 feature: "directory reads (`directoryRead` of the Skills extension)",
             });
         }
