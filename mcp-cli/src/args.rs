@@ -72,12 +72,18 @@ pub(crate) enum Command {
     /// status, restarts, changed tool lists awaiting review, subscribed
     /// resources, log messages. Ctrl-C ends it.
     Watch(WatchArgs),
+    /// Lists the configured servers and the file they come from.
+    List(ListArgs),
+    /// Shows one configured server as written (`${VAR}` not expanded).
+    Get(GetArgs),
     /// Adds a server to the configuration file.
     Add(AddArgs),
+    /// Removes a server from the configuration file.
+    Remove(RemoveArgs),
     /// Approves a project file (./.mcp.json): shows every command, URL and
     /// variable it uses, and records the approval for these contents.
     Trust(TrustArgs),
-    /// Signs in to an HTTP server with OAuth.
+    /// Signs in to an HTTP server with OAuth (a configured one, or `--url URL`).
     Login(AuthArgs),
     /// Forgets the stored OAuth credentials of a server.
     Logout(AuthArgs),
@@ -109,12 +115,31 @@ pub(crate) struct OneOff {
     /// A remote server by URL instead of a configured name.
     #[arg(long, value_name = "URL")]
     pub(crate) url: Option<String>,
-    /// Transport of `--url`.
+    /// Transport of `--url` (`streamable-http` is another name of `http`).
     #[arg(long, value_enum, requires = "url")]
     pub(crate) transport: Option<RemoteTransport>,
     /// Environment variable holding the token for `--url`.
     #[arg(long, value_name = "VAR", requires = "url")]
     pub(crate) token_env: Option<String>,
+    /// A header sent to the `--url` server (repeatable). Never printed back;
+    /// `${VAR}` in the value is expanded, so a secret can stay in a variable.
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+    pub(crate) headers: Vec<String>,
+    /// A variable set for the `-- COMMAND` server (repeatable). Never
+    /// printed back; `${VAR}` in the value is expanded.
+    #[arg(
+        short = 'e',
+        long = "env",
+        value_name = "NAME=VALUE",
+        conflicts_with = "url"
+    )]
+    pub(crate) env: Vec<String>,
+    /// A variable of ours the `-- COMMAND` server may inherit (repeatable).
+    #[arg(long = "env-inherit", value_name = "NAME", conflicts_with = "url")]
+    pub(crate) env_inherit: Vec<String>,
+    /// The directory the `-- COMMAND` server runs in.
+    #[arg(long, value_name = "DIR", conflicts_with = "url")]
+    pub(crate) cwd: Option<String>,
     /// A local directory offered to the server as a root (repeatable;
     /// default: the working directory to a local server, none to a URL).
     #[arg(long = "root", value_name = "DIR")]
@@ -125,8 +150,24 @@ pub(crate) struct OneOff {
 }
 
 impl OneOff {
+    /// Whether a server is given on the command line.
     pub(crate) fn is_given(&self) -> bool {
         self.url.is_some() || !self.command.is_empty()
+    }
+
+    /// The first flag given that only describes a server of the command
+    /// line (meaningless with a configured server's name).
+    pub(crate) fn detail_flag(&self) -> Option<&'static str> {
+        [
+            (self.transport.is_some(), "--transport"),
+            (self.token_env.is_some(), "--token-env"),
+            (!self.headers.is_empty(), "--header"),
+            (!self.env.is_empty(), "--env"),
+            (!self.env_inherit.is_empty(), "--env-inherit"),
+            (self.cwd.is_some(), "--cwd"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
     }
 }
 
@@ -157,15 +198,17 @@ pub(crate) struct CallArgs {
     /// boolean, array, object); `key:=JSON` takes JSON as it is.
     #[arg(value_name = "NAME | SERVER TOOL [KEY=VALUE]", required = true)]
     pub(crate) words: Vec<String>,
-    /// Arguments as one JSON object (merged with key=value pairs).
-    #[arg(long, value_name = "JSON")]
+    /// Arguments as one JSON object, merged with key=value pairs: inline,
+    /// `@FILE` (read from the file) or `-` (read from standard input); at
+    /// most 4 MiB.
+    #[arg(long, value_name = "JSON|@FILE|-")]
     pub(crate) args: Option<String>,
     /// How a NAME is routed when servers share a tool name (as in `mcp
     /// tools`); no effect on `SERVER TOOL` or a one-off server.
     #[arg(long, value_enum, default_value_t = Policy::Prefix)]
     pub(crate) policy: Policy,
-    /// Request deadline in seconds (reset by progress).
-    #[arg(long, value_name = "SECONDS")]
+    /// Request deadline in seconds, 1 to 600 (reset by progress).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub(crate) timeout: Option<u64>,
     /// The whole result as one JSON document on stdout.
     #[arg(long)]
@@ -194,6 +237,11 @@ pub(crate) struct PromptArgs {
     /// A prompt argument (repeatable).
     #[arg(long = "arg", value_name = "KEY=VALUE")]
     pub(crate) args: Vec<String>,
+    /// Prompt arguments as one JSON object of strings, merged with `--arg`:
+    /// inline, `@FILE` (read from the file) or `-` (read from standard
+    /// input); at most 4 MiB.
+    #[arg(long = "args", value_name = "JSON|@FILE|-")]
+    pub(crate) args_json: Option<String>,
     /// One JSON document on stdout.
     #[arg(long)]
     pub(crate) json: bool,
@@ -306,6 +354,28 @@ pub(crate) struct AddArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GetArgs {
+    /// The configured server.
+    pub(crate) name: String,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RemoveArgs {
+    /// The configured server to remove.
+    pub(crate) name: String,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
     /// The file (default ./.mcp.json).
     #[arg(value_name = "FILE")]
@@ -322,9 +392,14 @@ pub(crate) struct TrustArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["server", "url"])))]
 pub(crate) struct AuthArgs {
     /// A configured HTTP server.
-    pub(crate) server: String,
+    pub(crate) server: Option<String>,
+    /// A server that is not in a file, by its URL (as given to `--url`
+    /// elsewhere).
+    #[arg(long, value_name = "URL", conflicts_with = "server")]
+    pub(crate) url: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -340,7 +415,10 @@ pub(crate) enum Catalog {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum RemoteTransport {
+    /// Streamable HTTP (also spelled `streamable-http`).
+    #[value(alias = "streamable-http")]
     Http,
+    /// The legacy HTTP+SSE transport.
     Sse,
 }
 

@@ -10,9 +10,47 @@
 //! properties, ranges, enums) is checked by the session before anything is
 //! sent.
 
+use std::io::Read;
+
 use serde_json::{Map, Value};
 
-use crate::error::{ArgumentProblem, CliError};
+use crate::error::{ArgumentProblem, CliError, ENUM_SHOWN};
+
+/// Largest `--args` read from a file or standard input (4 MiB). What is
+/// sent is bounded again by the session (1 MiB of arguments).
+pub(crate) const MAX_ARGS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The JSON text of `--args VALUE`: `@FILE` reads the file, `-` standard
+/// input, anything else is the JSON itself. More than [`MAX_ARGS_BYTES`] is
+/// refused by name, never cut.
+pub(crate) fn args_text(value: &str) -> Result<String, CliError> {
+    let (from, reader): (String, Box<dyn Read>) = if value == "-" {
+        ("standard input".to_owned(), Box::new(std::io::stdin()))
+    } else if let Some(path) = value.strip_prefix('@') {
+        let from = format!("file {path}");
+        match std::fs::File::open(path) {
+            Ok(file) => (from, Box::new(file)),
+            Err(source) => return Err(CliError::ArgsRead { from, source }),
+        }
+    } else {
+        return Ok(value.to_owned());
+    };
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_ARGS_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| CliError::ArgsRead {
+            from: from.clone(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_ARGS_BYTES {
+        return Err(CliError::ArgsTooLarge {
+            from,
+            limit: MAX_ARGS_BYTES,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| CliError::ArgsNotText { from })
+}
 
 /// Builds the argument object from `--args` and `key=value` words.
 pub(crate) fn arguments(
@@ -37,7 +75,44 @@ pub(crate) fn arguments(
         from_pairs.push(key.clone());
         out.insert(key, value);
     }
+    check_enums(schema, &out)?;
     Ok(out)
+}
+
+/// Refuses a top-level argument outside its property's `enum`, listing
+/// the allowed values (the session would refuse it too, without them).
+fn check_enums(schema: Option<&Value>, arguments: &Map<String, Value>) -> Result<(), CliError> {
+    let Some(properties) = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return Ok(());
+    };
+    for (key, value) in arguments {
+        let Some(allowed) = properties
+            .get(key)
+            .and_then(|p| p.get("enum"))
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        if allowed.is_empty() || allowed.contains(value) {
+            continue;
+        }
+        let shown = allowed
+            .iter()
+            .take(ENUM_SHOWN)
+            .map(|v| crate::output::one_line(&v.to_string(), 80))
+            .collect();
+        return Err(argument_error(
+            key,
+            ArgumentProblem::NotOneOf {
+                allowed: shown,
+                more: allowed.len().saturating_sub(ENUM_SHOWN),
+            },
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `word` reads as an argument, `key=value` or `key:=JSON` (a key
@@ -309,6 +384,26 @@ mod tests {
         for (pairs, message) in cases {
             assert_eq!(args(pairs).unwrap_err().to_string(), *message, "{pairs:?}");
         }
+    }
+
+    #[test]
+    fn values_outside_an_enum_are_refused_with_the_allowed_ones() {
+        let schema = json!({"type": "object", "properties": {
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "level": {"enum": [1, 2]}
+        }});
+        let pairs = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let err = arguments(Some(&schema), None, &pairs(&["mode=medium"])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "argument `mode`: the tool's inputSchema allows only \"fast\", \"slow\""
+        );
+        let err = arguments(Some(&schema), Some(r#"{"level": 3}"#), &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "argument `level`: the tool's inputSchema allows only 1, 2"
+        );
+        assert!(arguments(Some(&schema), None, &pairs(&["mode=slow", "level=2"])).is_ok());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub(crate) mod demo;
 pub(crate) mod inspect;
 pub(crate) mod prompt;
 pub(crate) mod read;
+pub(crate) mod servers;
 pub(crate) mod skills;
 pub(crate) mod tools;
 pub(crate) mod trust;
@@ -23,9 +24,9 @@ use mcp_hub::{Discovery, Hub, Principal};
 
 use crate::args::{OneOff, RemoteTransport};
 use crate::config::secrets::check_variable_name;
-use crate::config::{self, Prompt, ServerEntry};
+use crate::config::{self, Prompt, ServerEntry, is_variable_name};
 use crate::connect::{self, Origin, StartOptions};
-use crate::error::CliError;
+use crate::error::{AddRefusal, CliError};
 use crate::output::Ui;
 use crate::progress::Activity;
 
@@ -98,6 +99,9 @@ pub(crate) fn resolve(
         (Some(_), true) => Err(CliError::ServerAndOneOff { what }),
         (None, false) => Err(CliError::NoServerGiven),
         (Some(name), false) => {
+            if let Some(flag) = one_off.detail_flag() {
+                return Err(CliError::OneOffFlag { flag });
+            }
             let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
             let entry = config.server(name)?.clone();
             Ok(Target {
@@ -107,32 +111,65 @@ pub(crate) fn resolve(
                 variables: config.variables,
             })
         }
-        (None, true) => {
-            if let Some(var) = &one_off.token_env {
-                // A token given where its variable's name belongs is never
-                // echoed back.
-                check_variable_name(var).map_err(|problem| CliError::FlagRefused {
-                    flag: "--token-env",
-                    refusal: problem.into(),
-                })?;
-            }
-            let entry = match &one_off.url {
-                Some(url) => ServerEntry::one_off_remote(
-                    url,
-                    one_off.transport.unwrap_or(RemoteTransport::Http),
-                    one_off.token_env.as_deref(),
-                ),
-                None => ServerEntry::one_off_stdio(&one_off.command),
-            }
-            .with_roots(&one_off.roots);
-            Ok(Target {
-                entry,
-                file: PathBuf::from("(command line)"),
-                command_line: true,
-                variables: None,
-            })
-        }
+        (None, true) => Ok(Target {
+            entry: one_off_entry(one_off)?.with_roots(&one_off.roots),
+            file: PathBuf::from("(command line)"),
+            command_line: true,
+            variables: None,
+        }),
     }
+}
+
+/// The entry of a server given on the command line, its flags checked.
+/// Nothing refused here is echoed back: a `--header` or `-e` value may be
+/// a secret, and a token may stand where a variable's name belongs.
+fn one_off_entry(one_off: &OneOff) -> Result<ServerEntry, CliError> {
+    let refused = |flag: &'static str, refusal: AddRefusal| CliError::FlagRefused { flag, refusal };
+    let variable = |flag: &'static str, name: &str| {
+        check_variable_name(name).map_err(|problem| refused(flag, problem.into()))
+    };
+    if let Some(var) = &one_off.token_env {
+        variable("--token-env", var)?;
+    }
+    for name in &one_off.env_inherit {
+        variable("--env-inherit", name)?;
+    }
+    let mut env = Vec::with_capacity(one_off.env.len());
+    for pair in &one_off.env {
+        let (name, value) = name_value(pair).ok_or(refused("--env", AddRefusal::NotNameValue))?;
+        if !is_variable_name(name) {
+            return Err(refused("--env", AddRefusal::NotAVariableName));
+        }
+        env.push((name.to_owned(), value.to_owned()));
+    }
+    let mut headers = Vec::with_capacity(one_off.headers.len());
+    for pair in &one_off.headers {
+        let (name, value) =
+            name_value(pair).ok_or(refused("--header", AddRefusal::NotNameValue))?;
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(refused("--header", AddRefusal::InvalidHeaderName));
+        }
+        headers.push((name.to_owned(), value.to_owned()));
+    }
+    Ok(match &one_off.url {
+        Some(url) => ServerEntry::one_off_remote(
+            url,
+            one_off.transport.unwrap_or(RemoteTransport::Http),
+            one_off.token_env.as_deref(),
+            headers,
+        ),
+        None => ServerEntry::one_off_stdio(
+            &one_off.command,
+            env,
+            one_off.env_inherit.clone(),
+            one_off.cwd.clone(),
+        ),
+    })
+}
+
+/// `NAME=VALUE` split at its first `=`, the name not empty.
+fn name_value(pair: &str) -> Option<(&str, &str)> {
+    pair.split_once('=').filter(|(name, _)| !name.is_empty())
 }
 
 /// Splits positional words into the server name (when not one-off) and the

@@ -26,11 +26,11 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub(crate) use document::{Document, SERVERS_KEY};
+pub(crate) use document::{Document, OrderedObject, SERVERS_KEY};
 pub(crate) use entry::{
     EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, child, is_permission_name,
 };
-pub(crate) use expand::expand_only;
+pub(crate) use expand::{expand_only, is_variable_name};
 pub(crate) use url_check::{UrlProblem, check_url};
 
 use crate::error::{CliError, ConfigProblem};

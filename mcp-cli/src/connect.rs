@@ -49,12 +49,53 @@ fn expanded(origin: Origin<'_>, path: &str, text: &str) -> Result<String, CliErr
         .map_err(|problem| CliError::config(origin.file, path, problem))
 }
 
+/// Where `key` of `entry` was given: `mcpServers.NAME.key` in a file, the
+/// flag that gave it on the command line.
 fn entry_path(origin: Origin<'_>, entry: &ServerEntry, key: &str) -> String {
     if origin.command_line {
-        key.to_owned()
+        match key {
+            "command" => "COMMAND",
+            "args" => "ARGS",
+            "env" => "--env",
+            "cwd" => "--cwd",
+            "url" => "--url",
+            "headers" => "--header",
+            "roots" => "--root",
+            other => other,
+        }
+        .to_owned()
     } else {
         format!("{}.{key}", child("mcpServers", &entry.name))
     }
+}
+
+/// Where member `name` of the object `key` (`env`, `headers`) was given.
+fn member_path(origin: Origin<'_>, entry: &ServerEntry, key: &str, name: &str) -> String {
+    let base = entry_path(origin, entry, key);
+    if origin.command_line {
+        format!("{base} {name}")
+    } else {
+        child(&base, name)
+    }
+}
+
+/// Whether `dir` can be a server's working directory: checked before the
+/// program is started, since a failed start cannot tell a missing
+/// directory from a missing program.
+fn check_directory(dir: &str) -> Result<(), ConfigProblem> {
+    let problem = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => "is not a directory",
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist",
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            "cannot be reached (permission denied)"
+        }
+        Err(_) => "cannot be used",
+    };
+    Err(ConfigProblem::BadDirectory {
+        dir: dir.to_owned(),
+        problem,
+    })
 }
 
 /// The connector of `entry`, its strings expanded.
@@ -83,14 +124,17 @@ fn stdio_connector(
             .push(expanded(origin, &format!("{}[{i}]", path("args")), arg)?);
     }
     for (key, value) in &stdio.env {
-        let at = child(&path("env"), key);
+        let at = member_path(origin, entry, "env", key);
         config
             .env
             .push((key.clone(), expanded(origin, &at, value)?));
     }
     config.inherit_env = stdio.env_inherit.clone();
     if let Some(cwd) = &stdio.cwd {
-        config.cwd = Some(expanded(origin, &path("cwd"), cwd)?.into());
+        let dir = expanded(origin, &path("cwd"), cwd)?;
+        check_directory(&dir)
+            .map_err(|problem| CliError::config(origin.file, &path("cwd"), problem))?;
+        config.cwd = Some(dir.into());
     }
     config.forward_stderr = options.verbose;
     Ok(Arc::new(StdioConnector::new(config)))
@@ -113,7 +157,7 @@ fn remote_connector(
     let mut config = HttpConfig::new(url);
     config.user_agent = concat!("mcp-cli/", env!("CARGO_PKG_VERSION")).to_owned();
     for (name, value) in &remote.headers {
-        let at = child(&path("headers"), name);
+        let at = member_path(origin, entry, "headers", name);
         let value = expanded(origin, &at, value)?;
         if http::HeaderValue::from_str(&value).is_err() {
             return Err(CliError::config(

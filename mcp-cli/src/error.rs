@@ -128,6 +128,15 @@ pub(crate) enum ConfigProblem {
     RootNotLocalPath,
     /// A permission name outside `[A-Za-z0-9_.:-]{1,64}`.
     InvalidPermission,
+    /// A server's working directory that cannot be used (checked before
+    /// the program is started, so that the directory is blamed, not the
+    /// program).
+    BadDirectory {
+        /// The directory, `${VAR}`-expanded.
+        dir: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
 }
 
 impl fmt::Display for ConfigProblem {
@@ -190,6 +199,9 @@ impl fmt::Display for ConfigProblem {
             ConfigProblem::InvalidPermission => f.write_str(
                 "a permission name is 1 to 64 characters of ASCII letters, digits, `_`, `.`, `:` and `-`",
             ),
+            ConfigProblem::BadDirectory { dir, problem } => {
+                write!(f, "the server's directory `{dir}` {problem}")
+            }
         }
     }
 }
@@ -215,6 +227,8 @@ pub(crate) enum AddRefusal {
     EnvForRemote,
     /// A command argument that writes a credential as a value.
     SecretInArguments,
+    /// Not `NAME=VALUE` (the value is never shown: it may be a secret).
+    NotNameValue,
 }
 
 impl fmt::Display for AddRefusal {
@@ -241,6 +255,7 @@ impl fmt::Display for AddRefusal {
             AddRefusal::SecretInArguments => {
                 "an argument looks like a credential (not shown); the file would keep it: pass it through an environment variable instead (`--env-inherit VAR`, and `${VAR}` in the argument)"
             }
+            AddRefusal::NotNameValue => "expected NAME=VALUE (the value given is not shown)",
         })
     }
 }
@@ -260,7 +275,19 @@ pub(crate) enum ArgumentProblem {
     ArgsNotObject,
     /// The schema allows no such property.
     UnknownProperty { known: Vec<String> },
+    /// A value outside the schema's `enum`: the allowed values (as JSON,
+    /// at most [`ENUM_SHOWN`]) and how many more there are.
+    NotOneOf { allowed: Vec<String>, more: usize },
+    /// The prompt has no such argument.
+    UnknownPromptArgument { known: Vec<String> },
+    /// A required prompt argument was not given.
+    MissingPromptArgument,
+    /// A prompt argument given in `--args` that is not a string.
+    PromptValueNotString,
 }
+
+/// Most allowed values an argument error lists.
+pub(crate) const ENUM_SHOWN: usize = 20;
 
 impl fmt::Display for ArgumentProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -286,6 +313,31 @@ impl fmt::Display for ArgumentProblem {
                     known.join(", ")
                 )
             }
+            ArgumentProblem::NotOneOf { allowed, more } => {
+                write!(
+                    f,
+                    "the tool's inputSchema allows only {}",
+                    allowed.join(", ")
+                )?;
+                if *more > 0 {
+                    write!(f, " and {more} more (see `mcp inspect --json`)")?;
+                }
+                Ok(())
+            }
+            ArgumentProblem::UnknownPromptArgument { known } if known.is_empty() => {
+                f.write_str("the prompt takes no arguments")
+            }
+            ArgumentProblem::UnknownPromptArgument { known } => {
+                write!(
+                    f,
+                    "the prompt has no such argument (it takes: {})",
+                    known.join(", ")
+                )
+            }
+            ArgumentProblem::MissingPromptArgument => {
+                f.write_str("the prompt requires it; give it with --arg KEY=VALUE")
+            }
+            ArgumentProblem::PromptValueNotString => f.write_str("a prompt argument is a string"),
         }
     }
 }
@@ -352,6 +404,29 @@ pub(crate) enum CliError {
         name: String,
         problem: ArgumentProblem,
     },
+    #[error("cannot read --args from {from}")]
+    ArgsRead {
+        from: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--args from {from} is larger than {} MiB, the bound of --args", .limit / (1024 * 1024))]
+    ArgsTooLarge { from: String, limit: u64 },
+    #[error("--args from {from} is not UTF-8 text")]
+    ArgsNotText { from: String },
+    #[error(
+        "{flag} describes a server given with --url or -- COMMAND; a configured server takes its settings from its file"
+    )]
+    OneOffFlag { flag: &'static str },
+    #[error("server `{server}` lists no prompt named `{}`{}", escape_line(.name), if *.listed == 0 { " (it lists none)" } else { "" })]
+    UnknownPrompt {
+        server: String,
+        name: String,
+        /// How many prompts it lists.
+        listed: usize,
+        /// The listed names closest to `name` (the server's).
+        suggestions: Vec<String>,
+    },
     #[error("refusing `{value}` for {flag}: {refusal}")]
     AddRefused {
         flag: &'static str,
@@ -401,12 +476,14 @@ pub(crate) enum CliError {
     Export(#[source] HubError),
     #[error(transparent)]
     Hub(#[from] HubError),
-    /// A name no tool is exposed under while some servers did not start:
-    /// their tools may be the one meant.
-    #[error("{error}; {} did not start, so {} tools are missing", servers_named(.failed), if .failed.len() == 1 { "its" } else { "their" })]
-    NotExposed {
+    /// A tool name that is not known: the hub's error, the servers that did
+    /// not start (their tools may be the one meant) and the names closest
+    /// to the one given.
+    #[error("{error}{}", missing_tools(.failed))]
+    UnknownTool {
         error: Box<HubError>,
         failed: Vec<String>,
+        suggestions: Vec<String>,
     },
     #[error("interrupted")]
     Interrupted,
@@ -428,6 +505,18 @@ fn servers_named(names: &[String]) -> String {
         [one] => format!("server {one}"),
         many => format!("servers {}", many.join(", ")),
     }
+}
+
+/// `; server `a` did not start, so its tools are missing`, or nothing.
+fn missing_tools(failed: &[String]) -> String {
+    if failed.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; {} did not start, so {} tools are missing",
+        servers_named(failed),
+        if failed.len() == 1 { "its" } else { "their" }
+    )
 }
 
 fn known_list(known: &[String]) -> String {
@@ -463,7 +552,7 @@ impl CliError {
     pub(crate) fn cause(&self) -> ErrorCause {
         match self {
             CliError::Hub(e) | CliError::Export(e) => e.cause(),
-            CliError::NotExposed { error, .. } => error.cause(),
+            CliError::UnknownTool { error, .. } => error.cause(),
             CliError::Auth(e) => e.cause(),
             CliError::NoConfig { .. }
             | CliError::ConfigRead { .. }
@@ -483,6 +572,11 @@ impl CliError {
             | CliError::UnknownSkill { .. }
             | CliError::AmbiguousSkill { .. }
             | CliError::Argument { .. }
+            | CliError::ArgsRead { .. }
+            | CliError::ArgsTooLarge { .. }
+            | CliError::ArgsNotText { .. }
+            | CliError::OneOffFlag { .. }
+            | CliError::UnknownPrompt { .. }
             | CliError::AddRefused { .. }
             | CliError::AddRefusedHidden { .. }
             | CliError::FlagRefused { .. }
@@ -518,8 +612,13 @@ impl CliError {
             | CliError::MissingWord { .. }
             | CliError::ResourceFlag { .. }
             | CliError::NothingToWatch { .. }
-            | CliError::FlagRefused { .. } => "usage",
-            CliError::Argument { .. } => "argument",
+            | CliError::FlagRefused { .. }
+            | CliError::OneOffFlag { .. } => "usage",
+            CliError::Argument { .. }
+            | CliError::ArgsRead { .. }
+            | CliError::ArgsTooLarge { .. }
+            | CliError::ArgsNotText { .. } => "argument",
+            CliError::UnknownPrompt { .. } => "unknown_prompt",
             CliError::UnknownSkill { .. } => "unknown_skill",
             CliError::AmbiguousSkill { .. } => "ambiguous",
             CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",
@@ -534,7 +633,7 @@ impl CliError {
             #[cfg(feature = "demo")]
             CliError::UnknownDemo { .. } => "unknown_demo",
             CliError::Export(e) | CliError::Hub(e) => hub_kind(e),
-            CliError::NotExposed { error, .. } => hub_kind(error),
+            CliError::UnknownTool { error, .. } => hub_kind(error),
             CliError::Interrupted => "interrupted",
             CliError::Output(_) => "output",
             #[cfg(feature = "demo")]
@@ -547,6 +646,7 @@ impl CliError {
     fn hub(&self) -> Option<&HubError> {
         match self {
             CliError::Hub(e) | CliError::Export(e) => Some(e),
+            CliError::UnknownTool { error, .. } => Some(error),
             _ => None,
         }
     }
@@ -579,12 +679,31 @@ impl CliError {
     /// The `--json` form: `{"error": {...}}`.
     pub(crate) fn to_json(&self) -> Value {
         let error = match (self, self.hub()) {
-            (CliError::NotExposed { error, failed }, _) => {
+            (
+                CliError::UnknownTool {
+                    error,
+                    failed,
+                    suggestions,
+                },
+                _,
+            ) => {
                 let mut json = hub_error_json(error);
                 json["message"] = json!(self.chain().join(": "));
-                json["failedServers"] = json!(failed);
+                if !failed.is_empty() {
+                    json["failedServers"] = json!(failed);
+                }
+                if !suggestions.is_empty() {
+                    json["suggestions"] = json!(suggestions);
+                }
                 json
             }
+            (CliError::UnknownPrompt { suggestions, .. }, _) => json!({
+                "kind": self.kind(),
+                "cause": self.cause().as_str(),
+                "message": self.chain().join(": "),
+                "exitCode": self.exit().code(),
+                "suggestions": suggestions,
+            }),
             (_, Some(hub)) => hub_error_json(hub),
             (_, None) => json!({
                 "kind": self.kind(),
@@ -596,8 +715,9 @@ impl CliError {
         json!({ "error": error })
     }
 
-    /// The human report for stderr.
-    pub(crate) fn report(&self, paint: Paint, verbose: bool) -> String {
+    /// The human report for stderr. `one_off_url` is the `--url` of a
+    /// server given on the command line (its sign-in hint names it).
+    pub(crate) fn report(&self, paint: Paint, verbose: bool, one_off_url: Option<&str>) -> String {
         let mut out = render_report(
             &self.chain(),
             self.server_message(),
@@ -605,14 +725,24 @@ impl CliError {
             paint,
             verbose,
         );
-        if let Some(hint) = self.hint() {
+        if let Some(hint) = self.hint(one_off_url) {
             out.push_str(&format!("  {} {hint}\n", paint.dim("hint:")));
         }
         out
     }
 
     /// What the user can do about it, when we know.
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, one_off_url: Option<&str>) -> Option<String> {
+        if let CliError::UnknownTool { suggestions, .. }
+        | CliError::UnknownPrompt { suggestions, .. } = self
+            && !suggestions.is_empty()
+        {
+            let quoted: Vec<String> = suggestions
+                .iter()
+                .map(|s| format!("`{}`", escape_line(s)))
+                .collect();
+            return Some(format!("did you mean {}?", or_list(&quoted)));
+        }
         let hub = self.hub()?;
         if let HubError::Denied {
             reason: DenyReason::MissingPermission,
@@ -628,8 +758,37 @@ impl CliError {
         let missing_token = hub_chain(hub)
             .iter()
             .any(|l| l.contains("holding the server credential"));
+        let login = match one_off_url {
+            // A server of the command line has no name to log in by.
+            Some(url) => format!("mcp login --url {}", shell_word(url)),
+            None => format!("mcp login {server}"),
+        };
         (hub.cause() == ErrorCause::Authorization && !missing_token)
-            .then(|| format!("if the server signs in with OAuth, run `mcp login {server}` first"))
+            .then(|| format!("if the server signs in with OAuth, run `{login}` first"))
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// A word for a POSIX shell: as it is when it needs no quoting, else in
+/// single quotes; control characters escaped.
+pub(crate) fn shell_word(word: &str) -> String {
+    let word = escape_line(word);
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./=:,@%+".contains(c));
+    if plain {
+        word.into_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -730,6 +889,7 @@ pub(crate) fn hub_kind(e: &HubError) -> &'static str {
             SessionError::Timeout { .. } => "timeout",
             SessionError::Server { .. } => "server_error",
             SessionError::InvalidArguments { .. } => "invalid_arguments",
+            SessionError::UnknownTool { .. } => "unknown_tool",
             other => match other.cause() {
                 ErrorCause::Authorization => "auth",
                 ErrorCause::Connection => "unreachable",

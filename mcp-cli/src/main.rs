@@ -18,6 +18,7 @@ mod error;
 mod output;
 mod progress;
 mod safe_write;
+mod suggest;
 
 use std::process::ExitCode;
 
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         grants: cli.grant.clone(),
     };
     let json = wants_json(&cli.command);
+    let one_off_url = one_off_url(&cli.command).map(str::to_owned);
     let result = runtime.block_on(run(&ctx, cli.command));
     // Servers are shut down by now; anything left (a stuck blocking read of
     // stdin in `__serve-demo`) must not hold the exit.
@@ -71,7 +73,10 @@ fn main() -> ExitCode {
             if json {
                 let _ = output::print_json(&e.to_json());
             }
-            eprint!("{}", e.report(ui.err(), ui.verbose > 0));
+            eprint!(
+                "{}",
+                e.report(ui.err(), ui.verbose > 0, one_off_url.as_deref())
+            );
             ExitCode::from(e.exit().code())
         }
     }
@@ -88,8 +93,25 @@ fn wants_json(command: &Command) -> bool {
         Command::Watch(a) => a.json,
         Command::Skills(a) => a.json,
         Command::Skill(a) => a.json,
+        Command::List(a) => a.json,
+        Command::Get(a) => a.json,
         _ => false,
     }
+}
+
+/// The `--url` of a server the command names on the command line (the
+/// sign-in hint of its errors names it).
+fn one_off_url(command: &Command) -> Option<&str> {
+    let target = match command {
+        Command::Inspect(a) => &a.target,
+        Command::Call(a) => &a.target,
+        Command::Read(a) => &a.target,
+        Command::Prompt(a) => &a.target,
+        Command::Skills(a) => &a.target,
+        Command::Skill(a) => &a.target,
+        _ => return None,
+    };
+    target.url.as_deref()
 }
 
 async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
@@ -103,7 +125,10 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Watch(args) => commands::watch::run(ctx, args).await,
         Command::Skills(args) => commands::skills::list(ctx, args).await.map(ok),
         Command::Skill(args) => commands::skills::load(ctx, args).await.map(ok),
+        Command::List(args) => commands::servers::list(ctx, &args).map(ok),
+        Command::Get(args) => commands::servers::get(ctx, &args).map(ok),
         Command::Add(args) => commands::add::run(ctx, &args).map(ok),
+        Command::Remove(args) => commands::servers::remove(ctx, &args).map(ok),
         Command::Trust(args) => commands::trust::run(ctx, &args).map(ok),
         Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),
         Command::Logout(args) => commands::auth::logout(ctx, &args).await.map(ok),

@@ -88,12 +88,29 @@ impl Paint {
 /// text (colour would upset the alignment), shown with their control
 /// characters escaped: most cells are a server's names and descriptions.
 pub(crate) fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+    aligned(Some(headers), rows)
+}
+
+/// Aligned rows without a header, escaped as [`table`]'s, each line
+/// indented by `indent` spaces.
+pub(crate) fn rows(rows: Vec<Vec<String>>, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    aligned(None, rows)
+        .lines()
+        .map(|line| format!("{pad}{line}\n"))
+        .collect()
+}
+
+fn aligned(headers: Option<&[&str]>, rows: Vec<Vec<String>>) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    let columns = headers.map_or_else(|| rows.iter().map(Vec::len).max().unwrap_or(0), <[_]>::len);
     let mut table = Table::new();
     table.load_style(TableStyle::new());
-    table.set_header(headers.iter().map(|h| h.to_uppercase()).collect::<Vec<_>>());
+    if let Some(headers) = headers {
+        table.set_header(headers.iter().map(|h| h.to_uppercase()).collect::<Vec<_>>());
+    }
     for row in rows {
         table.add_row(
             row.iter()
@@ -104,7 +121,7 @@ pub(crate) fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
     for column in table.column_iter_mut() {
         column.set_padding((0, 2));
     }
-    if let Some(last) = table.column_mut(headers.len().saturating_sub(1)) {
+    if let Some(last) = table.column_mut(columns.saturating_sub(1)) {
         last.set_padding((0, 0));
         last.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(200)));
     }
@@ -246,6 +263,14 @@ mod tests {
         );
         assert_eq!(t, "NAME      SERVER\na/search  a\nx         bbb\n");
         assert_eq!(table(&["a"], vec![]), "");
+        let r = rows(
+            vec![
+                vec!["a".into(), "number".into()],
+                vec!["long\u{1b}".into(), "x".into()],
+            ],
+            2,
+        );
+        assert_eq!(r, "  a           number\n  long\\u{1b}  x\n");
     }
 
     #[test]

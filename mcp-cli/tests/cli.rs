@@ -413,8 +413,13 @@ fn prompt_with_arguments() {
         "prompt_json",
         serde_json::from_str::<Value>(&stdout).unwrap()
     );
+    // A required argument missing is refused before anything is sent.
     let (code, _, stderr) = sandbox.run(&["prompt", "rich", "greet"]);
-    assert_eq!(code, 4, "{stderr}");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("argument `who`: the prompt requires it"),
+        "{stderr}"
+    );
     let (code, _, stderr) = sandbox.run(&["prompt", "rich", "greet", "--arg", "who"]);
     assert_eq!(code, 1, "{stderr}");
 }
@@ -775,11 +780,12 @@ fn login_and_logout() {
     let (code, _, stderr) = sandbox.run(&["login", "remote"]);
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("OAuth sign-in failed"), "{stderr}");
+    // Nothing was stored: logout says so (and is not an error).
     let (code, stdout, stderr) = sandbox.run(&["logout", "remote"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         stdout,
-        "logged out of `remote` (its stored credentials are gone)\n"
+        "nothing was stored for `remote`: there were no credentials to forget\n"
     );
     let (code, _, stderr) = sandbox.run(&["login", "local"]);
     assert_eq!(code, 1);
@@ -932,7 +938,12 @@ fn http_401_is_exit_3_and_unreachable_is_exit_2() {
     let sandbox = Sandbox::new();
     let (code, _, stderr) = sandbox.run(&["inspect", "--url", &server.url()]);
     assert_eq!(code, 3, "{stderr}");
-    assert!(stderr.contains("run `mcp login server` first"), "{stderr}");
+    // A server of the command line has no name: the hint names its URL,
+    // as `mcp login --url` takes it.
+    assert!(
+        stderr.contains(&format!("run `mcp login --url {}` first", server.url())),
+        "{stderr}"
+    );
     let port = server.addr().port();
     rt.block_on(server.shutdown());
     let (code, _, stderr) =

@@ -6,7 +6,9 @@
 //! testkit's HTTP server), and this test as the browser: it reads the
 //! authorization URL `mcp login` prints and follows the redirect to the CLI's
 //! listener on the fixed port 33418. Then stored credentials carry later
-//! commands until `mcp logout`, and no secret is ever printed.
+//! commands until `mcp logout` (a second one says nothing was stored), the
+//! same works for the server named by its URL alone (`mcp login --url`,
+//! `--url` commands, `mcp logout --url`), and no secret is ever printed.
 
 // On macOS the loopback flow opens a real browser whatever the environment.
 #![cfg(not(target_os = "macos"))]
@@ -535,6 +537,53 @@ async fn login_stores_credentials_that_later_commands_use_until_logout() {
         server.seen()[before..].iter().all(Option::is_none),
         "a token was sent after logout"
     );
+    // A second logout finds nothing to forget, and says so.
+    let out = sandbox.run(&["logout", "srv"]).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "nothing was stored for `srv`: there were no credentials to forget\n"
+    );
+
+    // The same server as if it were in no file, by its URL: the sign-in
+    // hint names a command that works, `login --url` signs in, `--url`
+    // commands use what it stored, `logout --url` forgets it.
+    let url_call = ["call", "--url", &server.url(), "echo", "text=by url"];
+    let out = sandbox.run(&url_call).await;
+    assert_eq!(out.code, Some(3), "{out:?}");
+    let hint = format!("run `mcp login --url {}` first", server.url());
+    assert!(out.stderr.contains(&hint), "{out:?}");
+    assert_callback_port_free();
+    let mut login = sandbox.spawn(&["login", "--url", &server.url()]);
+    let url = login
+        .stderr_line(&format!("{}/authorize?", auth.issuer()))
+        .await;
+    let page = browser.get(&url).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let out = sandbox.finish(login).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .starts_with(&format!("logged in to {}", server.url())),
+        "{out:?}"
+    );
+    assert_eq!(sandbox.records().len(), 1);
+    let out = sandbox.run(&url_call).await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (Some(0), "by url\n"),
+        "{out:?}"
+    );
+    let out = sandbox.run(&["logout", "--url", &server.url()]).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "logged out of {} (its stored credentials are gone)\n",
+            server.url()
+        )
+    );
+    assert_eq!(sandbox.records(), Vec::<PathBuf>::new());
 
     // No secret ever reached the terminal.
     for printed in sandbox.transcript.lock().unwrap().iter() {

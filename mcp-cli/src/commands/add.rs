@@ -3,18 +3,19 @@
 //! Refuses token values (only environment variable names are written),
 //! credentials embedded in URLs, invalid header names, and names already
 //! taken (unless `--force`). The file is rewritten whole, atomically, with
-//! its top-level members and servers in their order.
+//! its top-level members and servers in their order (`servers::rewrite`,
+//! shared with `mcp remove`).
 
 use mcp_hub::ServerName;
 use serde_json::{Map, Value, json};
 
 use crate::args::{AddArgs, RemoteTransport};
 use crate::commands::Context;
+use crate::commands::servers::rewrite;
 use crate::config::secrets::{check_variable_name, holds_secret, secret_argument};
-use crate::config::{self, Document, Source, UrlProblem, check_url, trust};
+use crate::config::{self, UrlProblem, check_url};
 use crate::error::{AddRefusal, CliError};
 use crate::output;
-use crate::safe_write::Locked;
 
 /// A value given where a variable name belongs; never echoed when refused.
 fn variable(flag: &'static str, value: &str) -> Result<(), CliError> {
@@ -117,61 +118,26 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
     Ok(Value::Object(entry))
 }
 
+/// `mcp add`: the entry `args` describe, written into the configuration.
 pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<(), CliError> {
     let entry = entry(args)?;
     let (file, source) = config::write_target(ctx.config.as_deref())?;
-    let write_error = |source| CliError::ConfigWrite {
-        file: file.clone(),
-        source,
-    };
-    // Held from reading the file to replacing it: a concurrent `mcp add`
-    // waits, so neither change is lost.
-    let lock = Locked::acquire(&file, 0o700).map_err(write_error)?;
-    let (mut doc, old_text) = if file.exists() {
-        let text = config::read_text(&file)?;
-        // The file must be valid before we touch it.
-        config::parse(&file, &text)?;
-        (Document::parse(&file, &text)?, Some(text))
-    } else {
-        (Document::default(), None)
-    };
-    let replaced = match doc.servers.iter_mut().find(|(n, _)| *n == args.name) {
-        Some(_) if !args.force => {
-            return Err(CliError::NameTaken {
+    let replaced = rewrite(&file, source, |doc| {
+        match doc.servers.iter_mut().find(|(n, _)| *n == args.name) {
+            Some(_) if !args.force => Err(CliError::NameTaken {
                 name: args.name.clone(),
-                file,
-            });
+                file: file.clone(),
+            }),
+            Some((_, existing)) => {
+                *existing = entry;
+                Ok(true)
+            }
+            None => {
+                doc.servers.push((args.name.clone(), entry));
+                Ok(false)
+            }
         }
-        Some((_, existing)) => {
-            *existing = entry;
-            true
-        }
-        None => {
-            doc.servers.push((args.name.clone(), entry));
-            false
-        }
-    };
-    let text = doc.to_pretty();
-    // What we write must read back.
-    let new_config = config::parse(&file, &text)?;
-    // A project file the user had approved stays approved with the entry
-    // they just added (it is their own change); an unapproved one stays so.
-    let store = match (source, &old_text) {
-        (Source::Project, Some(old)) => {
-            let store = trust::TrustStore::default_location()?;
-            let approved = matches!(
-                store.standing(&trust::canonical(&file)?, &trust::digest(old))?,
-                trust::Standing::Approved(_)
-            );
-            approved.then_some(store)
-        }
-        _ => None,
-    };
-    lock.replace(&text, 0o600).map_err(write_error)?;
-    drop(lock);
-    if let Some(store) = store {
-        store.approve(trust::record_for(&new_config, &text)?)?;
-    }
+    })?;
     output::print(&format!(
         "{} server `{}` in {}\n",
         if replaced { "replaced" } else { "added" },

@@ -7,20 +7,24 @@
 //! permissions under `$XDG_DATA_HOME/mcp/oauth`. Other commands then use
 //! (and refresh) them, but never start a browser themselves: without
 //! credentials a server's 401 is exit code 3 with a hint to log in.
-//! `logout` forgets the server's stored credentials.
+//! `logout` forgets the server's stored credentials (and says when there
+//! were none). A server that is not in a file is named by its URL
+//! (`--url`), the key its credentials are stored under; `mcp inspect --url`
+//! and the other commands then find them.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use mcp_auth::{
     AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, FileTokenStore,
-    LoopbackBrowserFlow, OAuthConfig, OAuthProvider,
+    LoopbackBrowserFlow, OAuthConfig, OAuthProvider, TokenStore,
 };
 use mcp_transport::BoxFuture;
 
 use crate::args::AuthArgs;
 use crate::commands::{Context, interruptible};
-use crate::config::{self, EntryKind, expand_only};
-use crate::error::CliError;
+use crate::config::{self, EntryKind, UrlProblem, check_url, expand_only};
+use crate::error::{AddRefusal, CliError};
 use crate::output;
 use mcp_types::text::escape_line;
 
@@ -89,8 +93,44 @@ fn server_url(ctx: &Context, name: &str) -> Result<String, CliError> {
     }
 }
 
+/// The server `args` name: its URL (the key its credentials are stored
+/// under, `${VAR}`-expanded as everywhere) and how messages call it.
+fn target(ctx: &Context, args: &AuthArgs) -> Result<(String, String), CliError> {
+    match (&args.server, &args.url) {
+        (Some(name), _) => Ok((server_url(ctx, name)?, format!("`{name}`"))),
+        (None, Some(given)) => {
+            // The same URL `--url` gives other commands, expanded the same
+            // way, so that they find what is stored under it.
+            let url = expand_only(given, None).map_err(|problem| {
+                CliError::config(Path::new("(command line)"), "--url", problem)
+            })?;
+            match check_url(&url) {
+                Ok(()) => {}
+                Err(UrlProblem::Credentials) => {
+                    return Err(CliError::FlagRefused {
+                        flag: "--url",
+                        refusal: AddRefusal::CredentialsInUrl,
+                    });
+                }
+                Err(UrlProblem::Invalid) => {
+                    return Err(CliError::AddRefused {
+                        flag: "--url",
+                        value: given.clone(),
+                        refusal: AddRefusal::InvalidUrl,
+                    });
+                }
+            }
+            let label = escape_line(&url).into_owned();
+            Ok((url, label))
+        }
+        // (clap requires one of them.)
+        (None, None) => Err(CliError::NoServerGiven),
+    }
+}
+
+/// `mcp login SERVER` / `mcp login --url URL`.
 pub(crate) async fn login(ctx: &Context, args: &AuthArgs) -> Result<(), CliError> {
-    let url = server_url(ctx, &args.server)?;
+    let (url, label) = target(ctx, args)?;
     let provider = OAuthProvider::interactive(oauth_config(&url)).map_err(CliError::Auth)?;
     interruptible(async { provider.login().await.map_err(CliError::Auth) }).await?;
     let issuer = provider
@@ -107,12 +147,19 @@ pub(crate) async fn login(ctx: &Context, args: &AuthArgs) -> Result<(), CliError
             }
         })
         .unwrap_or_default();
-    output::print(&format!("logged in to `{}`{issuer}\n", args.server))
+    output::print(&format!("logged in to {label}{issuer}\n"))
 }
 
+/// `mcp logout SERVER` / `mcp logout --url URL`: forgets what is stored,
+/// and says so when nothing was.
 pub(crate) async fn logout(ctx: &Context, args: &AuthArgs) -> Result<(), CliError> {
-    let url = server_url(ctx, &args.server)?;
-    let store = FileTokenStore::default_location().map_err(CliError::Auth)?;
+    let (url, label) = target(ctx, args)?;
+    let store = Arc::new(FileTokenStore::default_location().map_err(CliError::Auth)?);
+    if store.load(&url).await.map_err(CliError::Auth)?.is_empty() {
+        return output::print(&format!(
+            "nothing was stored for {label}: there were no credentials to forget\n"
+        ));
+    }
     let provider = OAuthProvider::new(
         oauth_config(&url),
         Arc::new(LoginFirst {
@@ -120,10 +167,9 @@ pub(crate) async fn logout(ctx: &Context, args: &AuthArgs) -> Result<(), CliErro
         }),
     )
     .map_err(CliError::Auth)?
-    .with_store(Arc::new(store));
+    .with_store(store);
     provider.logout().await.map_err(CliError::Auth)?;
     output::print(&format!(
-        "logged out of `{}` (its stored credentials are gone)\n",
-        args.server
+        "logged out of {label} (its stored credentials are gone)\n"
     ))
 }

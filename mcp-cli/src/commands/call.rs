@@ -13,7 +13,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_hub::{CallOptions, Discovery, HubError};
+use mcp_hub::{CallOptions, Discovery, HubError, Namespace};
+use mcp_session::SessionError;
 use mcp_types::CallToolResult;
 use mcp_types::text::{escape_content, escape_line};
 use serde_json::json;
@@ -21,12 +22,13 @@ use tokio::sync::mpsc;
 
 use crate::args::CallArgs;
 use crate::coerce;
-use crate::commands::tools::{Outcome, policy_of, start_configured};
+use crate::commands::tools::{policy_of, start_configured};
 use crate::commands::{Context, resolve, then_shut_down, with_server};
 use crate::config::ServerEntry;
-use crate::error::{CliError, Exit, hub_chain};
-use crate::output::{self, Paint, one_line, render_content, to_json};
+use crate::error::{CliError, Exit};
+use crate::output::{self, Paint, render_content, to_json};
 use crate::progress::{Activity, show_progress};
+use crate::suggest;
 
 /// Progress notifications waiting to be shown.
 const PROGRESS_QUEUE: usize = 64;
@@ -75,13 +77,16 @@ struct Called {
 }
 
 pub(crate) async fn run(ctx: &Context, args: CallArgs) -> Result<Exit, CliError> {
+    // Read before anything starts: a file or standard input that cannot be
+    // read costs no server.
+    let args_json = args.args.as_deref().map(coerce::args_text).transpose()?;
     let (called, result) = match form(&args.words, args.target.is_given()) {
         Form::OnServer {
             server,
             tool,
             pairs,
-        } => on_server(ctx, &args, server, tool, pairs).await?,
-        Form::Merged { name, pairs } => merged(ctx, &args, name, pairs).await?,
+        } => on_server(ctx, &args, args_json, server, tool, pairs).await?,
+        Form::Merged { name, pairs } => merged(ctx, &args, args_json, name, pairs).await?,
     };
     report(ctx, args.json, &called, &result)
 }
@@ -90,6 +95,7 @@ pub(crate) async fn run(ctx: &Context, args: CallArgs) -> Result<Exit, CliError>
 async fn on_server(
     ctx: &Context,
     args: &CallArgs,
+    args_json: Option<String>,
     server: Option<&str>,
     tool: Option<&str>,
     pairs: &[String],
@@ -99,7 +105,6 @@ async fn on_server(
     let name = target.name().to_owned();
     let tool_name = tool.to_owned();
     let pairs = pairs.to_vec();
-    let args_json = args.args.clone();
     let timeout = args.timeout.map(Duration::from_secs);
     let ui = ctx.ui;
     let result = with_server(ctx, &target, Discovery::Eager, |hub| async move {
@@ -109,13 +114,33 @@ async fn on_server(
             .and_then(Result::ok);
         let arguments = coerce::arguments(schema.as_ref(), args_json.as_deref(), &pairs)?;
         let tool_name = &tool_name;
-        with_progress(&ui, tool_name, timeout, |options| async move {
-            let facade = hub.facade();
-            facade
-                .call_tool_with(&name, tool_name, arguments, &options)
-                .await
+        let called = with_progress(&ui, tool_name, timeout, |options| {
+            let hub = Arc::clone(&hub);
+            let name = name.clone();
+            async move {
+                hub.facade()
+                    .call_tool_with(&name, tool_name, arguments, &options)
+                    .await
+            }
         })
-        .await
+        .await;
+        match called {
+            Err(CliError::Hub(error)) if is_unknown_tool(&error) => {
+                // The server's own names of the tools it exposes to us.
+                let namespace = hub.namespace();
+                let names = namespace
+                    .tools()
+                    .iter()
+                    .filter(|t| !t.is_helper() && t.server().as_str() == name)
+                    .map(|t| t.tool().name.as_str());
+                Err(CliError::UnknownTool {
+                    suggestions: suggest::closest(tool_name, names),
+                    error: Box::new(error),
+                    failed: Vec::new(),
+                })
+            }
+            other => other,
+        }
     })
     .await?;
     let called = Called {
@@ -130,6 +155,7 @@ async fn on_server(
 async fn merged(
     ctx: &Context,
     args: &CallArgs,
+    args_json: Option<String>,
     name: &str,
     pairs: &[String],
 ) -> Result<(Called, CallToolResult), CliError> {
@@ -137,12 +163,10 @@ async fn merged(
     let failed: Vec<String> = started
         .outcomes
         .iter()
-        .filter_map(|(server, outcome)| match outcome {
-            Outcome::Failed(error) => {
-                eprint!("{}", not_started(server, error, ctx.ui.err()));
-                Some(server.clone())
-            }
-            Outcome::Ready { .. } => None,
+        .filter_map(|(server, outcome)| {
+            let why = outcome.failure_line(200)?;
+            eprint!("{}", not_started(server, &why, ctx.ui.err()));
+            Some(server.clone())
         })
         .collect();
     let hub = &started.hub;
@@ -150,9 +174,9 @@ async fn merged(
         let namespace = hub.namespace();
         let exposed = namespace
             .resolve(name)
-            .map_err(|e| not_exposed(e, name, &entries, &failed))?;
+            .map_err(|e| not_exposed(e, name, &entries, &failed, &namespace))?;
         let schema = exposed.tool().input_schema.to_value().ok();
-        let arguments = coerce::arguments(schema.as_ref(), args.args.as_deref(), pairs)?;
+        let arguments = coerce::arguments(schema.as_ref(), args_json.as_deref(), pairs)?;
         let called = Called {
             server: exposed.server().to_string(),
             tool: exposed.tool().name.clone(),
@@ -169,35 +193,47 @@ async fn merged(
 }
 
 /// The error for a name the namespace does not resolve: a configured
-/// server's name alone misses its tool; an unknown name while servers did
-/// not start says which (their tools are missing, not absent).
+/// server's name alone misses its tool; an unknown name says which servers
+/// did not start (their tools are missing, not absent) and the exposed
+/// names closest to it.
 fn not_exposed(
     error: HubError,
     name: &str,
     entries: &[ServerEntry],
     failed: &[String],
+    namespace: &Namespace,
 ) -> CliError {
     match error {
         HubError::UnknownTool { .. } if entries.iter().any(|e| e.name == name) => {
             CliError::MissingWord { what: "TOOL" }
         }
-        error @ HubError::UnknownTool { .. } if !failed.is_empty() => CliError::NotExposed {
+        error @ HubError::UnknownTool { .. } => CliError::UnknownTool {
             error: Box::new(error),
             failed: failed.to_vec(),
+            suggestions: suggest::closest(name, namespace.tools().iter().map(|t| t.name())),
         },
         error => CliError::Hub(error),
     }
 }
 
+/// Whether the hub or the session refused a tool name it does not know.
+fn is_unknown_tool(error: &HubError) -> bool {
+    matches!(
+        error,
+        HubError::UnknownTool { .. }
+            | HubError::Session {
+                error: SessionError::UnknownTool { .. },
+                ..
+            }
+    )
+}
+
 /// The line said about a server that did not start in the merged form.
-fn not_started(server: &str, error: &Arc<HubError>, paint: Paint) -> String {
-    // The innermost causes say most (outer ones name the server).
-    let chain = hub_chain(error);
-    let why = chain[chain.len().saturating_sub(2)..].join(": ");
+fn not_started(server: &str, why: &str, paint: Paint) -> String {
     format!(
         "{} server `{server}` did not start, so its tools are missing: {}\n",
         paint.yellow("warning:"),
-        escape_line(&one_line(&why, 200))
+        escape_line(why)
     )
 }
 

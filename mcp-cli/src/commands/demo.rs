@@ -84,7 +84,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
         1,
         "Three servers start in parallel; each negotiates its own protocol era",
     );
-    out.push_str(&indent(&servers_table(&started.outcomes)));
+    out.push_str(&indent(&servers_table(&started.outcomes, &[])));
     for (name, outcome) in &started.outcomes {
         let how = match outcome {
             Outcome::Ready { era, version, .. } if era_name(*era) == "modern" => {
@@ -94,6 +94,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
                 "did not speak 2026-07-28, so the client fell back to `initialize` and they agreed on {version}"
             ),
             Outcome::Failed(e) => format!("failed: {e}"),
+            Outcome::Misconfigured(e) => format!("failed: {e}"),
         };
         out.push_str(&format!("   {} {how}\n", paint.cyan(&format!("{name:<7}"))));
     }

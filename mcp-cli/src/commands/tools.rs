@@ -31,6 +31,96 @@ pub(crate) enum Outcome {
         tools: Option<usize>,
     },
     Failed(Arc<HubError>),
+    /// Its entry could not be used (an unset `${VAR}`, a directory that
+    /// does not exist …), so it was not started; the other servers were.
+    Misconfigured(Arc<CliError>),
+}
+
+impl Outcome {
+    /// Why it failed, in our words (outer first), when it did.
+    pub(crate) fn failure_chain(&self) -> Option<Vec<String>> {
+        match self {
+            Outcome::Ready { .. } => None,
+            Outcome::Failed(error) => Some(hub_chain(error)),
+            Outcome::Misconfigured(error) => Some(error.chain()),
+        }
+    }
+
+    /// Why it failed, on one line: the innermost causes, which say most
+    /// (outer ones name the server).
+    pub(crate) fn failure_line(&self, max: usize) -> Option<String> {
+        if let Outcome::Misconfigured(error) = self
+            && let CliError::Config { location, problem } = &**error
+        {
+            // The file is the configuration's own; the place and the
+            // problem say it all.
+            return Some(one_line(&format!("at `{}`: {problem}", location.path), max));
+        }
+        let chain = self.failure_chain()?;
+        let from = match self {
+            Outcome::Failed(_) => chain.len().saturating_sub(2),
+            _ => 0,
+        };
+        Some(one_line(&chain[from..].join(": "), max))
+    }
+
+    /// The exit code its failure has, when it failed.
+    pub(crate) fn failure_exit(&self) -> Option<Exit> {
+        match self {
+            Outcome::Ready { .. } => None,
+            Outcome::Failed(error) => Some(Exit::of(error.cause())),
+            Outcome::Misconfigured(error) => Some(error.exit()),
+        }
+    }
+
+    /// The `--json` form of its failure (`ERROR`), when it failed.
+    fn failure_json(&self) -> Option<Value> {
+        match self {
+            Outcome::Ready { .. } => None,
+            Outcome::Failed(error) => Some(hub_error_json(error)),
+            Outcome::Misconfigured(error) => Some(error.to_json()["error"].clone()),
+        }
+    }
+}
+
+/// A server the `reject` policy refused: its tool that collides and the
+/// earlier server that has it.
+#[derive(Clone, Debug)]
+pub(crate) struct Refusal {
+    pub(crate) server: String,
+    pub(crate) tool: String,
+    pub(crate) existing: String,
+}
+
+impl Refusal {
+    /// Every server the namespace refused.
+    pub(crate) fn of(namespace: &Namespace) -> Vec<Refusal> {
+        namespace
+            .notes()
+            .iter()
+            .filter_map(|note| match note {
+                NamespaceNote::Refused {
+                    server,
+                    tool,
+                    existing,
+                } => Some(Refusal {
+                    server: server.to_string(),
+                    tool: tool.clone(),
+                    existing: existing.to_string(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Why, in words (the tool's name is the server's, escaped).
+    pub(crate) fn reason(&self) -> String {
+        format!(
+            "refused by the reject policy: its tool `{}` collides with {}",
+            escape_line(&self.tool),
+            self.existing
+        )
+    }
 }
 
 /// What `mcp tools` and `mcp demo` print from.
@@ -148,7 +238,9 @@ pub(crate) async fn start_all(
 
 /// Every configured server that is not disabled, started with
 /// [`start_all`] (what `mcp tools` and `mcp call NAME` work on), with their
-/// entries.
+/// entries. A server whose entry cannot be used (an unset `${VAR}`, a
+/// missing directory) is not started and is [`Outcome::Misconfigured`];
+/// the others start all the same. Outcomes are in file order.
 pub(crate) async fn start_configured(
     ctx: &Context,
     policy: CollisionPolicy,
@@ -166,12 +258,34 @@ pub(crate) async fn start_configured(
         command_line: false,
         variables: config.variables.as_ref(),
     };
-    let specs = entries
+    let mut specs = Vec::with_capacity(entries.len());
+    let mut misconfigured: BTreeMap<String, Arc<CliError>> = BTreeMap::new();
+    for entry in &entries {
+        match connect::spec(origin, entry, ctx.start_options(), Discovery::Eager) {
+            Ok(spec) => specs.push(spec),
+            Err(error) => {
+                misconfigured.insert(entry.name.clone(), Arc::new(error));
+            }
+        }
+    }
+    // The authority names exactly the servers that are registered.
+    let authority = connect::authority(
+        entries
+            .iter()
+            .filter(|e| !misconfigured.contains_key(&e.name)),
+    );
+    let mut started = start_all(ctx, specs, authority, policy, provider_safe).await?;
+    let mut outcomes: BTreeMap<String, Outcome> = started.outcomes.drain(..).collect();
+    started.outcomes = entries
         .iter()
-        .map(|e| connect::spec(origin, e, ctx.start_options(), Discovery::Eager))
-        .collect::<Result<Vec<_>, _>>()?;
-    let authority = connect::authority(&entries);
-    let started = start_all(ctx, specs, authority, policy, provider_safe).await?;
+        .filter_map(|e| {
+            let outcome = match misconfigured.remove(&e.name) {
+                Some(error) => Outcome::Misconfigured(error),
+                None => outcomes.remove(&e.name)?,
+            };
+            Some((e.name.clone(), outcome))
+        })
+        .collect();
     Ok((started, entries))
 }
 
@@ -183,10 +297,10 @@ pub(crate) async fn run(ctx: &Context, args: ToolsArgs) -> Result<Exit, CliError
     let printed = print(ctx, &args, &started, &namespace, &hidden);
     started.hub.shutdown().await;
     printed?;
-    let first_failure = started.outcomes.iter().find_map(|(_, o)| match o {
-        Outcome::Failed(e) => Some(Exit::of(e.cause())),
-        Outcome::Ready { .. } => None,
-    });
+    // The first server (in file order) that failed decides: 2 for one
+    // that could not be started or reached, 1 for an entry that could not
+    // be used.
+    let first_failure = started.outcomes.iter().find_map(|(_, o)| o.failure_exit());
     Ok(first_failure.unwrap_or(Exit::Ok))
 }
 
@@ -276,27 +390,38 @@ fn print(
 ) -> Result<(), CliError> {
     // Failures go to stderr in every format, labelled by server.
     for (name, outcome) in &started.outcomes {
-        if let Outcome::Failed(error) = outcome {
-            let mut chain = vec![format!("server `{name}` did not start")];
-            chain.extend(hub_chain(error));
-            eprint!(
-                "{}",
-                render_report(
-                    &chain,
-                    error.server_message(),
-                    error.stderr_tail(),
-                    ctx.ui.err(),
-                    ctx.ui.verbose > 0,
-                )
-            );
-        }
+        let Some(causes) = outcome.failure_chain() else {
+            continue;
+        };
+        let (server_message, stderr_tail) = match outcome {
+            Outcome::Failed(error) => (error.server_message(), error.stderr_tail()),
+            _ => (None, None),
+        };
+        let what = match outcome {
+            Outcome::Misconfigured(_) => "was not started",
+            _ => "did not start",
+        };
+        let mut chain = vec![format!("server `{name}` {what}")];
+        chain.extend(causes);
+        eprint!(
+            "{}",
+            render_report(
+                &chain,
+                server_message,
+                stderr_tail,
+                ctx.ui.err(),
+                ctx.ui.verbose > 0,
+            )
+        );
     }
+    let refused = Refusal::of(namespace);
     match args.format {
-        Format::Table => output::print(&human(started, namespace, hidden, ctx.ui.out())),
+        Format::Table => output::print(&human(started, namespace, &refused, hidden, ctx.ui.out())),
         Format::Json => output::print_json(&as_json(
             policy_name(args.policy),
             started,
             namespace,
+            &refused,
             hidden,
         )),
         Format::Anthropic => {
@@ -328,10 +453,13 @@ pub(crate) fn shared_names(namespace: &Namespace) -> Vec<(String, Vec<String>)> 
         .collect()
 }
 
-pub(crate) fn servers_table(outcomes: &[(String, Outcome)]) -> String {
-    let any_failed = outcomes
+/// One row per server: its status (`ready`, `refused` by the `reject`
+/// policy, or `failed`), protocol and tools, and why when it is not ready.
+pub(crate) fn servers_table(outcomes: &[(String, Outcome)], refused: &[Refusal]) -> String {
+    let refusal = |name: &str| refused.iter().find(|r| r.server == name);
+    let any_reason = outcomes
         .iter()
-        .any(|(_, o)| matches!(o, Outcome::Failed(_)));
+        .any(|(name, o)| o.failure_chain().is_some() || refusal(name).is_some());
     let rows = outcomes
         .iter()
         .map(|(name, outcome)| {
@@ -342,11 +470,16 @@ pub(crate) fn servers_table(outcomes: &[(String, Outcome)]) -> String {
                     tools,
                 } => vec![
                     name.clone(),
-                    "ready".to_owned(),
+                    if refusal(name).is_some() {
+                        "refused"
+                    } else {
+                        "ready"
+                    }
+                    .to_owned(),
                     format!("{version} ({})", era_name(*era)),
                     tools.map(|t| t.to_string()).unwrap_or_default(),
                 ],
-                Outcome::Failed(_) => {
+                Outcome::Failed(_) | Outcome::Misconfigured(_) => {
                     vec![
                         name.clone(),
                         "failed".to_owned(),
@@ -355,21 +488,18 @@ pub(crate) fn servers_table(outcomes: &[(String, Outcome)]) -> String {
                     ]
                 }
             };
-            if any_failed {
-                row.push(match outcome {
-                    // The innermost causes say most (outer ones name the server).
-                    Outcome::Failed(error) => {
-                        let chain = hub_chain(error);
-                        one_line(&chain[chain.len().saturating_sub(2)..].join(": "), 90)
-                    }
-                    Outcome::Ready { .. } => String::new(),
+            if any_reason {
+                row.push(match (outcome.failure_line(90), refusal(name)) {
+                    (Some(why), _) => why,
+                    (None, Some(refusal)) => refusal.reason(),
+                    (None, None) => String::new(),
                 });
             }
             row
         })
         .collect();
-    let headers: &[&str] = if any_failed {
-        &["server", "status", "protocol", "tools", "error"]
+    let headers: &[&str] = if any_reason {
+        &["server", "status", "protocol", "tools", "reason"]
     } else {
         &["server", "status", "protocol", "tools"]
     };
@@ -442,8 +572,14 @@ pub(crate) fn note_text(note: &NamespaceNote) -> String {
     }
 }
 
-fn human(started: &Started, namespace: &Namespace, hidden: &[Hidden], paint: Paint) -> String {
-    let mut out = servers_table(&started.outcomes);
+fn human(
+    started: &Started,
+    namespace: &Namespace,
+    refused: &[Refusal],
+    hidden: &[Hidden],
+    paint: Paint,
+) -> String {
+    let mut out = servers_table(&started.outcomes, refused);
     out.push('\n');
     if namespace.tools().is_empty() {
         out.push_str(&paint.dim("(no tools)\n"));
@@ -472,7 +608,13 @@ fn human(started: &Started, namespace: &Namespace, hidden: &[Hidden], paint: Pai
     out
 }
 
-fn as_json(policy: &str, started: &Started, namespace: &Namespace, hidden: &[Hidden]) -> Value {
+fn as_json(
+    policy: &str,
+    started: &Started,
+    namespace: &Namespace,
+    refused: &[Refusal],
+    hidden: &[Hidden],
+) -> Value {
     let servers: Vec<Value> = started
         .outcomes
         .iter()
@@ -481,12 +623,21 @@ fn as_json(policy: &str, started: &Started, namespace: &Namespace, hidden: &[Hid
                 era,
                 version,
                 tools,
-            } => json!({
-                "name": name, "status": "ready", "era": era_name(*era),
-                "protocolVersion": version.as_str(), "tools": tools,
-            }),
-            Outcome::Failed(error) => json!({
-                "name": name, "status": "failed", "error": hub_error_json(error),
+            } => {
+                let mut server = json!({
+                    "name": name, "status": "ready", "era": era_name(*era),
+                    "protocolVersion": version.as_str(), "tools": tools,
+                });
+                if let Some(refusal) = refused.iter().find(|r| &r.server == name) {
+                    server["status"] = json!("refused");
+                    server["reason"] = json!(refusal.reason());
+                    server["tool"] = json!(refusal.tool);
+                    server["collidesWith"] = json!(refusal.existing);
+                }
+                server
+            }
+            failed => json!({
+                "name": name, "status": "failed", "error": failed.failure_json(),
             }),
         })
         .collect();

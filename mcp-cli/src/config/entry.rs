@@ -137,30 +137,41 @@ pub(crate) struct TokenEntry {
 }
 
 impl ServerEntry {
-    /// A one-off stdio server from the command line.
-    pub(crate) fn one_off_stdio(command: &[String]) -> Self {
+    /// A one-off stdio server from the command line: `command` (program
+    /// and arguments), its variables (`env`: checked names), the variables
+    /// it inherits and its directory.
+    pub(crate) fn one_off_stdio(
+        command: &[String],
+        env: Vec<(String, String)>,
+        env_inherit: Vec<String>,
+        cwd: Option<String>,
+    ) -> Self {
         Self::with_kind(
             "server",
             EntryKind::Stdio(StdioEntry {
                 command: command[0].clone(),
                 args: command[1..].to_vec(),
-                ..StdioEntry::default()
+                env,
+                env_inherit,
+                cwd,
             }),
         )
     }
 
-    /// A one-off remote server from the command line.
+    /// A one-off remote server from the command line, with its extra
+    /// headers (checked names).
     pub(crate) fn one_off_remote(
         url: &str,
         transport: RemoteTransport,
         token_env: Option<&str>,
+        headers: Vec<(String, String)>,
     ) -> Self {
         Self::with_kind(
             "server",
             EntryKind::Remote(RemoteEntry {
                 transport,
                 url: url.to_owned(),
-                headers: Vec::new(),
+                headers,
                 token: token_env.map(|env| TokenEntry {
                     env: env.to_owned(),
                     header: None,
@@ -225,7 +236,8 @@ pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<Serv
             ));
         }
     }
-    let kind_name = at.string_in("type", &["stdio", "http", "sse"])?;
+    // `streamable-http` is how part of the ecosystem spells `http`.
+    let kind_name = at.string_in("type", &["stdio", "http", "streamable-http", "sse"])?;
     let has_command = object.contains_key("command");
     let has_url = object.contains_key("url");
     if has_command && has_url {

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, EntryKind, ServerEntry, expand::references, read_text_limited};
-use crate::error::CliError;
+use crate::error::{CliError, shell_word};
 use crate::safe_write::Locked;
 
 /// Largest trust store read.
@@ -248,21 +248,6 @@ fn strings(entry: &ServerEntry) -> Vec<&str> {
         }
     }
     out
-}
-
-/// A word of a command line, quoted for a POSIX shell when it needs to be,
-/// its control characters escaped.
-fn shell_word(word: &str) -> String {
-    let word = escape_line(word);
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_alphanumeric() || "-_./=:,@%+".contains(c));
-    if plain {
-        word.into_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// What approving `config` allows, for a person to read: every command with
