@@ -9,30 +9,10 @@ const MAX_COMPARED_CHARS: usize = 128;
 
 /// The edit distance between `a` and `b`: insertions, deletions,
 /// substitutions and swaps of two neighbouring characters each cost one
-/// (optimal string alignment), so `ehco` is one edit from `echo`.
+/// (optimal string alignment, `strsim`, already in the tree through clap),
+/// so `ehco` is one edit from `echo`.
 fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // Three rows: two before the current one, for swaps.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current: Vec<usize> = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        current[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (previous[j] + 1)
-                .min(current[j - 1] + 1)
-                .min(previous[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(before[j - 2] + 1);
-            }
-            current[j] = d;
-        }
-        std::mem::swap(&mut before, &mut previous);
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
+    strsim::osa_distance(a, b)
 }
 
 /// The candidates closest to `given`, closest first (ties by name), at
