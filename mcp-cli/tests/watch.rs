@@ -298,17 +298,20 @@ async fn trigger(url: &str, tool: &str) {
     assert!(text.contains("\"result\""), "{tool}: {text}");
 }
 
+/// [`modern_docs`] served over Streamable HTTP with event-stream replies
+/// (listen streams and the reads' log and progress ride on them).
+fn docs_server(rt: &tokio::runtime::Runtime) -> mcp_testkit::RunningHttpServer {
+    rt.block_on(HttpFakeServer::start(
+        modern_docs(),
+        HttpServerOptions::default().reply(ReplyMode::Sse),
+    ))
+    .unwrap()
+}
+
 #[test]
 fn changed_tools_wait_for_review_and_a_subscribed_resource_is_followed() {
     let rt = runtime();
-    let server = rt
-        .block_on(HttpFakeServer::start(
-            modern_docs(),
-            // Listen streams and the reads' log and progress ride on
-            // event-stream replies.
-            HttpServerOptions::default().reply(ReplyMode::Sse),
-        ))
-        .unwrap();
+    let server = docs_server(&rt);
     let url = server.url();
     let sandbox = Sandbox::new().with_servers(&[("docs", json!({"url": url}))]);
     let mut watch = Watching::start(&sandbox, &["docs", "--resource", "docs://today", "--json"]);
@@ -375,14 +378,7 @@ fn changed_tools_wait_for_review_and_a_subscribed_resource_is_followed() {
 #[test]
 fn human_lines_escape_the_server_and_quit_ends_the_watch() {
     let rt = runtime();
-    let server = rt
-        .block_on(HttpFakeServer::start(
-            modern_docs(),
-            // Listen streams and the reads' log and progress ride on
-            // event-stream replies.
-            HttpServerOptions::default().reply(ReplyMode::Sse),
-        ))
-        .unwrap();
+    let server = docs_server(&rt);
     let sandbox = Sandbox::new().with_servers(&[("docs", json!({"url": server.url()}))]);
     let mut watch = Watching::start(&sandbox, &["--resource", "docs=docs://today"]);
     let ready = watch.until_text("ready");

@@ -42,6 +42,15 @@ fn spec(name: &str, script: Script, modern: bool) -> ServerSpec {
         .context_helpers(true)
 }
 
+/// Every exposed tool name.
+fn exposed(hub: &Hub) -> Vec<String> {
+    hub.namespace()
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect()
+}
+
 #[derive(Debug, Default)]
 struct Trail(Mutex<Vec<AuditRecord>>);
 
@@ -71,12 +80,7 @@ async fn skills_are_per_server_allow_listed_and_verified() {
         .start()
         .await
         .unwrap();
-    let names: Vec<String> = hub
-        .namespace()
-        .tools()
-        .iter()
-        .map(|t| t.name().to_owned())
-        .collect();
+    let names = exposed(&hub);
     for name in [
         "docs/list_skills",
         "docs/load_skill",
@@ -219,12 +223,7 @@ async fn an_empty_skills_allow_list_hides_the_helpers() {
         .start()
         .await
         .unwrap();
-    let names: Vec<String> = hub
-        .namespace()
-        .tools()
-        .iter()
-        .map(|t| t.name().to_owned())
-        .collect();
+    let names = exposed(&hub);
     assert!(!names.iter().any(|n| n.contains("skill")), "{names:?}");
     assert!(hub.facade().list_skills("docs").await.unwrap().is_empty());
     hub.shutdown().await;

@@ -40,6 +40,16 @@ fn reads(recorder: &mcp_testkit::Recorder) -> Vec<String> {
         .collect()
 }
 
+fn refused_as_unlisted(err: &SessionError) -> bool {
+    matches!(
+        err,
+        SessionError::SkillRefused {
+            check: SkillCheck::Unlisted { .. },
+            ..
+        }
+    )
+}
+
 #[tokio::test]
 async fn a_listed_skill_loads_verified_and_only_when_asked() {
     for mode in BOTH {
@@ -72,16 +82,7 @@ async fn a_listed_skill_loads_verified_and_only_when_asked() {
             .read_skill_file(entry, "skill://pdf-processing/references/OTHER.md")
             .await
             .unwrap_err();
-        assert!(
-            matches!(
-                &err,
-                SessionError::SkillRefused {
-                    check: SkillCheck::Unlisted { .. },
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        assert!(refused_as_unlisted(&err), "{err:?}");
         assert_eq!(reads(&recorder).len(), before);
 
         let got = session.get_skill(&entry.uri).await.unwrap();
@@ -202,15 +203,6 @@ async fn listings_page_and_dynamic_skills_load_within_their_directory() {
             .read_skill_file(daily, "skill://pdf-processing/SKILL.md")
             .await
             .unwrap_err();
-        assert!(
-            matches!(
-                &err,
-                SessionError::SkillRefused {
-                    check: SkillCheck::Unlisted { .. },
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        assert!(refused_as_unlisted(&err), "{err:?}");
     }
 }
