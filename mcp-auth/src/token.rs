@@ -143,6 +143,10 @@ impl TokenEndpoint<'_> {
                 let secret = form_encode(secret);
                 let credentials = STANDARD.encode(format!("{id}:{secret}"));
                 headers.push(("Authorization".to_owned(), format!("Basic {credentials}")));
+                // The id in the form too (never the secret): the Python
+                // SDK's authorization server refuses a token request
+                // without it ("Missing client_id") even with Basic.
+                pairs.push(("client_id", &self.client.client_id));
             }
             (TokenAuthMethod::ClientSecretPost, Some(secret)) => {
                 pairs.push(("client_id", &self.client.client_id));

@@ -175,6 +175,8 @@ async fn the_token_endpoint_authentication_follows_the_server() {
                 // RFC 6749 §2.3.1: each part form-encoded before Base64.
                 assert_eq!(decoded, "id+with%3Acolon:SEKRIT+s3cr%3At%2B%2F%26");
                 assert_eq!(token.form("client_secret"), None);
+                // The id in the form as well, as some servers require.
+                assert_eq!(token.form("client_id"), Some("id with:colon"));
             }
             _ => {
                 assert_eq!(token.authorization, None);
