@@ -334,7 +334,7 @@ impl Session<Ready> {
                 })
             })?),
             _ => {
-                if !uri.starts_with(skill_root(&entry.uri).unwrap_or_default()) {
+                if !within_directory(skill_root(&entry.uri).unwrap_or_default(), uri) {
                     return Err(refuse(SkillCheck::Unlisted {
                         uri: uri.to_owned(),
                     }));
@@ -392,6 +392,22 @@ fn refused(entry: &Skill, check: SkillCheck) -> SessionError {
 fn skill_root(uri: &str) -> Option<&str> {
     uri.strip_suffix(SKILL_FILE)
         .filter(|root| root.ends_with('/'))
+}
+
+/// Whether `uri` names a file under the directory `root` (which ends in
+/// `/`): no `.`, `..` or empty segment, no query or fragment, no
+/// backslash and no percent-encoding (which could spell `..`), so a
+/// dynamic skill cannot have a file outside its directory read.
+fn within_directory(root: &str, uri: &str) -> bool {
+    match uri.strip_prefix(root) {
+        Some(path) if !root.is_empty() => {
+            !path.contains(['?', '#', '\\', '%'])
+                && path
+                    .split('/')
+                    .all(|segment| !matches!(segment, "" | "." | ".."))
+        }
+        _ => false,
+    }
 }
 
 /// What can be checked before anything is read: a `SKILL.md` URI, a
@@ -671,6 +687,27 @@ mod tests {
         let mut not_skill = entry(vec![file("skill://a/SKILL.md", 1)]);
         not_skill.uri = "skill://a/README.md".into();
         assert_eq!(check_entry(&not_skill), Err(SkillCheck::NotASkillUri));
+    }
+
+    #[test]
+    fn a_dynamic_skill_reads_only_below_its_directory() {
+        let root = "skill://reports/daily/";
+        assert!(within_directory(
+            root,
+            "skill://reports/daily/data/today.md"
+        ));
+        for outside in [
+            "skill://reports/daily/../weekly/SKILL.md",
+            "skill://reports/daily/./x",
+            "skill://reports/daily/a//b",
+            "skill://reports/daily/",
+            "skill://reports/daily/x?y=1",
+            "skill://reports/daily/%2e%2e/x",
+            "skill://reports/weekly/SKILL.md",
+        ] {
+            assert!(!within_directory(root, outside), "{outside}");
+        }
+        assert!(!within_directory("", "skill://x"));
     }
 
     #[test]
