@@ -66,6 +66,11 @@ pub enum SkillCheck {
         /// The file.
         uri: String,
     },
+    /// The manifest lists a file outside the skill's directory.
+    OutsideDirectory {
+        /// The file.
+        uri: String,
+    },
     /// A manifest digest is not `sha256:` and 64 lowercase hex digits.
     BadDigest {
         /// The file.
@@ -126,6 +131,11 @@ impl fmt::Display for SkillCheck {
             SkillCheck::Unlisted { uri } => {
                 write!(f, "`{}` is not one of its files", Untrusted::new(uri))
             }
+            SkillCheck::OutsideDirectory { uri } => write!(
+                f,
+                "its manifest lists `{}`, outside the skill's directory",
+                Untrusted::new(uri)
+            ),
             SkillCheck::BadDigest { uri } => write!(
                 f,
                 "the digest of `{}` is not `sha256:` and 64 lowercase hex digits",
@@ -430,6 +440,12 @@ fn check_entry(entry: &Skill) -> Result<(), SkillCheck> {
     if !files.iter().any(|f| f.uri == entry.uri) {
         return Err(SkillCheck::SkillFileUnlisted);
     }
+    let root = skill_root(&entry.uri).unwrap_or_default();
+    if let Some(outside) = files.iter().find(|f| !within_directory(root, &f.uri)) {
+        return Err(SkillCheck::OutsideDirectory {
+            uri: outside.uri.clone(),
+        });
+    }
     if let Some(bad) = files.iter().find(|f| digest_hex(&f.digest).is_none()) {
         return Err(SkillCheck::BadDigest {
             uri: bad.uri.clone(),
@@ -677,6 +693,15 @@ mod tests {
         assert_eq!(
             check_entry(&entry(vec![file("skill://a/other.md", 1)])),
             Err(SkillCheck::SkillFileUnlisted)
+        );
+        assert_eq!(
+            check_entry(&entry(vec![
+                file("skill://a/SKILL.md", 1),
+                file("skill://b/secret.md", 1)
+            ])),
+            Err(SkillCheck::OutsideDirectory {
+                uri: "skill://b/secret.md".into()
+            })
         );
         let mut bad = file("skill://a/SKILL.md", 1);
         bad.digest = "sha256:XYZ".into();
