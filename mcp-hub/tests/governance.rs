@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use common::*;
 use mcp_hub::{
-    Approval, ApprovalHook, ApprovalRequest, AuditOutcome, AuditRecord, AuditSink, Authority,
-    CallLimits, CollisionPolicy, ContentLimit, DenyReason, Hub, HubConfig, HubError, HubEvent,
-    Operation, Principal, RetryPolicy, ServerAuthority, ServerSpec, TargetKind, ToolCall,
+    Approval, ApprovalHook, ApprovalRequest, AuditOutcome, Authority, CallLimits, CollisionPolicy,
+    ContentLimit, DenyReason, Hub, HubConfig, HubError, HubEvent, Operation, Principal,
+    RetryPolicy, ServerAuthority, ServerSpec, TargetKind, ToolCall,
 };
 use mcp_session::Negotiation;
 use mcp_testkit::{Behavior, Recorder, Script, demo};
@@ -443,15 +443,6 @@ async fn tool_calls_are_retried_only_when_the_host_opted_in() {
         "an idempotentHint is not consent"
     );
     hub.shutdown().await;
-}
-
-#[derive(Debug, Default)]
-struct Trail(Mutex<Vec<AuditRecord>>);
-
-impl AuditSink for Trail {
-    fn record(&self, record: &AuditRecord) {
-        self.0.lock().unwrap().push(record.clone());
-    }
 }
 
 #[tokio::test]

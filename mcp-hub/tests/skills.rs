@@ -6,12 +6,12 @@
 #[path = "support/common.rs"]
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::*;
 use mcp_hub::{
-    AuditRecord, AuditSink, Authority, DenyReason, Hub, HubConfig, HubError, Operation,
-    ServerAuthority, ServerSpec, TargetKind,
+    Authority, DenyReason, Hub, HubConfig, HubError, Operation, ServerAuthority, ServerSpec,
+    TargetKind,
 };
 use mcp_session::{Negotiation, SessionError};
 use mcp_testkit::Script;
@@ -49,15 +49,6 @@ fn exposed(hub: &Hub) -> Vec<String> {
         .iter()
         .map(|t| t.name().to_owned())
         .collect()
-}
-
-#[derive(Debug, Default)]
-struct Trail(Mutex<Vec<AuditRecord>>);
-
-impl AuditSink for Trail {
-    fn record(&self, record: &AuditRecord) {
-        self.0.lock().unwrap().push(record.clone());
-    }
 }
 
 #[tokio::test]

@@ -3,10 +3,10 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mcp_hub::{HubEvent, HubEvents, ServerName};
+use mcp_hub::{AuditRecord, AuditSink, HubEvent, HubEvents, ServerName};
 use mcp_session::SessionConfig;
 use mcp_testkit::{FakeServer, Recorder, Script};
 use mcp_transport::{
@@ -166,5 +166,15 @@ pub fn first_text(result: &mcp_types::CallToolResult) -> String {
     match result.content.first() {
         Some(mcp_types::ContentBlock::Text(t)) => t.text.clone(),
         other => panic!("no text block: {other:?}"),
+    }
+}
+
+/// An audit sink keeping every record, for tests to read back.
+#[derive(Debug, Default)]
+pub struct Trail(pub Mutex<Vec<AuditRecord>>);
+
+impl AuditSink for Trail {
+    fn record(&self, record: &AuditRecord) {
+        self.0.lock().unwrap().push(record.clone());
     }
 }
