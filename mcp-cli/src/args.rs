@@ -300,9 +300,10 @@ pub(crate) struct WatchArgs {
     /// One JSON object per line on stdout.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The least severe log messages asked of the servers.
-    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
-    pub(crate) log_level: LogLevel,
+    /// The least severe log messages asked of the servers: debug, info,
+    /// notice, warning, error, critical, alert or emergency.
+    #[arg(long, default_value = "info", value_parser = log_level)]
+    pub(crate) log_level: mcp_types::LoggingLevel,
     /// Adopt a changed tool list at once instead of holding it for review.
     #[arg(long)]
     pub(crate) adopt: bool,
@@ -311,16 +312,11 @@ pub(crate) struct WatchArgs {
     pub(crate) policy: Policy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
+/// A log level by its wire name (the protocol's own spelling).
+fn log_level(word: &str) -> Result<mcp_types::LoggingLevel, String> {
+    serde_json::from_value(serde_json::Value::String(word.to_owned())).map_err(|_| {
+        "one of debug, info, notice, warning, error, critical, alert, emergency".to_owned()
+    })
 }
 
 #[derive(Debug, Args)]

@@ -19,12 +19,12 @@ use mcp_hub::{
     Adoption, Backoff, Discovery, HandlerError, Hub, HubError, HubEvent, HubEvents, Mechanism,
     Reason, ResourceEvent, ResourceHandler, RestartPolicy, ShutdownReport, SubscriptionSpec,
 };
+use mcp_types::ResourceContents;
 use mcp_types::text::escape_line;
-use mcp_types::{LoggingLevel, ResourceContents};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::args::{LogLevel, WatchArgs};
+use crate::args::WatchArgs;
 use crate::commands::inspect::era_name;
 use crate::commands::tools::{note_text, policy_of};
 use crate::commands::{Context, interruptible};
@@ -63,7 +63,7 @@ pub(crate) async fn run(ctx: &Context, args: WatchArgs) -> Result<Exit, CliError
         command_line: false,
         variables: config.variables.as_ref(),
     };
-    let level = logging_level(args.log_level);
+    let level = args.log_level;
     let adoption = if args.adopt {
         Adoption::Automatic
     } else {
@@ -131,19 +131,6 @@ fn wanted_subscriptions(
         }
     }
     Ok(wanted)
-}
-
-fn logging_level(level: LogLevel) -> LoggingLevel {
-    match level {
-        LogLevel::Debug => LoggingLevel::Debug,
-        LogLevel::Info => LoggingLevel::Info,
-        LogLevel::Notice => LoggingLevel::Notice,
-        LogLevel::Warning => LoggingLevel::Warning,
-        LogLevel::Error => LoggingLevel::Error,
-        LogLevel::Critical => LoggingLevel::Critical,
-        LogLevel::Alert => LoggingLevel::Alert,
-        LogLevel::Emergency => LoggingLevel::Emergency,
-    }
 }
 
 /// Hands subscribed contents to the printing loop.
