@@ -305,7 +305,7 @@ impl Session<Ready> {
         options: &CallOptions,
     ) -> Result<LoadedSkill, SessionError> {
         let refuse = |check| refused(entry, check);
-        check_entry(entry).map_err(refuse)?;
+        // The read checks the entry (bounds, digests) before it sends anything.
         let bytes = self
             .read_skill_file_with(entry, &entry.uri, options)
             .await?;
