@@ -203,10 +203,7 @@ impl LoadedSkill {
 impl Session<Ready> {
     /// Whether the server declares the Skills extension.
     pub fn offers_skills(&self) -> bool {
-        self.server_capabilities()
-            .extensions
-            .as_ref()
-            .is_some_and(|e| e.contains_key(SKILLS_EXTENSION))
+        self.server_capabilities().has_extension(SKILLS_EXTENSION)
     }
 
     /// Whether the server declares `resources/directory/read`

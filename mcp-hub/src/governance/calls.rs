@@ -362,15 +362,6 @@ async fn run_helper(
     Ok(value)
 }
 
-/// Whether the server's capabilities declare the Skills extension.
-#[cfg(feature = "skills")]
-fn declares_skills(capabilities: &mcp_types::ServerCapabilities) -> bool {
-    capabilities
-        .extensions
-        .as_ref()
-        .is_some_and(|e| e.contains_key(mcp_types::SKILLS_EXTENSION))
-}
-
 /// Every skill of the server (all pages), filtered by the skills
 /// allow-list; nothing is read. Empty when the server offers none.
 #[cfg(feature = "skills")]
@@ -381,7 +372,8 @@ pub(crate) async fn list_skills(
 ) -> Result<Vec<mcp_types::Skill>, HubError> {
     let principal = hub.principal();
     let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
-    let supported = !gate.skills_denied() && capabilities(cell).is_none_or(|c| declares_skills(&c));
+    let supported = !gate.skills_denied()
+        && capabilities(cell).is_none_or(|c| c.has_extension(mcp_types::SKILLS_EXTENSION));
     let mut step = listing(Operation::ListSkills, caller, supported);
     step.method = mcp_types::requests::ListSkills::METHOD;
     let mut skills = governed(
@@ -414,7 +406,7 @@ fn skill_step<'a>(
         method: mcp_types::requests::GetSkill::METHOD,
         caller,
         target: Target::Skill(uri),
-        supported: capabilities(cell).is_none_or(|c| declares_skills(&c)),
+        supported: capabilities(cell).is_none_or(|c| c.has_extension(mcp_types::SKILLS_EXTENSION)),
         repeatable: Repeatable::Idempotent,
         options: CallOptions::default(),
         arguments: Map::new(),

@@ -122,10 +122,7 @@ impl Helper {
         let resources = capabilities.resources.is_some() && !gate.resources_denied();
         let prompts = capabilities.prompts.is_some() && !gate.prompts_denied();
         let skills = cfg!(feature = "skills")
-            && capabilities
-                .extensions
-                .as_ref()
-                .is_some_and(|e| e.contains_key(mcp_types::SKILLS_EXTENSION))
+            && capabilities.has_extension(mcp_types::SKILLS_EXTENSION)
             && !gate.skills_denied();
         Helper::ALL
             .into_iter()
