@@ -242,13 +242,16 @@ mod tests {
         let url = Url::parse("https://as.example/x").unwrap();
         AuthorizationServer {
             issuer: "https://as.example".into(),
-            authorization_endpoint: url.clone(),
+            authorization_endpoint: Some(url.clone()),
+            pkce_s256: true,
             token_endpoint: url,
             registration_endpoint: None,
             scopes_supported: None,
             token_auth_methods: vec![],
             iss_parameter_supported: iss_supported,
             client_id_metadata_document_supported: false,
+            grant_types: None,
+            dpop_es256: false,
         }
     }
 

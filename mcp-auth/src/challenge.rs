@@ -1,5 +1,6 @@
-//! The `Bearer` challenge of a `WWW-Authenticate` header (RFC 6750 §3,
-//! RFC 9728 §5.1): `resource_metadata`, `scope` and `error`.
+//! The `Bearer` (or `DPoP`, RFC 9449 §7.1) challenge of a
+//! `WWW-Authenticate` header (RFC 6750 §3, RFC 9728 §5.1):
+//! `resource_metadata`, `scope` and `error`.
 
 /// What a 401 / 403 challenge told us.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -10,6 +11,9 @@ pub(crate) struct BearerChallenge {
     pub(crate) scope: Option<String>,
     /// The error code (`invalid_token`, `insufficient_scope` …).
     pub(crate) error: Option<String>,
+    /// The server offered a `DPoP` challenge and no `Bearer` one: it
+    /// requires DPoP-bound tokens.
+    pub(crate) dpop_only: bool,
 }
 
 impl BearerChallenge {
@@ -20,6 +24,11 @@ impl BearerChallenge {
 
     pub(crate) fn is_insufficient_scope(&self) -> bool {
         self.error.as_deref() == Some("insufficient_scope")
+    }
+
+    /// The server asks for a (new) DPoP nonce.
+    pub(crate) fn wants_dpop_nonce(&self) -> bool {
+        self.error.as_deref() == Some("use_dpop_nonce")
     }
 }
 
@@ -97,9 +106,16 @@ pub(crate) fn parse_bearer(header: &str) -> Option<BearerChallenge> {
             params.push((token.to_ascii_lowercase(), value));
         }
     }
-    let (_, params) = challenges
-        .into_iter()
-        .find(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))?;
+    // The Bearer challenge, else the DPoP one (RFC 9449 §7.1): a server
+    // that offers only DPoP requires it.
+    let bearer = challenges
+        .iter()
+        .position(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"));
+    let dpop = challenges
+        .iter()
+        .position(|(scheme, _)| scheme.eq_ignore_ascii_case("dpop"));
+    let dpop_only = bearer.is_none() && dpop.is_some();
+    let (_, params) = challenges.into_iter().nth(bearer.or(dpop)?)?;
     let get = |name: &str| {
         params
             .iter()
@@ -110,6 +126,7 @@ pub(crate) fn parse_bearer(header: &str) -> Option<BearerChallenge> {
         resource_metadata: get("resource_metadata"),
         scope: get("scope"),
         error: get("error"),
+        dpop_only,
     })
 }
 
@@ -148,5 +165,16 @@ mod tests {
         let c = parse_bearer("Bearer scope=\"a b").unwrap();
         assert_eq!(c.scope.as_deref(), Some("a b"));
         assert!(parse_bearer("=\"=,").is_none());
+    }
+
+    #[test]
+    fn a_dpop_only_challenge_is_read_and_marked() {
+        let c = parse_bearer(r#"DPoP error="use_dpop_nonce", resource_metadata="https://a/m""#)
+            .unwrap();
+        assert!(c.dpop_only && c.wants_dpop_nonce());
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://a/m"));
+        let both = parse_bearer(r#"DPoP algs="ES256", Bearer scope="s""#).unwrap();
+        assert!(!both.dpop_only);
+        assert_eq!(both.scope.as_deref(), Some("s"));
     }
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::grant::{DpopMode, Grant};
 use crate::registration::PreRegisteredClient;
 
 /// Default bound on one discovery, registration or token request.
@@ -15,8 +16,9 @@ pub const AUTHORIZATION_WINDOW: Duration = Duration::from_secs(600);
 
 /// Settings of an OAuth provider for one MCP server.
 ///
-/// Only *sources* of credentials are configured here: a client secret of a
-/// pre-registered client is the one exception, and `Debug` never shows it.
+/// Only *sources* of credentials are configured here (a machine grant's
+/// secrets are [`SecretSource`](crate::SecretSource)s): a client secret of
+/// a pre-registered client is the one exception, and `Debug` never shows it.
 #[derive(Debug, Clone)]
 pub struct OAuthConfig {
     pub(crate) server_url: String,
@@ -29,6 +31,8 @@ pub struct OAuthConfig {
     pub(crate) allow_private_networks: bool,
     pub(crate) request_timeout: Duration,
     pub(crate) max_authorizations: u32,
+    pub(crate) grant: Grant,
+    pub(crate) dpop: DpopMode,
 }
 
 impl OAuthConfig {
@@ -49,7 +53,26 @@ impl OAuthConfig {
             allow_private_networks: false,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_authorizations: DEFAULT_MAX_AUTHORIZATIONS,
+            grant: Grant::AuthorizationCode,
+            dpop: DpopMode::WhenOffered,
         }
+    }
+
+    /// The grant tokens are obtained with (default: the authorization code
+    /// grant, a person signing in). With a machine grant the provider never
+    /// uses its [`AuthorizationHandler`](crate::AuthorizationHandler): it
+    /// requests tokens itself, at the first 401, on
+    /// [`login`](crate::OAuthProvider::login) and whenever a token without a
+    /// refresh token expires.
+    pub fn grant(mut self, grant: Grant) -> Self {
+        self.grant = grant;
+        self
+    }
+
+    /// When tokens are DPoP-bound (default: when offered).
+    pub fn dpop(mut self, mode: DpopMode) -> Self {
+        self.dpop = mode;
+        self
     }
 
     /// The `client_name` sent in dynamic registration.

@@ -45,6 +45,8 @@ struct ServerMetadata {
     token_endpoint_auth_methods_supported: Option<Vec<String>>,
     authorization_response_iss_parameter_supported: Option<bool>,
     client_id_metadata_document_supported: Option<bool>,
+    grant_types_supported: Option<Vec<String>>,
+    dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// An authorization server, its endpoints checked.
@@ -52,7 +54,10 @@ struct ServerMetadata {
 pub(crate) struct AuthorizationServer {
     /// The issuer identifier, exactly as the protected resource named it.
     pub(crate) issuer: String,
-    pub(crate) authorization_endpoint: Url,
+    /// Absent at a server for machine grants only.
+    pub(crate) authorization_endpoint: Option<Url>,
+    /// `code_challenge_methods_supported` lists `S256`.
+    pub(crate) pkce_s256: bool,
     pub(crate) token_endpoint: Url,
     pub(crate) registration_endpoint: Option<Url>,
     pub(crate) scopes_supported: Option<Vec<String>>,
@@ -61,6 +66,22 @@ pub(crate) struct AuthorizationServer {
     /// RFC 9207 §2.3.
     pub(crate) iss_parameter_supported: bool,
     pub(crate) client_id_metadata_document_supported: bool,
+    /// `grant_types_supported`, when listed.
+    pub(crate) grant_types: Option<Vec<String>>,
+    /// `dpop_signing_alg_values_supported` lists ES256.
+    pub(crate) dpop_es256: bool,
+}
+
+impl AuthorizationServer {
+    /// Whether the metadata allows `grant` (RFC 8414's default when the
+    /// list is absent: the authorization code and implicit grants; we do
+    /// not hold an absent list against a machine grant, as many servers
+    /// omit it).
+    pub(crate) fn offers_grant(&self, grant: &str) -> bool {
+        self.grant_types
+            .as_ref()
+            .is_none_or(|g| g.iter().any(|g| g == grant))
+    }
 }
 
 /// What discovery found for one MCP server.
@@ -177,23 +198,21 @@ impl Discovery<'_> {
     }
 
     fn checked(&self, doc: ServerMetadata) -> Result<AuthorizationServer, AuthError> {
-        let s256 = doc
+        let pkce_s256 = doc
             .code_challenge_methods_supported
             .as_ref()
             .is_some_and(|m| m.iter().any(|m| m == "S256"));
-        if !s256 {
-            return Err(AuthError::PkceNotSupported);
-        }
         let required = |raw: Option<&String>, role| match raw {
             Some(raw) => self.policy.parse(raw, role),
             None => Err(AuthError::InvalidDocument {
                 step: Step::ServerMetadata,
             }),
         };
-        let authorization_endpoint = required(
-            doc.authorization_endpoint.as_ref(),
-            UrlRole::AuthorizationEndpoint,
-        )?;
+        let authorization_endpoint = doc
+            .authorization_endpoint
+            .as_deref()
+            .map(|raw| self.policy.parse(raw, UrlRole::AuthorizationEndpoint))
+            .transpose()?;
         let token_endpoint = required(doc.token_endpoint.as_ref(), UrlRole::TokenEndpoint)?;
         let registration_endpoint = doc
             .registration_endpoint
@@ -203,6 +222,7 @@ impl Discovery<'_> {
         Ok(AuthorizationServer {
             issuer: doc.issuer,
             authorization_endpoint,
+            pkce_s256,
             token_endpoint,
             registration_endpoint,
             scopes_supported: doc.scopes_supported,
@@ -215,6 +235,10 @@ impl Discovery<'_> {
             client_id_metadata_document_supported: doc
                 .client_id_metadata_document_supported
                 .unwrap_or(false),
+            grant_types: doc.grant_types_supported,
+            dpop_es256: doc
+                .dpop_signing_alg_values_supported
+                .is_some_and(|a| a.iter().any(|a| a == "ES256")),
         })
     }
 
@@ -229,13 +253,17 @@ impl Discovery<'_> {
                 tracing::debug!("no metadata at all: using the 2025-03-26 default endpoints");
                 AuthorizationServer {
                     issuer,
-                    authorization_endpoint: urls::with_path(self.server, "/authorize"),
+                    authorization_endpoint: Some(urls::with_path(self.server, "/authorize")),
+                    // The 2025-03-26 revision made PKCE mandatory.
+                    pkce_s256: true,
                     token_endpoint: urls::with_path(self.server, "/token"),
                     registration_endpoint: Some(urls::with_path(self.server, "/register")),
                     scopes_supported: None,
                     token_auth_methods: vec!["client_secret_basic".to_owned()],
                     iss_parameter_supported: false,
                     client_id_metadata_document_supported: false,
+                    grant_types: None,
+                    dpop_es256: false,
                 }
             }
         };

@@ -27,6 +27,11 @@ pub enum Step {
     Token,
     /// Refreshing an access token.
     Refresh,
+    /// Exchanging an identity assertion at an enterprise identity provider
+    /// (RFC 8693).
+    TokenExchange,
+    /// Fetching an enterprise identity provider's metadata.
+    IdentityProviderMetadata,
 }
 
 impl fmt::Display for Step {
@@ -38,6 +43,8 @@ impl fmt::Display for Step {
             Step::Authorization => "authorization",
             Step::Token => "token",
             Step::Refresh => "token refresh",
+            Step::TokenExchange => "token exchange",
+            Step::IdentityProviderMetadata => "identity provider metadata",
         })
     }
 }
@@ -62,6 +69,8 @@ pub enum UrlRole {
     Redirect,
     /// The Client ID Metadata Document URL.
     ClientMetadataDocument,
+    /// An enterprise identity provider (issuer, metadata or token endpoint).
+    IdentityProvider,
 }
 
 impl fmt::Display for UrlRole {
@@ -75,6 +84,7 @@ impl fmt::Display for UrlRole {
             UrlRole::RegistrationEndpoint => "registration endpoint",
             UrlRole::Redirect => "redirect",
             UrlRole::ClientMetadataDocument => "client metadata document",
+            UrlRole::IdentityProvider => "identity provider",
         })
     }
 }
@@ -138,6 +148,74 @@ impl fmt::Display for StoreDirectoryProblem {
     }
 }
 
+/// What is wrong with a configured credential source: a key file, a file
+/// or environment variable holding a secret or an assertion
+/// ([`AuthError::Credential`]). Never carries the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceProblem {
+    /// The file could not be read.
+    Unreadable(io::ErrorKind),
+    /// Group or other users may read or write the file.
+    AccessibleToOthers {
+        /// The file's permission bits.
+        mode: u32,
+    },
+    /// Larger than the bound.
+    TooLarge {
+        /// The bound, in bytes.
+        limit: u64,
+    },
+    /// The environment variable is not set, empty, or not UTF-8 (or the
+    /// file is empty).
+    Empty,
+    /// Not a PEM private key.
+    NotAKey,
+    /// A private key, but not a P-256 one (ES256 is the one algorithm used).
+    NotP256,
+    /// Not a compact JWT (three base64url parts, a JSON header and claims).
+    NotAJwt,
+}
+
+impl fmt::Display for SourceProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceProblem::Unreadable(kind) => write!(f, "it cannot be read ({kind})"),
+            SourceProblem::AccessibleToOthers { mode } => write!(
+                f,
+                "other users may access it (mode {mode:03o}; `chmod 600` it)"
+            ),
+            SourceProblem::TooLarge { limit } => write!(f, "it is larger than {limit} bytes"),
+            SourceProblem::Empty => f.write_str("it is unset or empty"),
+            SourceProblem::NotAKey => f.write_str("it holds no PEM private key"),
+            SourceProblem::NotP256 => {
+                f.write_str("it is not a P-256 (ES256) private key, the one kind used")
+            }
+            SourceProblem::NotAJwt => f.write_str("it does not hold a compact JWT"),
+        }
+    }
+}
+
+/// Which party asked for a DPoP nonce once more after its nonce was used
+/// ([`AuthError::DpopNonceLoop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NonceParty {
+    /// The authorization server's token endpoint.
+    AuthorizationServer,
+    /// The MCP server.
+    ResourceServer,
+}
+
+impl fmt::Display for NonceParty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NonceParty::AuthorizationServer => "authorization server",
+            NonceParty::ResourceServer => "MCP server",
+        })
+    }
+}
+
 /// An OAuth `error` code as a server sent it. Only codes registered by the
 /// OAuth RFCs are shown by `Debug`; anything else reads `(unregistered)`, so
 /// a server cannot smuggle text (or a secret it echoes) into logs.
@@ -164,6 +242,8 @@ const REGISTERED_CODES: &[&str] = &[
     "interaction_required",
     "login_required",
     "consent_required",
+    "use_dpop_nonce",
+    "invalid_dpop_proof",
 ];
 
 impl ServerErrorCode {
@@ -352,9 +432,56 @@ pub enum AuthError {
         /// The OAuth error code, when one was sent.
         error: Option<ServerErrorCode>,
     },
-    /// The token response's `token_type` is not `Bearer`.
-    #[error("the token response is not a Bearer token")]
+    /// The token response's `token_type` is neither `Bearer` nor, after a
+    /// DPoP proof, `DPoP`.
+    #[error("the token response's token type is neither Bearer nor DPoP bound to our key")]
     UnsupportedTokenType,
+    /// A configured credential source (key file, secret or assertion in a
+    /// file or environment variable) cannot be used. `origin` names the
+    /// source (a path, a variable name), never its value.
+    #[error("the {origin} cannot be used: {problem}")]
+    Credential {
+        /// Which source, as configured.
+        origin: String,
+        /// What is wrong.
+        problem: SourceProblem,
+    },
+    /// A signature could not be made (the crypto library failed).
+    #[error("could not sign a JWT")]
+    Signing,
+    /// A server asked for a new DPoP nonce again right after the nonce it
+    /// gave was used: one retry, then this.
+    #[error("the {party} keeps asking for a new DPoP nonce; gave up after one retry")]
+    DpopNonceLoop {
+        /// Which server.
+        party: NonceParty,
+    },
+    /// DPoP is required (configured, or the MCP server's challenge is
+    /// `DPoP`) and the authorization server does not advertise ES256 in
+    /// `dpop_signing_alg_values_supported`.
+    #[error("DPoP is required but the authorization server does not offer ES256 proofs")]
+    DpopNotSupported,
+    /// A token is bound to a DPoP key that is not there (the stored record
+    /// is damaged): it is never sent as a Bearer token.
+    #[error("the stored token is DPoP-bound but its key is missing")]
+    DpopKeyMissing,
+    /// The authorization server's metadata lists grant types and the
+    /// configured grant is not among them.
+    #[error("the authorization server does not offer the {grant} grant")]
+    GrantNotOffered {
+        /// The grant's name.
+        grant: &'static str,
+    },
+    /// The enterprise identity provider's token endpoint is not on the
+    /// configured identity provider's origin: nothing is sent to it.
+    #[error(
+        "the identity provider's token endpoint is on another origin than the configured identity provider; refusing it"
+    )]
+    IdentityProviderOrigin,
+    /// The identity provider's token exchange answered with another token
+    /// type than the identity assertion grant asked for.
+    #[error("the token exchange did not return an identity assertion grant (ID-JAG)")]
+    NotAnIdentityAssertion,
     /// A re-authorization limit was reached: for one scope set, or for
     /// step-ups whatever their scopes (see `counted`).
     #[error("gave up after {limit} {counted}")]
@@ -455,7 +582,9 @@ impl AuthError {
             | AuthError::PrivateAddress { role }
             | AuthError::LoopbackAddress { role }
             | AuthError::CredentialsInUrl { role } => match role {
-                UrlRole::Server | UrlRole::ClientMetadataDocument => ErrorCause::Configuration,
+                UrlRole::Server | UrlRole::ClientMetadataDocument | UrlRole::IdentityProvider => {
+                    ErrorCause::Configuration
+                }
                 UrlRole::ResourceMetadata
                 | UrlRole::AuthorizationServer
                 | UrlRole::AuthorizationEndpoint
@@ -486,6 +615,10 @@ impl AuthError {
             | AuthError::MissingCode
             | AuthError::TokenRefused { .. }
             | AuthError::UnsupportedTokenType
+            | AuthError::DpopNonceLoop { .. }
+            | AuthError::DpopNotSupported
+            | AuthError::GrantNotOffered { .. }
+            | AuthError::NotAnIdentityAssertion
             | AuthError::TooManyAuthorizations { .. }
             | AuthError::LoginInProgress { .. }
             | AuthError::AuthorizationTimedOut { .. }
@@ -499,6 +632,10 @@ impl AuthError {
             | AuthError::StoreDirectoryUnsafe { .. }
             | AuthError::StoreCorrupt { .. }
             | AuthError::NoDataDirectory
+            | AuthError::Credential { .. }
+            | AuthError::Signing
+            | AuthError::DpopKeyMissing
+            | AuthError::IdentityProviderOrigin
             | AuthError::HttpClient(_) => ErrorCause::Configuration,
             AuthError::Cancelled => ErrorCause::Cancelled,
         }
@@ -519,6 +656,14 @@ impl AuthError {
         match self {
             AuthError::NoRegistration { issuer } => Some(issuer),
             _ => None,
+        }
+    }
+
+    /// A key file that cannot be used.
+    pub(crate) fn key_file(path: &std::path::Path, problem: SourceProblem) -> Self {
+        AuthError::Credential {
+            origin: format!("key file `{}`", path.display()),
+            problem,
         }
     }
 

@@ -77,6 +77,20 @@ pub struct AuthHttpResponse {
     pub location: Option<String>,
     /// The body, at most [`MAX_RESPONSE_BODY`] bytes.
     pub body: Vec<u8>,
+    /// The `DPoP-Nonce` header, when present and text (RFC 9449 §8).
+    pub dpop_nonce: Option<String>,
+}
+
+impl AuthHttpResponse {
+    /// A response without a `DPoP-Nonce`.
+    pub fn new(status: u16, location: Option<String>, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            location,
+            body,
+            dpop_nonce: None,
+        }
+    }
 }
 
 impl fmt::Debug for AuthHttpResponse {
@@ -143,6 +157,11 @@ impl AuthHttpClient for reqwest::Client {
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
+            let dpop_nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let mut body = Vec::new();
             while let Some(chunk) = response.chunk().await.map_err(|e| network(step, e))? {
                 if body.len() + chunk.len() > MAX_RESPONSE_BODY {
@@ -157,6 +176,7 @@ impl AuthHttpClient for reqwest::Client {
                 status,
                 location,
                 body,
+                dpop_nonce,
             })
         })
     }
@@ -272,11 +292,11 @@ mod tests {
             String::from_utf8(request.body.unwrap()).unwrap(),
             "code=sekrit-code"
         );
-        let response = AuthHttpResponse {
-            status: 200,
-            location: Some("http://x/?code=sekrit".into()),
-            body: b"{\"access_token\":\"sekrit\"}".to_vec(),
-        };
+        let response = AuthHttpResponse::new(
+            200,
+            Some("http://x/?code=sekrit".into()),
+            b"{\"access_token\":\"sekrit\"}".to_vec(),
+        );
         assert!(!format!("{response:?}").contains("sekrit"));
     }
 }

@@ -75,10 +75,14 @@ mod authorize;
 mod challenge;
 mod config;
 mod discovery;
+mod dpop;
 mod error;
 mod file_store;
+mod grant;
 mod headless;
 mod http;
+mod idp;
+mod jose;
 mod loopback;
 mod pkce;
 mod provider;
@@ -93,14 +97,20 @@ pub use config::{
     AUTHORIZATION_WINDOW, DEFAULT_MAX_AUTHORIZATIONS, DEFAULT_REQUEST_TIMEOUT, OAuthConfig,
 };
 pub use error::{
-    AuthError, AuthorizationLimit, ServerErrorCode, Step, StoreDirectoryProblem, UrlRole,
+    AuthError, AuthorizationLimit, NonceParty, ServerErrorCode, SourceProblem, Step,
+    StoreDirectoryProblem, UrlRole,
 };
 pub use file_store::FileTokenStore;
+pub use grant::{
+    ClientAuth, DpopMode, EnterpriseIdp, Grant, KeySource, MAX_SOURCE_BYTES, MachineClient,
+    SecretSource,
+};
 pub use headless::HeadlessRedirectFlow;
 pub use http::{
     AuthHttpClient, AuthHttpRequest, AuthHttpResponse, HttpMethod, MAX_RESPONSE_BODY,
     default_http_client,
 };
+pub use jose::SigningKey;
 pub use loopback::{DEFAULT_LOOPBACK_PORT, LoopbackBrowserFlow};
 pub use mcp_transport::StaticHeader;
 pub use provider::OAuthProvider;

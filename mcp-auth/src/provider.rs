@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use mcp_transport::{BoxFuture, CredentialProvider, TransportError};
+use mcp_transport::{BoxFuture, CredentialProvider, CredentialTarget, Refusal, TransportError};
 use url::Url;
 
 use crate::authorize::{
@@ -40,13 +40,18 @@ use crate::authorize::{
 };
 use crate::challenge::{BearerChallenge, parse_bearer};
 use crate::config::{AUTHORIZATION_WINDOW, OAuthConfig};
-use crate::discovery::{Discovered, Discovery};
-use crate::error::{AuthError, AuthorizationLimit, UrlRole};
+use crate::discovery::{AuthorizationServer, Discovered, Discovery};
+use crate::dpop::{self, NonceSlot};
+use crate::error::{AuthError, AuthorizationLimit, NonceParty, UrlRole};
+use crate::grant::{DpopMode, Grant};
 use crate::http::{AuthHttpClient, default_http_client};
+use crate::idp::IdentityProvider;
+use crate::jose::SigningKey;
 use crate::pkce::{Pkce, random_token};
-use crate::registration::{self, Registrar};
+use crate::registration::{self, ClientRegistration, Registrar, RegistrationKind, TokenAuthMethod};
+use crate::secret::Secret;
 use crate::store::{MemoryTokenStore, RECORD_VERSION, StoredCredentials, TokenStore};
-use crate::token::{TokenEndpoint, unix_now};
+use crate::token::{ClientAuthn, DpopBinding, TokenEndpoint, TokenSet, unix_now};
 use crate::urls::{self, UrlPolicy};
 use crate::{FileTokenStore, LoopbackBrowserFlow};
 
@@ -78,6 +83,25 @@ struct State {
     /// fresh tokens gets a new authorization (itself limited) instead of
     /// a refresh per request forever.
     refreshes_after_401: VecDeque<Instant>,
+    /// The parsed DPoP key of `current` (its stored form, the key).
+    key_cache: Option<(Secret, Arc<SigningKey>)>,
+}
+
+impl State {
+    /// The DPoP key of the record in use, if it has one.
+    fn dpop_key(&mut self) -> Result<Option<Arc<SigningKey>>, AuthError> {
+        let Some(stored) = self.current.as_ref().and_then(|c| c.dpop_key.clone()) else {
+            return Ok(None);
+        };
+        if let Some((cached, key)) = &self.key_cache
+            && *cached == stored
+        {
+            return Ok(Some(key.clone()));
+        }
+        let key = Arc::new(SigningKey::from_stored(&stored)?);
+        self.key_cache = Some((stored, key.clone()));
+        Ok(Some(key))
+    }
 }
 
 /// OAuth 2.1 credentials for one MCP server, per the MCP authorization
@@ -95,6 +119,10 @@ pub struct OAuthProvider {
     /// Bumped whenever new credentials are ready.
     generation: AtomicU64,
     last_error: std::sync::Mutex<Option<AuthError>>,
+    /// The authorization server's last DPoP nonce.
+    as_nonce: NonceSlot,
+    /// The MCP server's last DPoP nonce.
+    rs_nonce: NonceSlot,
 }
 
 impl OAuthProvider {
@@ -122,6 +150,8 @@ impl OAuthProvider {
             state: tokio::sync::Mutex::new(State::default()),
             generation: AtomicU64::new(0),
             last_error: std::sync::Mutex::new(None),
+            as_nonce: NonceSlot::default(),
+            rs_nonce: NonceSlot::default(),
             config,
         })
     }
@@ -253,25 +283,38 @@ impl OAuthProvider {
         }
     }
 
-    /// The header for the next request, refreshing first when the token is
-    /// (nearly) expired.
-    async fn header(&self) -> Result<Option<(String, String)>, AuthError> {
+    /// The headers for the next request to `target`, refreshing (or, for a
+    /// machine grant, requesting anew) first when the token is (nearly)
+    /// expired.
+    async fn headers(
+        &self,
+        target: CredentialTarget<'_>,
+    ) -> Result<Vec<(String, String)>, AuthError> {
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
         let now = unix_now();
         let Some(tokens) = st.current.as_ref().and_then(|c| c.tokens.as_ref()) else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         if tokens.needs_refresh(now) {
             let expired = tokens.expired(now);
-            let refreshed = match self.refresh(&mut st).await {
+            let mut renewed = match self.refresh(&mut st).await {
                 Ok(done) => done,
                 Err(e) => {
                     self.remember(e);
                     false
                 }
             };
-            if refreshed {
+            if !renewed && !self.config.grant.is_interactive() {
+                renewed = match self.reacquire(&mut st).await {
+                    Ok(()) => true,
+                    Err(e) => {
+                        self.remember(e);
+                        false
+                    }
+                };
+            }
+            if renewed {
                 self.generation.fetch_add(1, Ordering::SeqCst);
             } else if expired {
                 // Sending an expired token only earns a 401; without one the
@@ -279,19 +322,45 @@ impl OAuthProvider {
                 if let Some(current) = st.current.as_mut() {
                     current.tokens = None;
                 }
-                return Ok(None);
+                return Ok(Vec::new());
             }
         }
-        Ok(st
-            .current
-            .as_ref()
-            .and_then(|c| c.tokens.as_ref())
-            .map(|t| {
-                (
-                    "Authorization".to_owned(),
-                    format!("Bearer {}", t.access_token.expose()),
-                )
-            }))
+        let Some(tokens) = st.current.as_ref().and_then(|c| c.tokens.clone()) else {
+            return Ok(Vec::new());
+        };
+        let token = tokens.access_token.expose();
+        if !tokens.dpop_bound {
+            return Ok(vec![(
+                "Authorization".to_owned(),
+                format!("Bearer {token}"),
+            )]);
+        }
+        // A bound token never goes out as Bearer, nor without its proof.
+        let key = st.dpop_key()?.ok_or(AuthError::DpopKeyMissing)?;
+        let nonce = self.rs_nonce.get();
+        let proof = dpop::proof(
+            &key,
+            target.method,
+            target.url,
+            nonce.as_deref(),
+            Some(token),
+        )?;
+        Ok(vec![
+            ("Authorization".to_owned(), format!("DPoP {token}")),
+            ("DPoP".to_owned(), proof),
+        ])
+    }
+
+    /// How the client of `record` authenticates: the configured machine
+    /// client's secret or key (read now) when the record is that client's,
+    /// else what its registration holds.
+    fn client_authn(&self, client: &ClientRegistration) -> Result<ClientAuthn, AuthError> {
+        match self.config.grant.machine_client() {
+            Some(machine) if machine.client_id == client.client_id => {
+                ClientAuthn::of_machine(&machine.auth)
+            }
+            _ => Ok(ClientAuthn::of_registration(client)),
+        }
     }
 
     /// Refreshes the current token. `Ok(false)`: there is no refresh token.
@@ -323,15 +392,27 @@ impl OAuthProvider {
         let endpoint = self
             .policy
             .parse(&current.token_endpoint, UrlRole::TokenEndpoint)?;
+        let auth = self.client_authn(&current.client)?;
+        let current = st.current.clone().ok_or(AuthError::SignInRequired)?;
+        let key = st.dpop_key()?;
         let result = TokenEndpoint {
             http: self.http.as_ref(),
             timeout: self.config.request_timeout,
             url: &endpoint,
-            client: &current.client,
-            resource: &current.resource,
+            issuer: &current.issuer,
+            client_id: &current.client.client_id,
+            auth: &auth,
+            resource: Some(&current.resource),
+            dpop: key.as_deref().map(|key| DpopBinding {
+                key,
+                nonce: &self.as_nonce,
+            }),
         }
         .refresh(&refresh_token, &tokens.scopes)
         .await;
+        let Some(current) = st.current.as_mut() else {
+            return Ok(false);
+        };
         match result {
             Ok(new_tokens) => {
                 current.tokens = Some(new_tokens);
@@ -419,7 +500,175 @@ impl OAuthProvider {
         if trigger == Trigger::StepUp {
             st.step_ups += 1;
         }
-        self.authorize(st, &discovered, scopes).await
+        let dpop = self.use_dpop(&discovered.server, challenge)?;
+        if self.config.grant.is_interactive() {
+            self.authorize(st, &discovered, scopes, dpop).await
+        } else {
+            if !discovered
+                .server
+                .offers_grant(self.config.grant.grant_type())
+            {
+                return Err(AuthError::GrantNotOffered {
+                    grant: self.config.grant.grant_type(),
+                });
+            }
+            let binding = Binding {
+                issuer: discovered.server.issuer.clone(),
+                token_endpoint: discovered.server.token_endpoint.clone(),
+                resource: discovered.resource.clone(),
+            };
+            self.acquire(st, &binding, scopes, dpop).await
+        }
+    }
+
+    /// Whether to bind the next tokens to a DPoP key.
+    fn use_dpop(
+        &self,
+        server: &AuthorizationServer,
+        challenge: Option<&BearerChallenge>,
+    ) -> Result<bool, AuthError> {
+        let required = self.config.dpop == DpopMode::Required
+            || (self.config.dpop != DpopMode::Off && challenge.is_some_and(|c| c.dpop_only));
+        match (server.dpop_es256, required) {
+            (_, _) if self.config.dpop == DpopMode::Off => Ok(false),
+            (true, _) => Ok(true),
+            (false, true) => Err(AuthError::DpopNotSupported),
+            (false, false) => Ok(false),
+        }
+    }
+
+    /// The DPoP key for new tokens of `issuer` and `resource`: the record's
+    /// when it is bound to the same pair, else a new one.
+    fn key_for(
+        &self,
+        st: &mut State,
+        issuer: &str,
+        resource: &str,
+    ) -> Result<Arc<SigningKey>, AuthError> {
+        let same = st
+            .current
+            .as_ref()
+            .is_some_and(|c| c.issuer == issuer && c.resource == resource);
+        if same && let Some(key) = st.dpop_key()? {
+            return Ok(key);
+        }
+        Ok(Arc::new(SigningKey::generate()?))
+    }
+
+    /// A machine grant for the record in use, without discovery (its token
+    /// expired and there is no refresh token).
+    async fn reacquire(&self, st: &mut State) -> Result<(), AuthError> {
+        let Some(current) = st.current.clone() else {
+            return Err(AuthError::SignInRequired);
+        };
+        let binding = Binding {
+            token_endpoint: self
+                .policy
+                .parse(&current.token_endpoint, UrlRole::TokenEndpoint)?,
+            issuer: current.issuer,
+            resource: current.resource,
+        };
+        let dpop = current.dpop_key.is_some();
+        self.acquire(st, &binding, current.requested_scopes, dpop)
+            .await
+    }
+
+    /// Requests tokens with the configured machine grant.
+    async fn acquire(
+        &self,
+        st: &mut State,
+        binding: &Binding,
+        scopes: Vec<String>,
+        dpop: bool,
+    ) -> Result<(), AuthError> {
+        let Some(machine) = self.config.grant.machine_client() else {
+            return Err(AuthError::SignInRequired);
+        };
+        let auth = ClientAuthn::of_machine(&machine.auth)?;
+        let key = if dpop {
+            Some(self.key_for(st, &binding.issuer, &binding.resource)?)
+        } else {
+            None
+        };
+        let endpoint = TokenEndpoint {
+            http: self.http.as_ref(),
+            timeout: self.config.request_timeout,
+            url: &binding.token_endpoint,
+            issuer: &binding.issuer,
+            client_id: &machine.client_id,
+            auth: &auth,
+            resource: Some(&binding.resource),
+            dpop: key.as_deref().map(|key| DpopBinding {
+                key,
+                nonce: &self.as_nonce,
+            }),
+        };
+        let tokens = match &self.config.grant {
+            Grant::ClientCredentials(_) => endpoint.client_credentials(&scopes).await?,
+            Grant::JwtBearer { assertion, .. } => {
+                endpoint.jwt_bearer(&assertion.read_jwt()?, &scopes).await?
+            }
+            Grant::Enterprise { idp, .. } => {
+                let grant = IdentityProvider {
+                    http: self.http.as_ref(),
+                    timeout: self.config.request_timeout,
+                    policy: &self.policy,
+                    idp,
+                }
+                .identity_assertion(&binding.issuer, &binding.resource, &scopes)
+                .await?;
+                endpoint.jwt_bearer(&grant, &scopes).await?
+            }
+            Grant::AuthorizationCode => return Err(AuthError::SignInRequired),
+        };
+        let client = ClientRegistration {
+            issuer: binding.issuer.clone(),
+            client_id: machine.client_id.clone(),
+            // The secret stays in its source; nothing of it is stored.
+            client_secret: None,
+            auth_method: TokenAuthMethod::None,
+            redirect_uri: String::new(),
+            kind: RegistrationKind::PreRegistered,
+        };
+        self.finish(st, binding, client, tokens, scopes, key.as_deref())
+            .await
+    }
+
+    /// Makes `tokens` the credentials in use, saves them and forgets the
+    /// records of other issuers.
+    async fn finish(
+        &self,
+        st: &mut State,
+        binding: &Binding,
+        client: ClientRegistration,
+        tokens: TokenSet,
+        scopes: Vec<String>,
+        key: Option<&SigningKey>,
+    ) -> Result<(), AuthError> {
+        let dpop_key = match (tokens.dpop_bound, key) {
+            (true, Some(key)) => Some(key.to_stored()?),
+            _ => None,
+        };
+        let record = StoredCredentials {
+            version: RECORD_VERSION,
+            server_url: self.config.server_url.clone(),
+            resource: binding.resource.clone(),
+            issuer: binding.issuer.clone(),
+            token_endpoint: binding.token_endpoint.to_string(),
+            client,
+            tokens: Some(tokens),
+            requested_scopes: scopes.clone(),
+            saved_at: 0,
+            dpop_key,
+        };
+        st.requested_scopes = scopes;
+        st.current = Some(record.clone());
+        let issuer = record.issuer.clone();
+        if self.save(record).await {
+            // The new credentials replace those of any other issuer.
+            self.forget_other_issuers(&issuer).await;
+        }
+        Ok(())
     }
 
     /// The challenge's scopes, else the resource's `scopes_supported`, else
@@ -448,7 +697,11 @@ impl OAuthProvider {
             .scopes_supported
             .as_ref()
             .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
-        if self.config.offline_access && offered && !scopes.is_empty() {
+        if self.config.offline_access
+            && self.config.grant.is_interactive()
+            && offered
+            && !scopes.is_empty()
+        {
             scopes.push("offline_access".to_owned());
         }
         scopes
@@ -477,12 +730,23 @@ impl OAuthProvider {
         st: &mut State,
         discovered: &Discovered,
         scopes: Vec<String>,
+        dpop: bool,
     ) -> Result<(), AuthError> {
         if !self.handler.interactive() {
             // Nothing registered, nothing asked: only a sign-in could help.
             return Err(AuthError::SignInRequired);
         }
         let server = &discovered.server;
+        if !server.pkce_s256 {
+            return Err(AuthError::PkceNotSupported);
+        }
+        let authorization_endpoint =
+            server
+                .authorization_endpoint
+                .as_ref()
+                .ok_or(AuthError::InvalidDocument {
+                    step: crate::error::Step::ServerMetadata,
+                })?;
         let redirect_uri = self.handler.redirect_uri();
         let stored_client = st.current.as_ref().map(|c| &c.client);
         let client = Registrar {
@@ -496,7 +760,7 @@ impl OAuthProvider {
         }
         .client_for(server, stored_client)
         .await?;
-        let mut record = StoredCredentials {
+        let record = StoredCredentials {
             version: RECORD_VERSION,
             server_url: self.config.server_url.clone(),
             resource: discovered.resource.clone(),
@@ -506,6 +770,7 @@ impl OAuthProvider {
             tokens: None,
             requested_scopes: scopes.clone(),
             saved_at: 0,
+            dpop_key: None,
         };
         // The record in use, when it is stored under the same key (this
         // server and issuer) and holds tokens: a bare registration must not
@@ -523,7 +788,7 @@ impl OAuthProvider {
         let pkce = Pkce::generate()?;
         let state = random_token()?;
         let url = authorization_url(
-            &server.authorization_endpoint,
+            authorization_endpoint,
             &AuthorizationParams {
                 client_id: &client.client_id,
                 redirect_uri: &client.redirect_uri,
@@ -537,25 +802,43 @@ impl OAuthProvider {
         let request = AuthorizationRequest::new(url, client.redirect_uri.clone(), state.clone());
         let response = self.handler.authorize(request).await?;
         let code = accept_response(&response, &state, server)?;
+        let key = if dpop {
+            Some(self.key_for(st, &server.issuer, &discovered.resource)?)
+        } else {
+            None
+        };
+        let auth = self.client_authn(&client)?;
         let tokens = TokenEndpoint {
             http: self.http.as_ref(),
             timeout: self.config.request_timeout,
             url: &server.token_endpoint,
-            client: &client,
-            resource: &discovered.resource,
+            issuer: &server.issuer,
+            client_id: &client.client_id,
+            auth: &auth,
+            resource: Some(&discovered.resource),
+            dpop: key.as_deref().map(|key| DpopBinding {
+                key,
+                nonce: &self.as_nonce,
+            }),
         }
-        .exchange_code(&code, &pkce.verifier, &scopes)
+        .exchange_code(&code, &pkce.verifier, &client.redirect_uri, &scopes)
         .await?;
-        record.tokens = Some(tokens);
-        st.requested_scopes = scopes;
-        st.current = Some(record.clone());
-        let issuer = record.issuer.clone();
-        if self.save(record).await {
-            // The new credentials replace those of any other issuer.
-            self.forget_other_issuers(&issuer).await;
-        }
-        Ok(())
+        let binding = Binding {
+            issuer: server.issuer.clone(),
+            token_endpoint: server.token_endpoint.clone(),
+            resource: discovered.resource.clone(),
+        };
+        drop(record);
+        self.finish(st, &binding, client, tokens, scopes, key.as_deref())
+            .await
     }
+}
+
+/// Where tokens come from and what they are for.
+struct Binding {
+    issuer: String,
+    token_endpoint: Url,
+    resource: String,
 }
 
 impl fmt::Debug for OAuthProvider {
@@ -569,17 +852,47 @@ impl fmt::Debug for OAuthProvider {
 }
 
 impl CredentialProvider for OAuthProvider {
-    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>> {
-        Box::pin(async move { self.header().await.map_err(AuthError::into_transport) })
+    fn authorization<'a>(
+        &'a self,
+        target: CredentialTarget<'a>,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TransportError>> {
+        Box::pin(async move {
+            self.headers(target)
+                .await
+                .map_err(AuthError::into_transport)
+        })
+    }
+
+    fn dpop_nonce(&self, nonce: &str) -> bool {
+        self.rs_nonce.offer(nonce)
     }
 
     fn on_unauthorized<'a>(
         &'a self,
-        status: u16,
-        www_authenticate: Option<&'a str>,
+        refusal: Refusal<'a>,
     ) -> BoxFuture<'a, Result<bool, TransportError>> {
         Box::pin(async move {
-            let challenge = www_authenticate.and_then(parse_bearer);
+            let status = refusal.status;
+            let challenge = refusal.www_authenticate.and_then(parse_bearer);
+            if challenge
+                .as_ref()
+                .is_some_and(BearerChallenge::wants_dpop_nonce)
+                && self
+                    .state
+                    .lock()
+                    .await
+                    .current
+                    .as_ref()
+                    .is_some_and(StoredCredentials::is_dpop_bound)
+            {
+                // The transport already retried once with the server's
+                // nonce (or the nonce was malformed): no more.
+                let e = AuthError::DpopNonceLoop {
+                    party: NonceParty::ResourceServer,
+                };
+                tracing::info!(error = %e, "OAuth: no new credentials");
+                return Err(e.into_transport());
+            }
             let trigger = match status {
                 401 => Trigger::Unauthorized,
                 403 if challenge

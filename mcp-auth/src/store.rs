@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::AuthError;
 use crate::registration::{ClientRegistration, RegistrationKind};
+use crate::secret::Secret;
 use crate::token::TokenSet;
 
 /// The record format's version.
@@ -42,6 +43,10 @@ pub struct StoredCredentials {
     pub(crate) requested_scopes: Vec<String>,
     /// Unix seconds of the last save.
     pub(crate) saved_at: u64,
+    /// The DPoP key the tokens are bound to (PKCS#8, base64url), one per
+    /// (resource, issuer).
+    #[serde(default)]
+    pub(crate) dpop_key: Option<Secret>,
 }
 
 impl StoredCredentials {
@@ -70,6 +75,12 @@ impl StoredCredentials {
         self.client.kind
     }
 
+    /// Whether the access token is DPoP-bound (sent with proofs of the
+    /// record's key, never as Bearer).
+    pub fn is_dpop_bound(&self) -> bool {
+        self.tokens.as_ref().is_some_and(|t| t.dpop_bound)
+    }
+
     /// The scopes granted with the current token.
     pub fn granted_scopes(&self) -> &[String] {
         self.tokens.as_ref().map_or(&[], |t| &t.scopes)
@@ -92,8 +103,12 @@ impl fmt::Debug for StoredCredentials {
                     .as_ref()
                     .is_some_and(|t| t.refresh_token.is_some()),
             )
+            .field(
+                "dpop_bound",
+                &self.tokens.as_ref().is_some_and(|t| t.dpop_bound),
+            )
             .field("saved_at", &self.saved_at)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -377,13 +377,7 @@ impl mcp_auth::AuthHttpClient for Scripted {
             Some(doc) => (200, doc.to_string().into_bytes()),
             None => (404, b"{}".to_vec()),
         };
-        Box::pin(async move {
-            Ok(mcp_auth::AuthHttpResponse {
-                status,
-                location: None,
-                body,
-            })
-        })
+        Box::pin(async move { Ok(mcp_auth::AuthHttpResponse::new(status, None, body)) })
     }
 }
 
@@ -441,7 +435,11 @@ async fn a_remote_servers_metadata_may_not_point_at_this_machine() {
         let http = Arc::new(Scripted::default().with(PRM, prm(&["https://as.example.com"])));
         let p = provider_for(http.clone());
         let header = format!("Bearer resource_metadata=\"{challenge_url}\"");
-        let err = support::auth_error(p.on_unauthorized(401, Some(&header)).await.unwrap_err());
+        let err = support::auth_error(
+            p.on_unauthorized(mcp_transport::Refusal::new(401, Some(&header)))
+                .await
+                .unwrap_err(),
+        );
         assert!(
             matches!(
                 err,

@@ -323,7 +323,7 @@ async fn step_up_asks_for_the_union_of_scopes_and_gives_up_after_three_tries() {
     let mut answers = Vec::new();
     for _ in 0..5 {
         answers.push(
-            p.on_unauthorized(403, Some(challenge))
+            p.on_unauthorized(mcp_transport::Refusal::new(403, Some(challenge)))
                 .await
                 .map_err(auth_error),
         );
@@ -344,11 +344,18 @@ async fn step_up_asks_for_the_union_of_scopes_and_gives_up_after_three_tries() {
     assert_eq!(auth.log.to("/authorize").len(), 4);
     // A 403 that is not about scope is not an authorization matter.
     assert!(
-        !p.on_unauthorized(403, Some("Bearer error=\"invalid_token\""))
+        !p.on_unauthorized(mcp_transport::Refusal::new(
+            403,
+            Some("Bearer error=\"invalid_token\"")
+        ))
+        .await
+        .unwrap()
+    );
+    assert!(
+        !p.on_unauthorized(mcp_transport::Refusal::new(404, None))
             .await
             .unwrap()
     );
-    assert!(!p.on_unauthorized(404, None).await.unwrap());
 }
 
 /// A server naming a new scope in every 403 gets three step-ups, not one
@@ -363,7 +370,7 @@ async fn a_new_scope_in_every_403_gets_three_step_ups_in_all() {
     let mut answers = Vec::new();
     for i in 0..8 {
         answers.push(
-            p.on_unauthorized(403, Some(&step_up(i)))
+            p.on_unauthorized(mcp_transport::Refusal::new(403, Some(&step_up(i))))
                 .await
                 .map_err(auth_error),
         );
@@ -395,7 +402,7 @@ async fn a_new_scope_in_every_403_gets_three_step_ups_in_all() {
     );
     p.login().await.unwrap();
     assert!(
-        p.on_unauthorized(403, Some(&step_up(100)))
+        p.on_unauthorized(mcp_transport::Refusal::new(403, Some(&step_up(100))))
             .await
             .map_err(auth_error)
             .unwrap()
@@ -417,8 +424,18 @@ async fn a_token_is_refreshed_before_expiry_and_the_unrotated_refresh_token_kept
     .await;
     let p = provider(&rs.url(), |c| c);
     assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
-    let first = p.authorization().await.unwrap().unwrap().1;
-    let second = p.authorization().await.unwrap().unwrap().1;
+    let first = p
+        .authorization(support::target())
+        .await
+        .unwrap()
+        .remove(0)
+        .1;
+    let second = p
+        .authorization(support::target())
+        .await
+        .unwrap()
+        .remove(0)
+        .1;
     assert_ne!(first, second);
     // One refresh for the retry after the first authorization (its token
     // expired at once), one per call since.
@@ -446,11 +463,21 @@ async fn a_401_is_answered_with_a_refresh_before_a_new_authorization() {
     .await;
     let p = provider(&rs.url(), |c| c);
     assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
-    let old = p.authorization().await.unwrap().unwrap().1;
+    let old = p
+        .authorization(support::target())
+        .await
+        .unwrap()
+        .remove(0)
+        .1;
     // The resource forgets the token (revoked, server restarted …).
     auth.db.revoke_all();
     assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
-    let new = p.authorization().await.unwrap().unwrap().1;
+    let new = p
+        .authorization(support::target())
+        .await
+        .unwrap()
+        .remove(0)
+        .1;
     assert_ne!(old, new);
     assert_eq!(auth.log.grants("/token", "refresh_token").len(), 1);
     assert_eq!(auth.log.to("/authorize").len(), 1);
@@ -514,7 +541,11 @@ async fn concurrent_requests_cause_one_refresh() {
     for _ in 0..8 {
         let p = p.clone();
         tasks.push(tokio::spawn(async move {
-            p.authorization().await.unwrap().unwrap().1
+            p.authorization(support::target())
+                .await
+                .unwrap()
+                .remove(0)
+                .1
         }));
     }
     let mut headers = Vec::new();

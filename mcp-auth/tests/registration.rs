@@ -253,7 +253,11 @@ async fn a_401_naming_another_authorization_server_cannot_log_the_user_out() {
         "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
         rs.base()
     );
-    let err = support::auth_error(p.on_unauthorized(401, Some(&challenge)).await.unwrap_err());
+    let err = support::auth_error(
+        p.on_unauthorized(mcp_transport::Refusal::new(401, Some(&challenge)))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.oauth_error(), Some("access_denied"));
     assert_eq!(hostile.log.to("/authorize").len(), 1);
     assert_eq!(ours(store.load(&rs.url()).await.unwrap()), before);
@@ -266,7 +270,7 @@ async fn a_401_naming_another_authorization_server_cannot_log_the_user_out() {
             .unwrap()
             .with_store(store.clone());
     let err = support::auth_error(
-        cli.on_unauthorized(401, Some(&challenge))
+        cli.on_unauthorized(mcp_transport::Refusal::new(401, Some(&challenge)))
             .await
             .unwrap_err(),
     );

@@ -107,7 +107,7 @@ async fn no_error_or_debug_output_carries_a_secret() {
         )
     });
     assert_eq!(call(&p, &rs.url(), "tools/list").await, 200);
-    let header = p.authorization().await.unwrap().unwrap();
+    let header = p.authorization(support::target()).await.unwrap().remove(0);
     seen.push(header.1.clone());
     // Spend the refresh token elsewhere so ours is refused.
     reqwest::Client::new()
@@ -145,7 +145,7 @@ async fn no_error_or_debug_output_carries_a_secret() {
         }
     }
     let q = provider(&rs.url(), |c| c).with_store(Arc::new(store));
-    let err = q.authorization().await.unwrap_err();
+    let err = q.authorization(support::target()).await.unwrap_err();
     shown.push(format!("{err} {err:?} {q:?}"));
     let memory = MemoryTokenStore::new();
     memory.save(creds).await.unwrap();
@@ -154,7 +154,7 @@ async fn no_error_or_debug_output_carries_a_secret() {
     // The static header names its variable, never its value.
     let header = StaticHeader::bearer_from_env("MCP_AUTH_TEST_NEVER_SET");
     shown.push(format!("{header:?}"));
-    let missing = header.authorization().await.unwrap_err();
+    let missing = header.authorization(support::target()).await.unwrap_err();
     assert!(missing.to_string().contains("MCP_AUTH_TEST_NEVER_SET"));
     shown.push(format!("{missing} {missing:?}"));
 

@@ -108,7 +108,7 @@ async fn a_record_readable_by_others_is_refused() {
     }
     // The provider reports it instead of silently ignoring it.
     let q = provider(&rs.url(), |c| c).with_store(store.clone());
-    let err = mcp_transport::CredentialProvider::authorization(&q)
+    let err = mcp_transport::CredentialProvider::authorization(&q, support::target())
         .await
         .unwrap_err();
     assert!(format!("{err:?}").contains("StorePermissions"), "{err:?}");
@@ -192,10 +192,10 @@ async fn a_stored_record_of_another_server_is_never_used() {
     let (_auth2, other) = pair(AsConfig::default(), RsConfig::default()).await;
     let q = provider(&other.url(), |c| c).with_store(store.clone());
     assert!(
-        mcp_transport::CredentialProvider::authorization(&q)
+        mcp_transport::CredentialProvider::authorization(&q, support::target())
             .await
             .unwrap()
-            .is_none()
+            .is_empty()
     );
     assert_eq!(auth.log.to("/token").len(), 1);
 
@@ -210,10 +210,10 @@ async fn a_stored_record_of_another_server_is_never_used() {
         .unwrap();
     let r = provider(&rs.url(), |c| c).with_store(tampered_store);
     assert!(
-        mcp_transport::CredentialProvider::authorization(&r)
+        mcp_transport::CredentialProvider::authorization(&r, support::target())
             .await
             .unwrap()
-            .is_none()
+            .is_empty()
     );
 }
 
@@ -278,7 +278,7 @@ async fn a_store_directory_that_others_can_write_is_refused_by_name() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let q = provider(&rs.url(), |c| c).with_store(Arc::new(FileTokenStore::new(tmp.path())));
-    let err = mcp_transport::CredentialProvider::authorization(&q)
+    let err = mcp_transport::CredentialProvider::authorization(&q, support::target())
         .await
         .unwrap_err();
     assert!(

@@ -113,7 +113,10 @@ async fn an_authorization_failure_is_a_credential_source_error_with_the_auth_err
     )
     .await;
     let oauth = provider(&rs.url(), |c| c);
-    let err = oauth.on_unauthorized(401, None).await.unwrap_err();
+    let err = oauth
+        .on_unauthorized(mcp_transport::Refusal::new(401, None))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "could not obtain credentials for the server"

@@ -11,7 +11,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context;
-use mcp_auth::{HeadlessRedirectFlow, OAuthConfig, OAuthProvider, PreRegisteredClient, Secret};
+use mcp_auth::{
+    ClientAuth, EnterpriseIdp, Grant, HeadlessRedirectFlow, KeySource, MachineClient, OAuthConfig,
+    OAuthProvider, PreRegisteredClient, Secret, SecretSource, SigningKey,
+};
 use mcp_session::{
     ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Negotiation, Roots,
     SamplingHandler, Session, SessionConfig,
@@ -40,7 +43,7 @@ pub(crate) async fn run(url: &str) -> anyhow::Result<()> {
 
     // Every scenario runs with OAuth available, as a host would: a server
     // that never answers 401 never sees it.
-    let oauth = Arc::new(oauth_provider(url, &context)?);
+    let oauth = Arc::new(oauth_provider(url, &scenario, &context)?);
     let connector = Arc::new(HttpConnector::new(
         HttpConfig::new(url).credentials(oauth.clone()),
     ));
@@ -153,15 +156,63 @@ async fn skills(session: &Session<mcp_session::Ready>, scenario: &str) {
 const CONFORMANCE_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// OAuth as the conformance scenarios need it: the authorization redirect
-/// followed without a browser, a Client ID Metadata Document URL, and the
+/// followed without a browser, a Client ID Metadata Document URL, the
 /// pre-registered client the context may carry (`client_id`,
-/// `client_secret`, `issuer`).
-fn oauth_provider(url: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
+/// `client_secret`, `issuer`), and the machine grant of the extension
+/// scenarios, configured from their context as a host's configuration would
+/// (the grant is chosen by the scenario, the secrets come from the context).
+fn oauth_provider(url: &str, scenario: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
     let mut config = OAuthConfig::new(url)
         .client_name("mcp-conformance-client")
         .client_metadata_url(CONFORMANCE_CLIENT_METADATA_URL);
     let text = |key: &str| context.get(key).and_then(Value::as_str);
-    if let (Some(issuer), Some(client_id)) = (text("issuer"), text("client_id")) {
+    let secret = |key: &str| text(key).map(|v| SecretSource::Value(Secret::new(v)));
+    let client_id = text("client_id").unwrap_or_default();
+    let grant = match scenario {
+        "auth/client-credentials-basic" => secret("client_secret").map(|s| {
+            Grant::ClientCredentials(MachineClient::new(client_id, ClientAuth::SecretBasic(s)))
+        }),
+        "auth/client-credentials-jwt" => match text("private_key_pem") {
+            Some(pem) => {
+                let key = SigningKey::from_pem(pem.as_bytes()).context("the context's key")?;
+                Some(Grant::ClientCredentials(MachineClient::new(
+                    client_id,
+                    ClientAuth::PrivateKeyJwt(KeySource::Key(Arc::new(key))),
+                )))
+            }
+            None => None,
+        },
+        "auth/wif-jwt-bearer" => secret("valid_jwt").map(|assertion| Grant::JwtBearer {
+            client: MachineClient::new(client_id, ClientAuth::None),
+            assertion,
+        }),
+        "auth/enterprise-managed-authorization" => {
+            match (secret("client_secret"), secret("idp_id_token"), text("idp_issuer")) {
+                (Some(client_secret), Some(id_token), Some(idp_issuer)) => {
+                    let idp_client = MachineClient::new(
+                        text("idp_client_id").unwrap_or_default(),
+                        ClientAuth::None,
+                    );
+                    let mut idp = EnterpriseIdp::new(idp_issuer, idp_client, id_token);
+                    if let Some(endpoint) = text("idp_token_endpoint") {
+                        idp = idp.token_endpoint(endpoint);
+                    }
+                    Some(Grant::Enterprise {
+                        client: MachineClient::new(
+                            client_id,
+                            ClientAuth::SecretBasic(client_secret),
+                        ),
+                        idp,
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if let Some(grant) = grant {
+        config = config.grant(grant);
+    } else if let (Some(issuer), Some(client_id)) = (text("issuer"), text("client_id")) {
         let mut client = PreRegisteredClient::new(issuer, client_id);
         if let Some(secret) = text("client_secret") {
             client = client.secret(Secret::new(secret));

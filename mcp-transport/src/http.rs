@@ -61,6 +61,6 @@ mod post;
 mod streamable;
 
 pub use config::{DEFAULT_MAX_BODY, DEFAULT_USER_AGENT, HttpConfig, MAX_REDIRECTS};
-pub use credentials::{CredentialProvider, StaticHeader};
+pub use credentials::{CredentialProvider, CredentialTarget, Refusal, StaticHeader};
 pub use legacy_sse::SseConnector;
 pub use streamable::HttpConnector;

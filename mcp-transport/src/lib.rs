@@ -58,7 +58,10 @@ pub use connection::{
 };
 pub use error::TransportError;
 #[cfg(feature = "http")]
-pub use http::{CredentialProvider, HttpConfig, HttpConnector, SseConnector, StaticHeader};
+pub use http::{
+    CredentialProvider, CredentialTarget, HttpConfig, HttpConnector, Refusal, SseConnector,
+    StaticHeader,
+};
 pub use mcp_codec::SkippedEdge;
 pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};
 pub use stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};

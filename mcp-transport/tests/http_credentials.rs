@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use mcp_testkit::{HttpFakeServer, HttpServerOptions, RunningHttpServer, Script};
 use mcp_transport::{
-    BoxFuture, Connection, Connector, CredentialProvider, HttpConfig, HttpConnector, Inbound,
-    OutboundFrame, RequestFailure, SseConnector, StaticHeader, TransportError,
+    BoxFuture, Connection, Connector, CredentialProvider, CredentialTarget, HttpConfig,
+    HttpConnector, Inbound, OutboundFrame, Refusal, RequestFailure, SseConnector, StaticHeader,
+    TransportError,
 };
 use serde_json::{Value, json};
 
@@ -44,10 +45,13 @@ impl Scripted {
 }
 
 impl CredentialProvider for Scripted {
-    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>> {
+    fn authorization<'a>(
+        &'a self,
+        _target: CredentialTarget<'a>,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TransportError>> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
         let result = if call < self.good {
-            Ok(Some(("Authorization".to_owned(), "Bearer fine".to_owned())))
+            Ok(vec![("Authorization".to_owned(), "Bearer fine".to_owned())])
         } else {
             Err(TransportError::CredentialSource(Box::new(SourceFailed)))
         };
@@ -56,13 +60,12 @@ impl CredentialProvider for Scripted {
 
     fn on_unauthorized<'a>(
         &'a self,
-        _status: u16,
-        www_authenticate: Option<&'a str>,
+        refusal: Refusal<'a>,
     ) -> BoxFuture<'a, Result<bool, TransportError>> {
         self.challenges
             .lock()
             .unwrap()
-            .push(www_authenticate.map(str::to_owned));
+            .push(refusal.www_authenticate.map(str::to_owned));
         let answer = self
             .unauthorized
             .map_err(|()| TransportError::CredentialSource(Box::new(SourceFailed)));

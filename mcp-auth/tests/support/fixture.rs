@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcp_auth::{AuthError, HeadlessRedirectFlow, OAuthConfig, OAuthProvider};
-use mcp_transport::{CredentialProvider, TransportError};
+use mcp_transport::{CredentialProvider, CredentialTarget, Refusal, TransportError};
 use serde_json::Value;
 
 pub use auth_server::{AsConfig, AuthServer, IssMode, MetaLoc};
@@ -186,7 +186,9 @@ pub async fn attempt(
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .body(body.clone());
-        if let Some((name, value)) = provider.authorization().await.unwrap() {
+        let url_parsed = url::Url::parse(url).unwrap();
+        let target = CredentialTarget::new("POST", &url_parsed);
+        for (name, value) in provider.authorization(target).await.unwrap() {
             request = request.header(name, value);
         }
         let response = request.send().await.unwrap();
@@ -198,7 +200,10 @@ pub async fn attempt(
                 .get("www-authenticate")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            match provider.on_unauthorized(status, challenge.as_deref()).await {
+            match provider
+                .on_unauthorized(Refusal::new(status, challenge.as_deref()))
+                .await
+            {
                 Ok(true) => continue,
                 Ok(false) => {}
                 Err(e) => return (status, Some(auth_error(e))),
@@ -214,4 +219,14 @@ pub async fn pair(as_config: AsConfig, rs_config: RsConfig) -> (AuthServer, Reso
     let auth = AuthServer::start(as_config).await;
     let rs = ResourceServer::start(rs_config, vec![auth.issuer()], vec![auth.db.clone()]).await;
     (auth, rs)
+}
+
+/// A request target for calling `authorization` directly.
+#[allow(dead_code)]
+pub fn target() -> CredentialTarget<'static> {
+    static URL: std::sync::OnceLock<url::Url> = std::sync::OnceLock::new();
+    CredentialTarget::new(
+        "POST",
+        URL.get_or_init(|| url::Url::parse("http://127.0.0.1:1/mcp").unwrap()),
+    )
 }

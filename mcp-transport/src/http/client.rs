@@ -11,6 +11,7 @@ use url::Url;
 use crate::TransportError;
 use crate::connection::RequestFailure;
 use crate::http::config::{HttpConfig, build_client, check_url, configured_headers, header_pair};
+use crate::http::credentials::{CredentialTarget, Refusal};
 
 /// `Accept` of a Streamable HTTP POST.
 pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -22,6 +23,8 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The resumption header.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
+/// The nonce header of DPoP (RFC 9449 §8, §9).
+const DPOP_NONCE: &str = "dpop-nonce";
 /// The one modern protocol version: no sessions, no GET stream, no resumption.
 pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 
@@ -110,10 +113,11 @@ impl HttpClient {
             }
             None => (build_client(&config, &base)?, HeaderMap::new()),
         };
-        if let Some(provider) = &config.credentials
-            && let Some((name, value)) = provider.authorization().await?
-        {
-            header_pair(&name, &value)?;
+        if let Some(provider) = &config.credentials {
+            let target = CredentialTarget::new("POST", &base);
+            for (name, value) in provider.authorization(target).await? {
+                header_pair(&name, &value)?;
+            }
         }
         Ok(Self {
             client,
@@ -124,28 +128,48 @@ impl HttpClient {
     }
 
     /// Sends one request, once more after a 401 / 403 if the credential
-    /// provider says it has new credentials.
+    /// provider says it has new credentials, and once more after a 401
+    /// `use_dpop_nonce` whose nonce the provider took (RFC 9449 §9).
     pub(crate) async fn send(&self, exchange: &Exchange<'_>) -> Result<Response, SendError> {
         let mut retried = false;
+        let mut nonce_retried = false;
         loop {
             let response = self.send_once(exchange).await?;
+            let Some(provider) = &self.config.credentials else {
+                return Ok(response);
+            };
+            let nonce = response
+                .headers()
+                .get(DPOP_NONCE)
+                .and_then(|v| v.to_str().ok());
+            let took_nonce = nonce.is_some_and(|n| provider.dpop_nonce(n));
             let status = response.status();
             let unauthorized =
                 status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
-            match &self.config.credentials {
-                Some(provider) if unauthorized && !retried => {
-                    retried = true;
-                    let challenge = www_authenticate(response.headers());
-                    match provider
-                        .on_unauthorized(status.as_u16(), challenge.as_deref())
-                        .await
-                    {
-                        Ok(true) => continue,
-                        Ok(false) => return Ok(response),
-                        Err(e) => return Err(SendError::Credential(e)),
-                    }
-                }
-                _ => return Ok(response),
+            if !unauthorized {
+                return Ok(response);
+            }
+            let challenge = www_authenticate(response.headers());
+            if took_nonce
+                && !nonce_retried
+                && status == StatusCode::UNAUTHORIZED
+                && challenge
+                    .as_deref()
+                    .is_some_and(|c| c.contains("use_dpop_nonce"))
+            {
+                nonce_retried = true;
+                continue;
+            }
+            if retried {
+                return Ok(response);
+            }
+            retried = true;
+            let refusal =
+                Refusal::new(status.as_u16(), challenge.as_deref()).with_dpop_nonce(nonce);
+            match provider.on_unauthorized(refusal).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(response),
+                Err(e) => return Err(SendError::Credential(e)),
             }
         }
     }
@@ -171,16 +195,17 @@ impl HttpClient {
             .header(reqwest::header::ACCEPT, exchange.accept)
             .headers(self.headers_of(exchange));
         if let Some(provider) = &self.config.credentials {
-            match provider.authorization().await {
-                Ok(Some((name, value))) => {
-                    let (name, value) = header_pair(&name, &value).map_err(|e| match e {
-                        TransportError::InvalidHeader { name } => SendError::InvalidHeader(name),
-                        other => SendError::Credential(other),
-                    })?;
-                    request = request.header(name, value);
-                }
-                Ok(None) => {}
-                Err(e) => return Err(SendError::Credential(e)),
+            let target = CredentialTarget::new(exchange.method.as_str(), exchange.url);
+            let headers = provider
+                .authorization(target)
+                .await
+                .map_err(SendError::Credential)?;
+            for (name, value) in headers {
+                let (name, value) = header_pair(&name, &value).map_err(|e| match e {
+                    TransportError::InvalidHeader { name } => SendError::InvalidHeader(name),
+                    other => SendError::Credential(other),
+                })?;
+                request = request.header(name, value);
             }
         }
         if let Some(body) = &exchange.body {

@@ -1,6 +1,6 @@
-//! Where the credential header of an HTTP transport comes from.
+//! Where the credential headers of an HTTP transport come from.
 //!
-//! A [`CredentialProvider`] is asked for the header before every request, so
+//! A [`CredentialProvider`] is asked for its headers before every request, so
 //! a provider that refreshes tokens (OAuth, in `mcp-auth`) always hands out a
 //! current one. [`StaticHeader`] reads a named environment variable: the
 //! configuration names the *source* of a secret, never the secret.
@@ -10,17 +10,69 @@ use std::fmt;
 use crate::TransportError;
 use crate::connection::BoxFuture;
 
-/// Supplies the credential header of an HTTP transport.
+/// The request a credential is asked for. A proof-of-possession scheme
+/// (DPoP, RFC 9449) signs its method and URL; a bearer credential ignores
+/// them.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct CredentialTarget<'a> {
+    /// The HTTP method (`POST`, `GET`, `DELETE`).
+    pub method: &'a str,
+    /// The request URL.
+    pub url: &'a url::Url,
+}
+
+impl<'a> CredentialTarget<'a> {
+    /// A target for `method` on `url`.
+    pub fn new(method: &'a str, url: &'a url::Url) -> Self {
+        Self { method, url }
+    }
+}
+
+/// A server's 401 or 403, as far as a credential provider may learn from it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Refusal<'a> {
+    /// 401 or 403.
+    pub status: u16,
+    /// The `WWW-Authenticate` text (several headers are joined with `", "`).
+    pub www_authenticate: Option<&'a str>,
+    /// The `DPoP-Nonce` header, when the server sent one (RFC 9449 §9).
+    pub dpop_nonce: Option<&'a str>,
+}
+
+impl<'a> Refusal<'a> {
+    /// A refusal with `status` and the given challenge, without a nonce.
+    pub fn new(status: u16, www_authenticate: Option<&'a str>) -> Self {
+        Self {
+            status,
+            www_authenticate,
+            dpop_nonce: None,
+        }
+    }
+
+    /// The same refusal carrying a `DPoP-Nonce`.
+    pub fn with_dpop_nonce(mut self, nonce: Option<&'a str>) -> Self {
+        self.dpop_nonce = nonce;
+        self
+    }
+}
+
+/// Supplies the credential headers of an HTTP transport.
 ///
 /// Implementations must keep secrets out of their `Debug` output and out of
 /// every error they return.
 pub trait CredentialProvider: Send + Sync + fmt::Debug {
-    /// The header to send with the next request (name, value), or `None` for
-    /// no credential. An error stops the request (at connect: the connection).
-    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>>;
+    /// The headers to send with the next request to `target` (name, value):
+    /// empty for no credential, one `Authorization` header for a bearer
+    /// token, `Authorization` and `DPoP` for a proof-of-possession token.
+    /// An error stops the request (at connect: the connection).
+    fn authorization<'a>(
+        &'a self,
+        target: CredentialTarget<'a>,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TransportError>>;
 
-    /// The server answered `status` (401 or 403) with this `WWW-Authenticate`
-    /// text (several headers are joined with `", "`). Returns whether new
+    /// The server answered 401 or 403 (`refusal`). Returns whether new
     /// credentials are ready, in which case the request is sent once more
     /// (with a fresh [`authorization`]); `Ok(false)`: nothing to try, the
     /// server's answer goes to the session as it is. An error says why
@@ -40,9 +92,21 @@ pub trait CredentialProvider: Send + Sync + fmt::Debug {
     /// [`RequestFailure::Credentials`]: crate::RequestFailure::Credentials
     fn on_unauthorized<'a>(
         &'a self,
-        status: u16,
-        www_authenticate: Option<&'a str>,
+        refusal: Refusal<'a>,
     ) -> BoxFuture<'a, Result<bool, TransportError>>;
+
+    /// A response (of any status) carried `DPoP-Nonce: nonce`. Returns
+    /// whether the provider took it for its next proofs. When it did and the
+    /// response is a 401 whose challenge is `use_dpop_nonce`, the transport
+    /// sends the request once more with a fresh proof, at most once per
+    /// request, before asking [`on_unauthorized`]. The default ignores
+    /// nonces (a provider without proofs).
+    ///
+    /// [`on_unauthorized`]: CredentialProvider::on_unauthorized
+    fn dpop_nonce(&self, nonce: &str) -> bool {
+        let _ = nonce;
+        false
+    }
 }
 
 /// A fixed header whose value is read from an environment variable each time
@@ -120,15 +184,17 @@ impl fmt::Debug for StaticHeader {
 }
 
 impl CredentialProvider for StaticHeader {
-    fn authorization(&self) -> BoxFuture<'_, Result<Option<(String, String)>, TransportError>> {
-        let result = self.read().map(|value| Some((self.header.clone(), value)));
+    fn authorization<'a>(
+        &'a self,
+        _target: CredentialTarget<'a>,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TransportError>> {
+        let result = self.read().map(|value| vec![(self.header.clone(), value)]);
         Box::pin(async move { result })
     }
 
     fn on_unauthorized<'a>(
         &'a self,
-        _status: u16,
-        _www_authenticate: Option<&'a str>,
+        _refusal: Refusal<'a>,
     ) -> BoxFuture<'a, Result<bool, TransportError>> {
         // A static credential cannot get better by asking again.
         Box::pin(async { Ok(false) })
