@@ -69,6 +69,11 @@ impl OAuthConfig {
         self
     }
 
+    /// The grant tokens are obtained with.
+    pub fn selected_grant(&self) -> &Grant {
+        &self.grant
+    }
+
     /// When tokens are DPoP-bound (default: when offered).
     pub fn dpop(mut self, mode: DpopMode) -> Self {
         self.dpop = mode;

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{AuthError, SourceProblem};
-use crate::jose::{SigningKey, read_bounded};
+use crate::jose::{SigningKey, read_bounded, read_private_file};
 use crate::secret::Secret;
 
 /// Bound on a secret or an assertion read from a source.
@@ -32,14 +32,20 @@ pub enum SecretSource {
     Value(Secret),
     /// The named environment variable.
     Env(String),
-    /// The file at this path (a projected service-account token, say).
-    /// Surrounding whitespace is trimmed.
+    /// A file holding a long-lived secret (a client secret): refused when
+    /// group or others may access it. Surrounding whitespace is trimmed.
     File(PathBuf),
+    /// A file holding a short-lived token that an orchestrator rotates and
+    /// often mounts readable by others (a projected service-account token,
+    /// an ID token): its permissions are not checked. Surrounding
+    /// whitespace is trimmed.
+    TokenFile(PathBuf),
 }
 
 impl SecretSource {
-    /// Reads the value now.
-    pub(crate) fn read(&self) -> Result<Secret, AuthError> {
+    /// Reads the value now (a named error, never the value, when it cannot
+    /// be used).
+    pub fn read(&self) -> Result<Secret, AuthError> {
         let fail = |problem| AuthError::Credential {
             origin: self.describe(),
             problem,
@@ -50,6 +56,13 @@ impl SecretSource {
                 std::env::var(name).map_err(|_| fail(SourceProblem::Empty))?
             }
             SecretSource::File(path) => {
+                let bytes = read_private_file(path, MAX_SOURCE_BYTES).map_err(|e| match e {
+                    AuthError::Credential { problem, .. } => fail(problem),
+                    other => other,
+                })?;
+                String::from_utf8(bytes).map_err(|_| fail(SourceProblem::Empty))?
+            }
+            SecretSource::TokenFile(path) => {
                 let file = std::fs::File::open(path)
                     .map_err(|e| fail(SourceProblem::Unreadable(e.kind())))?;
                 let bytes = read_bounded(file, MAX_SOURCE_BYTES).map_err(fail)?;
@@ -85,7 +98,9 @@ impl SecretSource {
         match self {
             SecretSource::Value(_) => "value given by the host".to_owned(),
             SecretSource::Env(name) => format!("environment variable `{name}`"),
-            SecretSource::File(path) => format!("file `{}`", path.display()),
+            SecretSource::File(path) | SecretSource::TokenFile(path) => {
+                format!("file `{}`", path.display())
+            }
         }
     }
 }
@@ -96,6 +111,10 @@ impl fmt::Debug for SecretSource {
             SecretSource::Value(_) => f.write_str("SecretSource::Value(..)"),
             SecretSource::Env(name) => f.debug_tuple("SecretSource::Env").field(name).finish(),
             SecretSource::File(path) => f.debug_tuple("SecretSource::File").field(path).finish(),
+            SecretSource::TokenFile(path) => f
+                .debug_tuple("SecretSource::TokenFile")
+                .field(path)
+                .finish(),
         }
     }
 }
