@@ -246,6 +246,7 @@ mod tests {
             pkce_s256: true,
             token_endpoint: url,
             registration_endpoint: None,
+            revocation_endpoint: None,
             scopes_supported: None,
             token_auth_methods: vec![],
             iss_parameter_supported: iss_supported,

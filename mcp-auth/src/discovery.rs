@@ -40,6 +40,7 @@ struct ServerMetadata {
     authorization_endpoint: Option<String>,
     token_endpoint: Option<String>,
     registration_endpoint: Option<String>,
+    revocation_endpoint: Option<String>,
     scopes_supported: Option<Vec<String>>,
     code_challenge_methods_supported: Option<Vec<String>>,
     token_endpoint_auth_methods_supported: Option<Vec<String>>,
@@ -60,6 +61,9 @@ pub(crate) struct AuthorizationServer {
     pub(crate) pkce_s256: bool,
     pub(crate) token_endpoint: Url,
     pub(crate) registration_endpoint: Option<Url>,
+    /// RFC 7009, when advertised (checked like the other endpoints; kept
+    /// in the stored record for `logout`).
+    pub(crate) revocation_endpoint: Option<Url>,
     pub(crate) scopes_supported: Option<Vec<String>>,
     /// RFC 8414 default when absent: `client_secret_basic`.
     pub(crate) token_auth_methods: Vec<String>,
@@ -219,12 +223,18 @@ impl Discovery<'_> {
             .as_deref()
             .map(|raw| self.policy.parse(raw, UrlRole::RegistrationEndpoint))
             .transpose()?;
+        let revocation_endpoint = doc
+            .revocation_endpoint
+            .as_deref()
+            .map(|raw| self.policy.parse(raw, UrlRole::RevocationEndpoint))
+            .transpose()?;
         Ok(AuthorizationServer {
             issuer: doc.issuer,
             authorization_endpoint,
             pkce_s256,
             token_endpoint,
             registration_endpoint,
+            revocation_endpoint,
             scopes_supported: doc.scopes_supported,
             token_auth_methods: doc
                 .token_endpoint_auth_methods_supported
@@ -258,6 +268,7 @@ impl Discovery<'_> {
                     pkce_s256: true,
                     token_endpoint: urls::with_path(self.server, "/token"),
                     registration_endpoint: Some(urls::with_path(self.server, "/register")),
+                    revocation_endpoint: None,
                     scopes_supported: None,
                     token_auth_methods: vec!["client_secret_basic".to_owned()],
                     iss_parameter_supported: false,

@@ -32,6 +32,8 @@ pub enum Step {
     TokenExchange,
     /// Fetching an enterprise identity provider's metadata.
     IdentityProviderMetadata,
+    /// Revoking a token at logout (RFC 7009).
+    Revocation,
 }
 
 impl fmt::Display for Step {
@@ -45,6 +47,7 @@ impl fmt::Display for Step {
             Step::Refresh => "token refresh",
             Step::TokenExchange => "token exchange",
             Step::IdentityProviderMetadata => "identity provider metadata",
+            Step::Revocation => "token revocation",
         })
     }
 }
@@ -65,6 +68,8 @@ pub enum UrlRole {
     TokenEndpoint,
     /// The registration endpoint.
     RegistrationEndpoint,
+    /// The revocation endpoint (RFC 7009).
+    RevocationEndpoint,
     /// The redirect URI, or a redirect's `Location`.
     Redirect,
     /// The Client ID Metadata Document URL.
@@ -82,6 +87,7 @@ impl fmt::Display for UrlRole {
             UrlRole::AuthorizationEndpoint => "authorization endpoint",
             UrlRole::TokenEndpoint => "token endpoint",
             UrlRole::RegistrationEndpoint => "registration endpoint",
+            UrlRole::RevocationEndpoint => "revocation endpoint",
             UrlRole::Redirect => "redirect",
             UrlRole::ClientMetadataDocument => "client metadata document",
             UrlRole::IdentityProvider => "identity provider",
@@ -222,7 +228,7 @@ impl fmt::Display for NonceParty {
 #[derive(Clone, PartialEq, Eq)]
 pub struct ServerErrorCode(String);
 
-/// Error codes of RFC 6749, 6750, 7591, 8707 and OIDC Core.
+/// Error codes of RFC 6749, 6750, 7009, 7591, 8707, 9449 and OIDC Core.
 const REGISTERED_CODES: &[&str] = &[
     "invalid_request",
     "invalid_client",
@@ -244,6 +250,7 @@ const REGISTERED_CODES: &[&str] = &[
     "consent_required",
     "use_dpop_nonce",
     "invalid_dpop_proof",
+    "unsupported_token_type",
 ];
 
 impl ServerErrorCode {
@@ -422,10 +429,13 @@ pub enum AuthError {
     /// The authorization response has neither a code nor an error.
     #[error("the authorization response carries no code")]
     MissingCode,
-    /// The token endpoint refused a code exchange or refresh.
-    #[error("the token endpoint refused the {step} request (HTTP {status})")]
+    /// The authorization server refused a token request (a code exchange,
+    /// a refresh, a machine grant, a token exchange) or a revocation. Its
+    /// `error_description` and `error_uri` are never kept.
+    #[error("the authorization server refused the {step} request (HTTP {status})")]
     TokenRefused {
-        /// [`Step::Token`] or [`Step::Refresh`].
+        /// [`Step::Token`], [`Step::Refresh`], [`Step::TokenExchange`] or
+        /// [`Step::Revocation`].
         step: Step,
         /// The HTTP status.
         status: u16,
@@ -590,6 +600,7 @@ impl AuthError {
                 | UrlRole::AuthorizationEndpoint
                 | UrlRole::TokenEndpoint
                 | UrlRole::RegistrationEndpoint
+                | UrlRole::RevocationEndpoint
                 | UrlRole::Redirect => ErrorCause::Authorization,
             },
             AuthError::Network { .. } => ErrorCause::Connection,

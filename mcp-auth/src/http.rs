@@ -5,14 +5,23 @@
 //! A `reqwest::Client` is one; [`default_http_client`] builds one that never
 //! follows redirects (a token request must not be re-sent to wherever a
 //! `Location` points).
+//!
+//! The `oauth2` crate's requests take the same road: [`OAuthHttp`] is its
+//! `AsyncHttpClient`, built on an [`AuthHttpClient`], so the host's client,
+//! the time-out, the body bound and the no-redirect rule hold for them too,
+//! and it adds a fresh DPoP proof to each attempt (with the one retry on
+//! `use_dpop_nonce`), for the crate's grants and for ours alike.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 use mcp_transport::BoxFuture;
 use url::Url;
 
-use crate::error::{AuthError, Step};
+use crate::dpop;
+use crate::error::{AuthError, NonceParty, Step, UrlRole};
+use crate::token::{DpopBinding, error_code};
 
 /// Bound on any response body read by this crate (metadata documents,
 /// registration and token responses).
@@ -210,6 +219,162 @@ pub(crate) async fn send(
         });
     }
     Ok(response)
+}
+
+/// The HTTP client of one token or revocation request, for the `oauth2`
+/// crate (its `AsyncHttpClient`) and for our own grants ([`OAuthHttp::send`]).
+///
+/// Every attempt goes through [`send`] (the host's client, the time-out,
+/// the body bound); a 3xx is [`AuthError::Redirected`]. With a DPoP key,
+/// each attempt carries a fresh proof, and a `400 use_dpop_nonce` that
+/// brought a valid `DPoP-Nonce` is retried once with it, never twice.
+///
+/// The crate's errors drop the HTTP status; the adapter keeps the last one
+/// ([`OAuthHttp::last_status`]) so that a refusal is reported with it.
+/// `Debug` shows the step and whether DPoP is on, nothing of a request.
+pub(crate) struct OAuthHttp<'a> {
+    client: &'a dyn AuthHttpClient,
+    timeout: Duration,
+    step: Step,
+    dpop: Option<DpopBinding<'a>>,
+    /// The status of the last response (0: none yet).
+    last_status: AtomicU16,
+}
+
+impl<'a> OAuthHttp<'a> {
+    pub(crate) fn new(
+        client: &'a dyn AuthHttpClient,
+        timeout: Duration,
+        step: Step,
+        dpop: Option<DpopBinding<'a>>,
+    ) -> Self {
+        Self {
+            client,
+            timeout,
+            step,
+            dpop,
+            last_status: AtomicU16::new(0),
+        }
+    }
+
+    /// The status of the last response, if one came.
+    pub(crate) fn last_status(&self) -> Option<u16> {
+        match self.last_status.load(Ordering::Relaxed) {
+            0 => None,
+            status => Some(status),
+        }
+    }
+
+    /// Sends `request` (a form `POST`) with a DPoP proof when bound; once
+    /// more with the server's nonce after a `use_dpop_nonce` refusal.
+    pub(crate) async fn send(
+        &self,
+        request: AuthHttpRequest,
+    ) -> Result<AuthHttpResponse, AuthError> {
+        let step = self.step;
+        let mut nonce_retried = false;
+        loop {
+            let mut attempt = request.clone();
+            if let Some(dpop) = &self.dpop {
+                let nonce = dpop.nonce.get();
+                let proof = dpop::proof(dpop.key, "POST", &attempt.url, nonce.as_deref(), None)?;
+                attempt.headers.push(("DPoP".to_owned(), proof));
+            }
+            let response = send(self.client, attempt, self.timeout).await?;
+            self.last_status.store(response.status, Ordering::Relaxed);
+            if (300..400).contains(&response.status) {
+                return Err(AuthError::Redirected { step });
+            }
+            let Some(dpop) = &self.dpop else {
+                return Ok(response);
+            };
+            let took = response
+                .dpop_nonce
+                .as_deref()
+                .is_some_and(|n| dpop.nonce.offer(n));
+            let asks_nonce = response.status == 400
+                && error_code(&response).as_deref() == Some("use_dpop_nonce");
+            if !asks_nonce {
+                return Ok(response);
+            }
+            if nonce_retried || !took {
+                return Err(AuthError::DpopNonceLoop {
+                    party: NonceParty::AuthorizationServer,
+                });
+            }
+            nonce_retried = true;
+        }
+    }
+
+    /// One request the `oauth2` crate built, sent by [`Self::send`], its
+    /// answer handed back as the crate reads it (status and body; the crate
+    /// needs no header of it).
+    async fn exchange(
+        &self,
+        request: oauth2::HttpRequest,
+    ) -> Result<oauth2::HttpResponse, AuthError> {
+        let step = self.step;
+        let (parts, body) = request.into_parts();
+        // The crate built this URI from a URL we checked; it parses back.
+        let url = Url::parse(&parts.uri.to_string()).map_err(|_| AuthError::InvalidUrl {
+            role: match step {
+                Step::Revocation => UrlRole::RevocationEndpoint,
+                _ => UrlRole::TokenEndpoint,
+            },
+        })?;
+        // The crate only ever POSTs to these endpoints.
+        let method = if parts.method == oauth2::http::Method::GET {
+            HttpMethod::Get
+        } else {
+            HttpMethod::Post
+        };
+        let headers = parts
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_owned(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let response = self
+            .send(AuthHttpRequest {
+                method,
+                url,
+                headers,
+                body: Some(body),
+                step,
+            })
+            .await?;
+        oauth2::http::Response::builder()
+            .status(response.status)
+            .body(response.body)
+            .map_err(|_| AuthError::UnexpectedStatus {
+                step,
+                status: response.status,
+            })
+    }
+}
+
+impl<'c> oauth2::AsyncHttpClient<'c> for OAuthHttp<'_> {
+    type Error = AuthError;
+    type Future = BoxFuture<'c, Result<oauth2::HttpResponse, AuthError>>;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(self.exchange(request))
+    }
+}
+
+impl fmt::Debug for OAuthHttp<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthHttp")
+            .field("step", &self.step)
+            .field("timeout", &self.timeout)
+            .field("dpop", &self.dpop.is_some())
+            .field("last_status", &self.last_status())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A `GET` asking for JSON.

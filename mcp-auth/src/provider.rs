@@ -49,6 +49,7 @@ use crate::idp::IdentityProvider;
 use crate::jose::SigningKey;
 use crate::pkce::{Pkce, random_token};
 use crate::registration::{self, ClientRegistration, Registrar, RegistrationKind, TokenAuthMethod};
+use crate::revoke::{Revocation, revoke};
 use crate::secret::Secret;
 use crate::store::{MemoryTokenStore, RECORD_VERSION, StoredCredentials, TokenStore};
 use crate::token::{ClientAuthn, DpopBinding, TokenEndpoint, TokenSet, unix_now};
@@ -202,20 +203,38 @@ impl OAuthProvider {
         Ok(())
     }
 
-    /// Forgets every credential of this server, in memory and in the store.
-    pub async fn logout(&self) -> Result<(), AuthError> {
+    /// Forgets every credential of this server, in memory and in the store,
+    /// after asking the authorization server to revoke them where it
+    /// advertised a revocation endpoint (RFC 7009: the refresh token, else
+    /// the access token). The revocation's outcome is returned, not
+    /// raised: the credentials are forgotten whatever it is.
+    pub async fn logout(&self) -> Result<Revocation, AuthError> {
         let mut st = self.state.lock().await;
-        st.current = None;
+        let current = st.current.take();
         st.requested_scopes.clear();
         st.step_ups = 0;
         st.loaded = true;
         self.generation.fetch_add(1, Ordering::SeqCst);
-        for record in self.store.load(&self.config.server_url).await? {
+        let stored = self.store.load(&self.config.server_url).await?;
+        // The record in use is the freshest of its issuer's.
+        let held = current.iter().chain(
+            stored
+                .iter()
+                .filter(|r| current.as_ref().is_none_or(|c| c.issuer != r.issuer)),
+        );
+        let mut revocation = Revocation::NothingHeld;
+        for record in held {
+            let auth = self.client_authn(&record.client);
+            let timeout = self.config.request_timeout;
+            let outcome = revoke(self.http.as_ref(), timeout, &self.policy, record, auth).await;
+            revocation = revocation.or(outcome);
+        }
+        for record in &stored {
             self.store
                 .remove(&self.config.server_url, &record.issuer)
                 .await?;
         }
-        Ok(())
+        Ok(revocation)
     }
 
     fn lock_last_error(&self) -> std::sync::MutexGuard<'_, Option<AuthError>> {
@@ -516,6 +535,11 @@ impl OAuthProvider {
                 issuer: discovered.server.issuer.clone(),
                 token_endpoint: discovered.server.token_endpoint.clone(),
                 resource: discovered.resource.clone(),
+                revocation_endpoint: discovered
+                    .server
+                    .revocation_endpoint
+                    .as_ref()
+                    .map(Url::to_string),
             };
             self.acquire(st, &binding, scopes, dpop).await
         }
@@ -567,6 +591,7 @@ impl OAuthProvider {
                 .parse(&current.token_endpoint, UrlRole::TokenEndpoint)?,
             issuer: current.issuer,
             resource: current.resource,
+            revocation_endpoint: current.revocation_endpoint,
         };
         let dpop = current.dpop_key.is_some();
         self.acquire(st, &binding, current.requested_scopes, dpop)
@@ -660,6 +685,7 @@ impl OAuthProvider {
             requested_scopes: scopes.clone(),
             saved_at: 0,
             dpop_key,
+            revocation_endpoint: binding.revocation_endpoint.clone(),
         };
         st.requested_scopes = scopes;
         st.current = Some(record.clone());
@@ -771,6 +797,7 @@ impl OAuthProvider {
             requested_scopes: scopes.clone(),
             saved_at: 0,
             dpop_key: None,
+            revocation_endpoint: server.revocation_endpoint.as_ref().map(Url::to_string),
         };
         // The record in use, when it is stored under the same key (this
         // server and issuer) and holds tokens: a bare registration must not
@@ -827,6 +854,7 @@ impl OAuthProvider {
             issuer: server.issuer.clone(),
             token_endpoint: server.token_endpoint.clone(),
             resource: discovered.resource.clone(),
+            revocation_endpoint: server.revocation_endpoint.as_ref().map(Url::to_string),
         };
         drop(record);
         self.finish(st, &binding, client, tokens, scopes, key.as_deref())
@@ -839,6 +867,8 @@ struct Binding {
     issuer: String,
     token_endpoint: Url,
     resource: String,
+    /// RFC 7009, kept in the record for `logout`.
+    revocation_endpoint: Option<String>,
 }
 
 impl fmt::Debug for OAuthProvider {

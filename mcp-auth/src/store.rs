@@ -47,6 +47,10 @@ pub struct StoredCredentials {
     /// (resource, issuer).
     #[serde(default)]
     pub(crate) dpop_key: Option<Secret>,
+    /// The authorization server's RFC 7009 revocation endpoint, when it
+    /// advertised one (absent from records written before it was kept).
+    #[serde(default)]
+    pub(crate) revocation_endpoint: Option<String>,
 }
 
 impl StoredCredentials {
@@ -79,6 +83,13 @@ impl StoredCredentials {
     /// record's key, never as Bearer).
     pub fn is_dpop_bound(&self) -> bool {
         self.tokens.as_ref().is_some_and(|t| t.dpop_bound)
+    }
+
+    /// Whether the authorization server advertised a revocation endpoint
+    /// (RFC 7009), where [`OAuthProvider::logout`](crate::OAuthProvider::logout)
+    /// revokes the tokens.
+    pub fn can_revoke(&self) -> bool {
+        self.revocation_endpoint.is_some()
     }
 
     /// The scopes granted with the current token.

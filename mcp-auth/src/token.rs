@@ -1,24 +1,62 @@
-//! The token endpoint: code exchange, refresh, client credentials and the
-//! JWT bearer grant, with the client authentication the registration or
-//! configuration calls for (secret, or a `private_key_jwt` assertion), the
-//! RFC 8707 `resource`, and DPoP proofs with one nonce retry.
+//! The token endpoint: the authorization code exchange (with the PKCE
+//! verifier), refresh, client credentials and the JWT bearer grant, with
+//! the client authentication the registration or configuration calls for
+//! (secret, or a `private_key_jwt` assertion), the RFC 8707 `resource`, and
+//! DPoP proofs with one nonce retry.
 //!
-//! Written here rather than with the `oauth2` crate: its URL types and
-//! parse errors would keep raw response bodies (possibly holding tokens) in
-//! `Debug`, and the resource string must go out verbatim.
+//! Which part is whose:
+//!
+//! - **The `oauth2` crate** builds the code exchange, the refresh and the
+//!   client credentials requests (grant parameters, PKCE verifier,
+//!   `redirect_uri`, scopes, HTTP Basic with the form-encoded id and secret
+//!   or `client_secret_post`), classifies the answer (success, an OAuth
+//!   error response, a body it cannot read) and parses the token response
+//!   into [`TokenFields`] (our `TokenResponse`: the crate's standard one
+//!   takes `expires_in` only as a number, and servers that send `"3600"`
+//!   exist). Revocation (RFC 7009) is also the crate's, in `revoke.rs`.
+//! - **Ours**, because the crate has no such thing: the JWT bearer grant
+//!   (RFC 7523) and the token exchange (RFC 8693, `idp.rs`) build their form
+//!   in [`TokenEndpoint::post`]; `private_key_jwt` client assertions (RFC
+//!   7523 §2.2) ride on the crate's requests as extra parameters; DPoP
+//!   proofs (RFC 9449) and the one `use_dpop_nonce` retry are added by our
+//!   HTTP adapter ([`OAuthHttp`](crate::http::OAuthHttp)), under the crate's
+//!   requests and ours alike, so the rule exists once.
+//! - **Ours, on top of the crate**: `client_id` also goes into the form with
+//!   HTTP Basic (the Python SDK's authorization server refuses a token
+//!   request without it, "Missing client_id"; the crate sends it only
+//!   without a secret), and `resource` is an extra parameter given as a
+//!   string, so it goes out verbatim (a `Url` would add `/` to a pathless
+//!   identifier).
+//! - **Our boundary**: the crate's errors keep the response body
+//!   (`RequestTokenError::Parse`), the parser's message (which may quote
+//!   it), and `error_description` / `error_uri`; none of them crosses into
+//!   an [`AuthError`]. A refusal becomes [`AuthError::TokenRefused`] with
+//!   the status and the bare `error` code, a body that is not a token
+//!   response [`AuthError::InvalidDocument`], and the adapter's own errors
+//!   (network, time-out, body bound, redirect) pass through as they are.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
+use oauth2::basic::{
+    BasicErrorResponse, BasicRevocationErrorResponse, BasicTokenIntrospectionResponse,
+    BasicTokenType,
+};
+use oauth2::{
+    AccessToken, AuthType, AuthorizationCode, ClientId, ClientSecret, EndpointNotSet, EndpointSet,
+    ErrorResponse, PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    StandardRevocableToken, TokenResponse, TokenUrl,
+};
+use serde::{Deserialize, Deserializer, Serialize};
 use url::Url;
 
-use crate::dpop::{self, NonceSlot};
-use crate::error::{AuthError, NonceParty, ServerErrorCode, Step};
+use crate::dpop::NonceSlot;
+use crate::error::{AuthError, ServerErrorCode, Step, UrlRole};
 use crate::grant::{ClientAuth, JWT_BEARER};
-use crate::http::{self, AuthHttpClient, AuthHttpResponse};
+use crate::http::{self, AuthHttpClient, AuthHttpResponse, OAuthHttp};
 use crate::jose::SigningKey;
 use crate::pkce::random_token;
 use crate::registration::{ClientRegistration, TokenAuthMethod};
@@ -72,22 +110,90 @@ impl TokenSet {
     }
 }
 
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-    token_type: String,
+/// A token response (RFC 6749 §5.1), as the `oauth2` crate's
+/// [`TokenResponse`]: its secrets are the crate's types (`Debug` shows
+/// `[redacted]`), `token_type` is read case-insensitively by the crate's
+/// helper, and `expires_in` may be a number or a numeric string (anything
+/// else is ignored, as if absent).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct TokenFields {
+    access_token: AccessToken,
+    #[serde(deserialize_with = "oauth2::helpers::deserialize_untagged_enum_case_insensitive")]
+    token_type: BasicTokenType,
+    #[serde(default, deserialize_with = "lenient_seconds")]
+    expires_in: Option<u64>,
     #[serde(default)]
-    expires_in: Option<serde_json::Value>,
-    #[serde(default)]
-    refresh_token: Option<String>,
-    #[serde(default)]
-    scope: Option<String>,
+    refresh_token: Option<RefreshToken>,
+    #[serde(
+        rename = "scope",
+        default,
+        deserialize_with = "space_separated",
+        serialize_with = "oauth2::helpers::serialize_space_delimited_vec"
+    )]
+    scopes: Option<Vec<Scope>>,
 }
 
-#[derive(Deserialize)]
-struct ErrorResponse {
-    error: Option<String>,
+impl TokenResponse for TokenFields {
+    type TokenType = BasicTokenType;
+
+    fn access_token(&self) -> &AccessToken {
+        &self.access_token
+    }
+
+    fn token_type(&self) -> &BasicTokenType {
+        &self.token_type
+    }
+
+    fn expires_in(&self) -> Option<Duration> {
+        self.expires_in.map(Duration::from_secs)
+    }
+
+    fn refresh_token(&self) -> Option<&RefreshToken> {
+        self.refresh_token.as_ref()
+    }
+
+    fn scopes(&self) -> Option<&Vec<Scope>> {
+        self.scopes.as_ref()
+    }
 }
+
+fn lenient_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+/// `scope` split at any ASCII whitespace (the crate's helper splits at
+/// single spaces only).
+fn space_separated<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Scope>>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(|scope| {
+        crate::challenge::split_scopes(&scope)
+            .into_iter()
+            .map(Scope::new)
+            .collect()
+    }))
+}
+
+/// The `oauth2` client this crate drives: our token response, the crate's
+/// standard error responses; whether the revocation and token endpoints
+/// are set is in its type.
+pub(crate) type OAuthClient<HasRevocationUrl, HasTokenUrl> = oauth2::Client<
+    BasicErrorResponse,
+    TokenFields,
+    BasicTokenIntrospectionResponse,
+    StandardRevocableToken,
+    BasicRevocationErrorResponse,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    HasRevocationUrl,
+    HasTokenUrl,
+>;
+
+/// Form fields one of the crate's requests gets on top of its own.
+pub(crate) type ExtraParams = Vec<(&'static str, String)>;
 
 /// How the client authenticates at one token endpoint, its secret or key
 /// already read from its source.
@@ -119,6 +225,47 @@ impl ClientAuthn {
             ClientAuth::PrivateKeyJwt(key) => Self::Assertion(key.load()?),
         })
     }
+
+    /// The `oauth2` client of `client_id` authenticating this way, and the
+    /// form fields the crate does not add itself: `client_id` beside HTTP
+    /// Basic, the client assertion (`aud` the `issuer`).
+    pub(crate) fn oauth_client(
+        &self,
+        client_id: &str,
+        issuer: &str,
+    ) -> Result<(OAuthClient<EndpointNotSet, EndpointNotSet>, ExtraParams), AuthError> {
+        let client = OAuthClient::new(ClientId::new(client_id.to_owned()));
+        let secret = |s: &Secret| ClientSecret::new(s.expose().to_owned());
+        Ok(match self {
+            // Without a secret the crate puts `client_id` in the form.
+            ClientAuthn::None => (client.set_auth_type(AuthType::RequestBody), Vec::new()),
+            // The id in the form too (never the secret): the Python SDK's
+            // authorization server refuses a token request without it
+            // ("Missing client_id") even with Basic.
+            ClientAuthn::Basic(s) => (
+                client
+                    .set_auth_type(AuthType::BasicAuth)
+                    .set_client_secret(secret(s)),
+                vec![("client_id", client_id.to_owned())],
+            ),
+            ClientAuthn::Post(s) => (
+                client
+                    .set_auth_type(AuthType::RequestBody)
+                    .set_client_secret(secret(s)),
+                Vec::new(),
+            ),
+            ClientAuthn::Assertion(key) => (
+                client.set_auth_type(AuthType::RequestBody),
+                vec![
+                    ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_owned()),
+                    (
+                        "client_assertion",
+                        client_assertion(key, client_id, issuer)?,
+                    ),
+                ],
+            ),
+        })
+    }
 }
 
 /// The DPoP key of token requests and the authorization server's nonce.
@@ -127,6 +274,19 @@ pub(crate) struct DpopBinding<'a> {
     pub(crate) key: &'a SigningKey,
     pub(crate) nonce: &'a NonceSlot,
 }
+
+/// Adds `params` to one of the `oauth2` crate's request builders (they
+/// share no trait for it).
+macro_rules! with_params {
+    ($request:expr, $params:expr) => {{
+        let mut request = $request;
+        for (name, value) in $params {
+            request = request.add_extra_param(*name, value.as_str());
+        }
+        request
+    }};
+}
+pub(crate) use with_params;
 
 /// Calls one token endpoint.
 pub(crate) struct TokenEndpoint<'a> {
@@ -151,14 +311,20 @@ impl TokenEndpoint<'_> {
         redirect_uri: &str,
         requested_scopes: &[String],
     ) -> Result<TokenSet, AuthError> {
-        let pairs = [
-            ("grant_type", "authorization_code"),
-            ("code", code.expose()),
-            ("code_verifier", verifier.expose()),
-            ("redirect_uri", redirect_uri),
-        ];
-        let response = self.post(Step::Token, &pairs).await?;
-        self.parse(&response, Step::Token, None, requested_scopes)
+        let step = Step::Token;
+        let (client, params) = self.client()?;
+        let redirect =
+            RedirectUrl::new(redirect_uri.to_owned()).map_err(|_| AuthError::InvalidUrl {
+                role: UrlRole::Redirect,
+            })?;
+        let request = client
+            .exchange_code(AuthorizationCode::new(code.expose().to_owned()))
+            .set_pkce_verifier(PkceCodeVerifier::new(verifier.expose().to_owned()))
+            .set_redirect_uri(Cow::Owned(redirect));
+        let adapter = self.adapter(step);
+        let answer = with_params!(request, &params).request_async(&adapter).await;
+        let fields = answer.map_err(|e| from_oauth2(e, step, adapter.last_status()))?;
+        self.token_set(fields, step, None, requested_scopes)
     }
 
     /// `grant_type=refresh_token`. A response without a new refresh token
@@ -168,17 +334,14 @@ impl TokenEndpoint<'_> {
         refresh_token: &Secret,
         previous_scopes: &[String],
     ) -> Result<TokenSet, AuthError> {
-        let pairs = [
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token.expose()),
-        ];
-        let response = self.post(Step::Refresh, &pairs).await?;
-        self.parse(
-            &response,
-            Step::Refresh,
-            Some(refresh_token),
-            previous_scopes,
-        )
+        let step = Step::Refresh;
+        let (client, params) = self.client()?;
+        let token = RefreshToken::new(refresh_token.expose().to_owned());
+        let request = client.exchange_refresh_token(&token);
+        let adapter = self.adapter(step);
+        let answer = with_params!(request, &params).request_async(&adapter).await;
+        let fields = answer.map_err(|e| from_oauth2(e, step, adapter.last_status()))?;
+        self.token_set(fields, step, Some(refresh_token), previous_scopes)
     }
 
     /// `grant_type=client_credentials`.
@@ -186,16 +349,18 @@ impl TokenEndpoint<'_> {
         &self,
         scopes: &[String],
     ) -> Result<TokenSet, AuthError> {
-        let scope = scopes.join(" ");
-        let mut pairs = vec![("grant_type", "client_credentials")];
-        if !scope.is_empty() {
-            pairs.push(("scope", &scope));
-        }
-        let response = self.post(Step::Token, &pairs).await?;
-        self.parse(&response, Step::Token, None, scopes)
+        let step = Step::Token;
+        let (client, params) = self.client()?;
+        let request = client
+            .exchange_client_credentials()
+            .add_scopes(scopes.iter().cloned().map(Scope::new));
+        let adapter = self.adapter(step);
+        let answer = with_params!(request, &params).request_async(&adapter).await;
+        let fields = answer.map_err(|e| from_oauth2(e, step, adapter.last_status()))?;
+        self.token_set(fields, step, None, scopes)
     }
 
-    /// The RFC 7523 JWT bearer grant with `assertion`.
+    /// The RFC 7523 JWT bearer grant with `assertion` (not in the crate).
     pub(crate) async fn jwt_bearer(
         &self,
         assertion: &Secret,
@@ -210,12 +375,33 @@ impl TokenEndpoint<'_> {
             pairs.push(("scope", &scope));
         }
         let response = self.post(Step::Token, &pairs).await?;
-        self.parse(&response, Step::Token, None, scopes)
+        if response.status != 200 {
+            return Err(refused(&response, Step::Token));
+        }
+        let fields: TokenFields = http::parse_json(&response, Step::Token)?;
+        self.token_set(fields, Step::Token, None, scopes)
     }
 
-    /// Posts `pairs` with the `resource`, the client's authentication and
-    /// a DPoP proof; once more with the server's nonce after a
-    /// `use_dpop_nonce` refusal, and no more.
+    /// The crate's client for this endpoint and the extra form fields of
+    /// every request: the client authentication's, then `resource`.
+    fn client(&self) -> Result<(OAuthClient<EndpointNotSet, EndpointSet>, ExtraParams), AuthError> {
+        let (client, mut params) = self.auth.oauth_client(self.client_id, self.issuer)?;
+        if let Some(resource) = self.resource {
+            params.push(("resource", resource.to_owned()));
+        }
+        Ok((
+            client.set_token_uri(TokenUrl::from_url(self.url.clone())),
+            params,
+        ))
+    }
+
+    fn adapter(&self, step: Step) -> OAuthHttp<'_> {
+        OAuthHttp::new(self.http, self.timeout, step, self.dpop)
+    }
+
+    /// Posts `pairs` (a grant the crate lacks) with the client's
+    /// authentication and the `resource`, through the same adapter as the
+    /// crate's requests (so with a DPoP proof and its one nonce retry).
     pub(crate) async fn post(
         &self,
         step: Step,
@@ -227,75 +413,37 @@ impl TokenEndpoint<'_> {
         }
         let mut headers = Vec::new();
         let assertion;
+        pairs.push(("client_id", self.client_id));
         match self.auth {
             ClientAuthn::Basic(secret) => {
-                // RFC 6749 §2.3.1: both parts form-encoded before Base64.
+                // RFC 6749 §2.3.1: both parts form-encoded before Base64;
+                // `client_id` stays in the form too (see `oauth_client`).
                 let id = form_encode(self.client_id);
                 let secret = form_encode(secret.expose());
                 let credentials = STANDARD.encode(format!("{id}:{secret}"));
                 headers.push(("Authorization".to_owned(), format!("Basic {credentials}")));
-                // The id in the form too (never the secret): the Python
-                // SDK's authorization server refuses a token request
-                // without it ("Missing client_id") even with Basic.
-                pairs.push(("client_id", self.client_id));
             }
-            ClientAuthn::Post(secret) => {
-                pairs.push(("client_id", self.client_id));
-                pairs.push(("client_secret", secret.expose()));
-            }
+            ClientAuthn::Post(secret) => pairs.push(("client_secret", secret.expose())),
             ClientAuthn::Assertion(key) => {
                 assertion = client_assertion(key, self.client_id, self.issuer)?;
-                pairs.push(("client_id", self.client_id));
                 pairs.push(("client_assertion_type", CLIENT_ASSERTION_TYPE));
                 pairs.push(("client_assertion", &assertion));
             }
-            ClientAuthn::None => pairs.push(("client_id", self.client_id)),
+            ClientAuthn::None => {}
         }
-        let mut nonce_retried = false;
-        loop {
-            let mut request_headers = headers.clone();
-            if let Some(dpop) = &self.dpop {
-                let proof = dpop::proof(
-                    dpop.key,
-                    "POST",
-                    self.url,
-                    dpop.nonce.get().as_deref(),
-                    None,
-                )?;
-                request_headers.push(("DPoP".to_owned(), proof));
-            }
-            let request = http::post_form(self.url.clone(), step, &pairs, request_headers);
-            let response = http::send(self.http, request, self.timeout).await?;
-            let Some(dpop) = &self.dpop else {
-                return Ok(response);
-            };
-            let took = response
-                .dpop_nonce
-                .as_deref()
-                .is_some_and(|n| dpop.nonce.offer(n));
-            let asks_nonce = response.status == 400
-                && error_code(&response).as_deref() == Some("use_dpop_nonce");
-            if !asks_nonce {
-                return Ok(response);
-            }
-            if nonce_retried || !took {
-                return Err(AuthError::DpopNonceLoop {
-                    party: NonceParty::AuthorizationServer,
-                });
-            }
-            nonce_retried = true;
-        }
+        let request = http::post_form(self.url.clone(), step, &pairs, headers);
+        self.adapter(step).send(request).await
     }
 
-    fn parse(
+    fn token_set(
         &self,
-        response: &AuthHttpResponse,
+        fields: TokenFields,
         step: Step,
         previous_refresh: Option<&Secret>,
         requested_scopes: &[String],
     ) -> Result<TokenSet, AuthError> {
-        parse_tokens(
-            response,
+        token_set(
+            fields,
             step,
             previous_refresh,
             requested_scopes,
@@ -330,9 +478,14 @@ fn form_encode(value: &str) -> String {
     url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
+#[derive(Deserialize)]
+struct ErrorCodeOnly {
+    error: Option<String>,
+}
+
 /// The OAuth `error` of an error response, if it has one.
 pub(crate) fn error_code(response: &AuthHttpResponse) -> Option<String> {
-    serde_json::from_slice::<ErrorResponse>(&response.body)
+    serde_json::from_slice::<ErrorCodeOnly>(&response.body)
         .ok()
         .and_then(|e| e.error)
 }
@@ -349,45 +502,103 @@ pub(crate) fn refused(response: &AuthHttpResponse, step: Step) -> AuthError {
     }
 }
 
-fn parse_tokens(
-    response: &AuthHttpResponse,
+/// An `oauth2` error at our boundary, `status` the last one the adapter
+/// saw. Nothing of the server's text survives: the body of `Parse` (which
+/// may be a token response), the parser's message (which may quote it), an
+/// `Other` message (which may quote a header) and the `error_description`
+/// and `error_uri` of `ServerResponse`; only the bare `error` code is kept,
+/// behind [`AuthError::oauth_error`].
+pub(crate) fn from_oauth2<T>(
+    error: RequestTokenError<AuthError, T>,
+    step: Step,
+    status: Option<u16>,
+) -> AuthError
+where
+    T: ErrorResponse + OAuthErrorCode,
+{
+    match (error, status) {
+        // The adapter's own errors carry no content already.
+        (RequestTokenError::Request(e), _) => e,
+        (RequestTokenError::ServerResponse(response), status) => AuthError::TokenRefused {
+            step,
+            status: status.unwrap_or(400),
+            error: Some(ServerErrorCode::new(response.code())),
+        },
+        // Nothing was sent: the crate could not build the request, and
+        // the one part of it that can fail is the endpoint's URL.
+        (RequestTokenError::Parse(..) | RequestTokenError::Other(_), None) => {
+            AuthError::InvalidUrl {
+                role: match step {
+                    Step::Revocation => UrlRole::RevocationEndpoint,
+                    _ => UrlRole::TokenEndpoint,
+                },
+            }
+        }
+        (RequestTokenError::Parse(..) | RequestTokenError::Other(_), Some(200)) => {
+            AuthError::InvalidDocument { step }
+        }
+        (RequestTokenError::Parse(..) | RequestTokenError::Other(_), Some(status)) => {
+            AuthError::TokenRefused {
+                step,
+                status,
+                error: None,
+            }
+        }
+    }
+}
+
+/// The bare `error` code of one of the crate's error responses.
+pub(crate) trait OAuthErrorCode {
+    fn code(&self) -> &str;
+}
+
+impl OAuthErrorCode for BasicErrorResponse {
+    fn code(&self) -> &str {
+        self.error().as_ref()
+    }
+}
+
+impl OAuthErrorCode for BasicRevocationErrorResponse {
+    fn code(&self) -> &str {
+        self.error().as_ref()
+    }
+}
+
+/// Our record of a token response: the type checked against the proof
+/// sent, the size bounded, the lifetime capped, an unrotated refresh token
+/// kept.
+fn token_set(
+    fields: TokenFields,
     step: Step,
     previous_refresh: Option<&Secret>,
     requested_scopes: &[String],
     proof_sent: bool,
 ) -> Result<TokenSet, AuthError> {
-    if !(200..300).contains(&response.status) {
-        return Err(refused(response, step));
-    }
-    let parsed: TokenResponse = http::parse_json(response, step)?;
-    let dpop_bound = if parsed.token_type.eq_ignore_ascii_case("bearer") {
-        false
-    } else if proof_sent && parsed.token_type.eq_ignore_ascii_case("dpop") {
-        true
-    } else {
-        return Err(AuthError::UnsupportedTokenType);
+    let dpop_bound = match &fields.token_type {
+        BasicTokenType::Bearer => false,
+        BasicTokenType::Extension(kind) if proof_sent && kind == "dpop" => true,
+        _ => return Err(AuthError::UnsupportedTokenType),
     };
-    if parsed.access_token.is_empty() || parsed.access_token.len() > MAX_TOKEN_BYTES {
+    let access_token = fields.access_token.into_secret();
+    if access_token.is_empty() || access_token.len() > MAX_TOKEN_BYTES {
         return Err(AuthError::InvalidDocument { step });
     }
     let now = unix_now();
-    let lifetime = parsed.expires_in.as_ref().and_then(|v| match v {
-        serde_json::Value::Number(n) => n.as_u64(),
-        serde_json::Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    });
-    let scopes = match parsed.scope {
-        Some(scope) => crate::challenge::split_scopes(&scope),
+    let scopes = match fields.scopes {
+        Some(scopes) => scopes.iter().map(|s| s.to_string()).collect(),
         None => requested_scopes.to_vec(),
     };
     Ok(TokenSet {
-        access_token: Secret::new(parsed.access_token),
-        refresh_token: parsed
+        access_token: Secret::new(access_token),
+        refresh_token: fields
             .refresh_token
+            .map(RefreshToken::into_secret)
             .filter(|r| !r.is_empty())
             .map(Secret::new)
             .or_else(|| previous_refresh.cloned()),
-        expires_at: lifetime.map(|l| now.saturating_add(l.min(MAX_LIFETIME_SECS))),
+        expires_at: fields
+            .expires_in
+            .map(|l| now.saturating_add(l.min(MAX_LIFETIME_SECS))),
         obtained_at: now,
         scopes,
         dpop_bound,
@@ -399,20 +610,26 @@ const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
 
-    fn response(status: u16, body: &str) -> AuthHttpResponse {
-        AuthHttpResponse::new(status, None, body.as_bytes().to_vec())
+    use mcp_transport::BoxFuture;
+    use oauth2::basic::BasicErrorResponseType;
+
+    use super::*;
+    use crate::http::AuthHttpRequest;
+
+    const CANARY: &str = "CANARY-7f3a9c";
+
+    fn fields(body: &str) -> TokenFields {
+        serde_json::from_str(body).unwrap()
     }
 
     #[test]
     fn a_token_response_is_read_and_an_unrotated_refresh_token_kept() {
         let old = Secret::new("rt-old");
-        let t = parse_tokens(
-            &response(
-                200,
-                r#"{"access_token":"at","token_type":"bearer","expires_in":"120"}"#,
-            ),
+        let t = token_set(
+            fields(r#"{"access_token":"at","token_type":"bearer","expires_in":"120"}"#),
             Step::Refresh,
             Some(&old),
             &["a".to_owned()],
@@ -423,10 +640,9 @@ mod tests {
         assert_eq!(t.refresh_token.as_ref().map(Secret::expose), Some("rt-old"));
         assert_eq!(t.scopes, ["a"]);
         assert_eq!(t.expires_at, Some(t.obtained_at + 120));
-        let rotated = parse_tokens(
-            &response(
-                200,
-                r#"{"access_token":"at2","token_type":"Bearer","refresh_token":"rt-new","scope":"x y"}"#,
+        let rotated = token_set(
+            fields(
+                r#"{"access_token":"at2","token_type":"Bearer","refresh_token":"rt-new","scope":"x  y","expires_in":-5}"#,
             ),
             Step::Refresh,
             Some(&old),
@@ -437,46 +653,129 @@ mod tests {
         assert_eq!(rotated.refresh_token.unwrap().expose(), "rt-new");
         assert_eq!(rotated.scopes, ["x", "y"]);
         assert_eq!(rotated.expires_at, None);
-    }
-
-    #[test]
-    fn refusals_and_odd_tokens_are_named_errors_without_content() {
-        let refused = parse_tokens(
-            &response(
-                400,
-                r#"{"error":"invalid_grant","error_description":"rt-sekrit"}"#,
-            ),
-            Step::Refresh,
-            None,
-            &[],
-            false,
-        )
-        .unwrap_err();
-        assert_eq!(refused.oauth_error(), Some("invalid_grant"));
-        assert!(!format!("{refused} {refused:?}").contains("sekrit"));
-        assert!(matches!(
-            parse_tokens(
-                &response(200, r#"{"access_token":"sekrit","token_type":"DPoP"}"#),
-                Step::Token,
-                None,
-                &[],
-                false
-            ),
-            Err(AuthError::UnsupportedTokenType)
-        ));
-        let bad = parse_tokens(
-            &response(200, r#"{"access_token":"sekrit"}"#),
+        let bound = token_set(
+            fields(r#"{"access_token":"at3","token_type":"DPoP"}"#),
             Step::Token,
             None,
             &[],
-            false,
+            true,
         )
-        .unwrap_err();
-        assert!(!format!("{bad} {bad:?}").contains("sekrit"));
-        assert!(matches!(
-            parse_tokens(&response(302, ""), Step::Token, None, &[], false),
-            Err(AuthError::Redirected { .. })
+        .unwrap();
+        assert!(bound.dpop_bound);
+    }
+
+    #[test]
+    fn odd_token_types_and_sizes_are_named_errors_without_content() {
+        let odd = |body: &str, proof: bool| {
+            token_set(fields(body), Step::Token, None, &[], proof).unwrap_err()
+        };
+        let e = odd(
+            r#"{"access_token":"CANARY-7f3a9c","token_type":"DPoP"}"#,
+            false,
+        );
+        assert!(matches!(e, AuthError::UnsupportedTokenType));
+        let e = odd(
+            r#"{"access_token":"CANARY-7f3a9c","token_type":"mac"}"#,
+            true,
+        );
+        assert!(matches!(e, AuthError::UnsupportedTokenType));
+        let huge = format!(
+            r#"{{"access_token":"{}","token_type":"bearer"}}"#,
+            CANARY.repeat(3000)
+        );
+        let e = odd(&huge, false);
+        assert!(matches!(e, AuthError::InvalidDocument { .. }));
+        assert!(!format!("{e} {e:?}").contains(CANARY));
+        // The crate's types keep a token out of `Debug`.
+        let f = fields(
+            r#"{"access_token":"CANARY-7f3a9c","token_type":"bearer","refresh_token":"CANARY-7f3a9c"}"#,
+        );
+        assert!(!format!("{f:?}").contains(CANARY));
+    }
+
+    /// The crate's own error for `body` answered with `status` to a
+    /// client credentials request (a `Parse` keeps the body, and the
+    /// parser's message may quote it).
+    async fn crate_error(
+        status: u16,
+        body: &str,
+    ) -> RequestTokenError<AuthError, BasicErrorResponse> {
+        let (client, _) = ClientAuthn::None
+            .oauth_client("c", "https://as.example")
+            .unwrap();
+        let client =
+            client.set_token_uri(TokenUrl::new("https://as.example/token".into()).unwrap());
+        let reply = oauth2::http::Response::builder()
+            .status(status)
+            .body(body.as_bytes().to_vec())
+            .unwrap();
+        let http = move |_request: oauth2::HttpRequest| {
+            let reply = reply.clone();
+            async move { Ok::<_, AuthError>(reply) }
+        };
+        client
+            .exchange_client_credentials()
+            .request_async(&http)
+            .await
+            .expect_err("the answer is refused")
+    }
+
+    #[tokio::test]
+    async fn the_crates_errors_keep_no_body_description_or_uri_at_our_boundary() {
+        let described = RequestTokenError::ServerResponse(BasicErrorResponse::new(
+            BasicErrorResponseType::InvalidGrant,
+            Some(format!("refresh token {CANARY} is gone")),
+            Some(format!("https://as.example/errors?{CANARY}")),
         ));
+        // The crate's own error shows them.
+        assert!(described.to_string().contains(CANARY));
+        let e = from_oauth2(described, Step::Refresh, Some(400));
+        assert!(matches!(
+            e,
+            AuthError::TokenRefused {
+                step: Step::Refresh,
+                status: 400,
+                ..
+            }
+        ));
+        assert_eq!(e.oauth_error(), Some("invalid_grant"));
+        assert!(!format!("{e} {e:?}").contains(CANARY));
+
+        // A token response that fails to parse: no token_type, or a
+        // wrong type (whose message quotes the value).
+        for body in [
+            r#"{"access_token":"CANARY-7f3a9c"}"#,
+            r#"{"access_token":"CANARY-7f3a9c","token_type":["bearer"]}"#,
+            r#"{"access_token":"x","token_type":"bearer","refresh_token":{"CANARY-7f3a9c":1}}"#,
+        ] {
+            let crate_error = crate_error(200, body).await;
+            assert!(matches!(crate_error, RequestTokenError::Parse(..)));
+            let e = from_oauth2(crate_error, Step::Token, Some(200));
+            assert!(matches!(
+                e,
+                AuthError::InvalidDocument { step: Step::Token }
+            ));
+            assert!(!format!("{e} {e:?}").contains(CANARY), "{body}");
+        }
+        // An error body that is not an error response: the status stays.
+        let crate_error = crate_error(401, r#"{"error":{"x":"CANARY-7f3a9c"}}"#).await;
+        assert!(matches!(crate_error, RequestTokenError::Parse(..)));
+        let e = from_oauth2(crate_error, Step::Token, Some(401));
+        assert!(matches!(
+            e,
+            AuthError::TokenRefused {
+                status: 401,
+                error: None,
+                ..
+            }
+        ));
+        assert!(!format!("{e} {e:?}").contains(CANARY));
+        let e = from_oauth2::<BasicErrorResponse>(
+            RequestTokenError::Other(format!("unexpected Content-Type {CANARY}")),
+            Step::Token,
+            Some(200),
+        );
+        assert!(!format!("{e} {e:?}").contains(CANARY));
     }
 
     #[test]
@@ -500,5 +799,211 @@ mod tests {
         assert!(!short.needs_refresh(1004));
         assert!(short.needs_refresh(1005));
         assert!(t(1000, Some(1000)).needs_refresh(1000));
+    }
+
+    /// Answers with the responses it was given, in order, and keeps what
+    /// it was sent.
+    #[derive(Debug, Default)]
+    struct Scripted {
+        answers: Mutex<VecDeque<AuthHttpResponse>>,
+        seen: Mutex<Vec<AuthHttpRequest>>,
+    }
+
+    impl Scripted {
+        fn new(answers: Vec<AuthHttpResponse>) -> Self {
+            Self {
+                answers: Mutex::new(answers.into()),
+                seen: Mutex::default(),
+            }
+        }
+
+        fn seen(&self) -> Vec<AuthHttpRequest> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    impl AuthHttpClient for Scripted {
+        fn send(
+            &self,
+            request: AuthHttpRequest,
+        ) -> BoxFuture<'_, Result<AuthHttpResponse, AuthError>> {
+            self.seen.lock().unwrap().push(request);
+            let answer = self.answers.lock().unwrap().pop_front();
+            Box::pin(async move { Ok(answer.expect("an answer was scripted")) })
+        }
+    }
+
+    fn answer(status: u16, body: &str) -> AuthHttpResponse {
+        AuthHttpResponse::new(status, None, body.as_bytes().to_vec())
+    }
+
+    fn form(request: &AuthHttpRequest) -> Vec<(String, String)> {
+        url::form_urlencoded::parse(request.body.as_deref().unwrap())
+            .into_owned()
+            .collect()
+    }
+
+    fn header<'r>(request: &'r AuthHttpRequest, name: &str) -> Option<&'r str> {
+        request
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    const OK: &str = r#"{"access_token":"at","token_type":"Bearer","expires_in":60}"#;
+
+    #[tokio::test]
+    async fn basic_keeps_client_id_in_the_form_and_the_resource_goes_out_verbatim() {
+        let http = Scripted::new(vec![answer(200, OK)]);
+        let url = Url::parse("https://as.example/token").unwrap();
+        let auth = ClientAuthn::Basic(Secret::new("s e:cret"));
+        let tokens = TokenEndpoint {
+            http: &http,
+            timeout: Duration::from_secs(5),
+            url: &url,
+            issuer: "https://as.example",
+            client_id: "id:1",
+            auth: &auth,
+            // Pathless: a `Url` would send `https://mcp.example/`.
+            resource: Some("https://mcp.example"),
+            dpop: None,
+        }
+        .client_credentials(&["a".into(), "b".into()])
+        .await
+        .unwrap();
+        assert_eq!(tokens.access_token.expose(), "at");
+        let seen = http.seen();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].url.as_str(), "https://as.example/token");
+        let form = form(&seen[0]);
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("grant_type"), Some("client_credentials"));
+        assert_eq!(get("scope"), Some("a b"));
+        assert_eq!(get("resource"), Some("https://mcp.example"));
+        assert_eq!(get("client_id"), Some("id:1"));
+        assert_eq!(get("client_secret"), None);
+        let basic = header(&seen[0], "authorization").unwrap();
+        let decoded = STANDARD
+            .decode(basic.strip_prefix("Basic ").unwrap())
+            .unwrap();
+        assert_eq!(String::from_utf8(decoded).unwrap(), "id%3A1:s+e%3Acret");
+        assert!(!format!("{:?}", seen[0]).contains("cret"));
+    }
+
+    #[tokio::test]
+    async fn a_dpop_nonce_refusal_is_retried_once_with_the_nonce_and_never_twice() {
+        let key = SigningKey::generate().unwrap();
+        let nonce = NonceSlot::default();
+        let url = Url::parse("https://as.example/token").unwrap();
+        let asks = || AuthHttpResponse {
+            dpop_nonce: Some("n-1".into()),
+            ..answer(400, r#"{"error":"use_dpop_nonce"}"#)
+        };
+        let endpoint = |http: &'static Scripted| TokenEndpoint {
+            http,
+            timeout: Duration::from_secs(5),
+            url: Box::leak(Box::new(url.clone())),
+            issuer: "https://as.example",
+            client_id: "c",
+            auth: &ClientAuthn::None,
+            resource: None,
+            dpop: None,
+        };
+        // Once: the second proof carries the nonce, the token is bound.
+        let http: &'static Scripted = Box::leak(Box::new(Scripted::new(vec![
+            asks(),
+            answer(200, r#"{"access_token":"at","token_type":"DPoP"}"#),
+        ])));
+        let tokens = TokenEndpoint {
+            dpop: Some(DpopBinding {
+                key: &key,
+                nonce: &nonce,
+            }),
+            ..endpoint(http)
+        }
+        .refresh(&Secret::new("rt"), &[])
+        .await
+        .unwrap();
+        assert!(tokens.dpop_bound);
+        let seen = http.seen();
+        assert_eq!(seen.len(), 2);
+        let nonce_of = |r: &AuthHttpRequest| {
+            let proof = header(r, "dpop").unwrap();
+            let claims = proof.split('.').nth(1).unwrap();
+            let claims: serde_json::Value = serde_json::from_slice(
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .decode(claims)
+                    .unwrap(),
+            )
+            .unwrap();
+            claims["nonce"].as_str().map(str::to_owned)
+        };
+        assert_eq!(nonce_of(&seen[0]), None);
+        assert_eq!(nonce_of(&seen[1]).as_deref(), Some("n-1"));
+        assert_ne!(header(&seen[0], "dpop"), header(&seen[1], "dpop"));
+
+        // A server that asks again gets a named error after one retry.
+        let looping: &'static Scripted =
+            Box::leak(Box::new(Scripted::new(vec![asks(), asks(), asks()])));
+        let e = TokenEndpoint {
+            dpop: Some(DpopBinding {
+                key: &key,
+                nonce: &nonce,
+            }),
+            ..endpoint(looping)
+        }
+        .exchange_code(
+            &Secret::new("code"),
+            &Secret::new("verifier"),
+            "http://127.0.0.1:1/cb",
+            &[],
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(e, AuthError::DpopNonceLoop { .. }), "{e:?}");
+        assert_eq!(looping.seen().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn our_grants_and_the_crates_map_refusals_and_redirects_alike() {
+        let url = Url::parse("https://as.example/token").unwrap();
+        let refusal = format!(r#"{{"error":"invalid_client","error_description":"{CANARY}"}}"#);
+        let redirect = AuthHttpResponse::new(302, Some(format!("https://x/?{CANARY}")), vec![]);
+        for (reply, expected_status) in [(answer(401, &refusal), Some(401)), (redirect, None)] {
+            for ours in [false, true] {
+                let http = Scripted::new(vec![reply.clone()]);
+                let endpoint = TokenEndpoint {
+                    http: &http,
+                    timeout: Duration::from_secs(5),
+                    url: &url,
+                    issuer: "https://as.example",
+                    client_id: "c",
+                    auth: &ClientAuthn::Post(Secret::new("sekrit")),
+                    resource: Some("https://mcp.example/mcp"),
+                    dpop: None,
+                };
+                let e = if ours {
+                    endpoint.jwt_bearer(&Secret::new("a.b.c"), &[]).await
+                } else {
+                    endpoint.client_credentials(&[]).await
+                }
+                .unwrap_err();
+                match expected_status {
+                    Some(status) => {
+                        assert!(
+                            matches!(e, AuthError::TokenRefused { status: s, .. } if s == status),
+                            "{e:?}"
+                        );
+                        assert_eq!(e.oauth_error(), Some("invalid_client"));
+                    }
+                    None => assert!(matches!(e, AuthError::Redirected { .. }), "{e:?}"),
+                }
+                assert!(!format!("{e} {e:?}").contains(CANARY));
+                let form = form(&http.seen()[0]);
+                assert!(form.contains(&("client_secret".into(), "sekrit".into())));
+                assert!(form.contains(&("resource".into(), "https://mcp.example/mcp".into())));
+            }
+        }
     }
 }
