@@ -441,6 +441,73 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dpop::NonceSlot;
+    use crate::jose::SigningKey;
+
+    /// Answers every request with the same response.
+    #[derive(Debug)]
+    struct Answer(AuthHttpResponse);
+
+    impl AuthHttpClient for Answer {
+        fn send(
+            &self,
+            _request: AuthHttpRequest,
+        ) -> BoxFuture<'_, Result<AuthHttpResponse, AuthError>> {
+            let answer = self.0.clone();
+            Box::pin(async move { Ok(answer) })
+        }
+    }
+
+    #[tokio::test]
+    async fn the_oauth2_adapter_shows_nothing_of_a_request_and_its_errors_carry_no_content() {
+        use oauth2::AsyncHttpClient as _;
+        let canary = "CANARY-93be";
+        let key = SigningKey::generate().unwrap();
+        let nonce = NonceSlot::default();
+        assert!(nonce.offer("n-CANARY-93be"));
+        let request = || {
+            oauth2::http::Request::builder()
+                .method("POST")
+                .uri("https://as.example/token")
+                .header("Authorization", format!("Basic {canary}"))
+                .body(format!("code={canary}&code_verifier={canary}").into_bytes())
+                .unwrap()
+        };
+        let redirect = Answer(AuthHttpResponse::new(
+            302,
+            Some(format!("https://elsewhere.example/?{canary}")),
+            canary.as_bytes().to_vec(),
+        ));
+        let too_large = Answer(AuthHttpResponse::new(
+            200,
+            None,
+            canary
+                .repeat(MAX_RESPONSE_BODY / canary.len() + 1)
+                .into_bytes(),
+        ));
+        for (client, expected) in [(&redirect, "redirected"), (&too_large, "larger than")] {
+            let adapter = OAuthHttp::new(
+                client,
+                Duration::from_secs(5),
+                Step::Token,
+                Some(DpopBinding {
+                    key: &key,
+                    nonce: &nonce,
+                }),
+            );
+            let e = adapter.call(request()).await.unwrap_err();
+            let shown = format!("{e} {e:?} {adapter:?}");
+            assert!(shown.contains(expected), "{shown}");
+            assert!(!shown.contains(canary), "{shown}");
+        }
+        // A successful answer is handed to the crate as it came.
+        let ok = Answer(AuthHttpResponse::new(200, None, b"{}".to_vec()));
+        let adapter = OAuthHttp::new(&ok, Duration::from_secs(5), Step::Refresh, None);
+        let response = adapter.call(request()).await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.body(), b"{}");
+        assert_eq!(adapter.last_status(), Some(200));
+    }
 
     #[test]
     fn debug_of_requests_and_responses_shows_no_values() {

@@ -1,7 +1,8 @@
 //! A fake OAuth 2.1 authorization server: metadata at configurable
 //! well-known URLs, an authorization endpoint that redirects at once, a
 //! token endpoint that checks PKCE S256, the redirect URI and the client,
-//! and dynamic registration.
+//! dynamic registration, and (when asked) an RFC 7009 revocation endpoint;
+//! on plain http, or on any listener a test brings (TLS, say).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,6 +63,12 @@ pub struct AsConfig {
     pub client_id: String,
     pub reg_secret: Option<String>,
     pub reg_method: Option<String>,
+    /// Advertise `revocation_endpoint` (`{issuer}/revoke`), answered with
+    /// `revocation_status`.
+    pub revocation: bool,
+    pub revocation_status: u16,
+    /// Answer every token request with this status and body.
+    pub token_reply: Option<(u16, String)>,
 }
 
 impl Default for AsConfig {
@@ -88,6 +95,9 @@ impl Default for AsConfig {
             client_id: "dcr-client".into(),
             reg_secret: None,
             reg_method: None,
+            revocation: false,
+            revocation_status: 200,
+            token_reply: None,
         }
     }
 }
@@ -168,6 +178,9 @@ impl AsState {
         if path == format!("{p}/register") && method == "POST" && self.config.registration {
             return Some(self.register());
         }
+        if path == format!("{p}/revoke") && method == "POST" && self.config.revocation {
+            return Some(self.revoke(request));
+        }
         None
     }
 
@@ -205,6 +218,12 @@ impl AsState {
         }
         if c.cimd {
             obj.insert("client_id_metadata_document_supported".into(), json!(true));
+        }
+        if c.revocation {
+            obj.insert(
+                "revocation_endpoint".into(),
+                json!(format!("{issuer}/revoke")),
+            );
         }
         axum::Json(doc).into_response()
     }
@@ -283,6 +302,13 @@ impl AsState {
         let refused = |error: &str| {
             (StatusCode::BAD_REQUEST, axum::Json(json!({"error": error}))).into_response()
         };
+        if let Some((status, body)) = &self.config.token_reply {
+            return Response::builder()
+                .status(*status)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.clone()))
+                .unwrap();
+        }
         let client = Self::client_of(request);
         match request.form("grant_type") {
             Some("authorization_code") => {
@@ -346,6 +372,19 @@ impl AsState {
         axum::Json(body).into_response()
     }
 
+    /// RFC 7009: a refresh token it knows stops refreshing; the answer is
+    /// the configured status whatever the token.
+    fn revoke(&self, request: &super::Hit) -> Response {
+        if let Some(token) = request.form("token") {
+            self.refresh.lock().unwrap().remove(token);
+        }
+        let status = StatusCode::from_u16(self.config.revocation_status).unwrap();
+        if status.is_success() {
+            return status.into_response();
+        }
+        (status, axum::Json(json!({"error": "invalid_client"}))).into_response()
+    }
+
     fn register(&self) -> Response {
         let mut body = json!({"client_id": self.config.client_id});
         let obj = body.as_object_mut().unwrap();
@@ -370,12 +409,21 @@ pub struct AuthServer {
 
 impl AuthServer {
     pub async fn start(config: AsConfig) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        Self::start_on(config, listener, base)
+    }
+
+    /// The server on `listener`, reached at `base` (`https://…` for a TLS
+    /// listener).
+    pub fn start_on<L: axum::serve::Listener>(config: AsConfig, listener: L, base: String) -> Self
+    where
+        L::Addr: std::fmt::Debug,
+    {
         let state = AsState::new(config);
         let app = axum::Router::new()
             .fallback(handle)
             .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
         state.set_base(&base);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
