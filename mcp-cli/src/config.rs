@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use document::{Document, OrderedObject, SERVERS_KEY};
 pub(crate) use entry::{
-    EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, child, is_permission_name,
+    EntryKind, RemoteEntry, ServerEntry, SourceEntry, StdioEntry, TokenEntry, child,
+    is_permission_name,
 };
 pub(crate) use expand::{expand_only, is_variable_name};
 pub(crate) use url_check::{UrlProblem, check_url};

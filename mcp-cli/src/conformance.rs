@@ -187,7 +187,11 @@ fn oauth_provider(url: &str, scenario: &str, context: &Value) -> anyhow::Result<
             assertion,
         }),
         "auth/enterprise-managed-authorization" => {
-            match (secret("client_secret"), secret("idp_id_token"), text("idp_issuer")) {
+            match (
+                secret("client_secret"),
+                secret("idp_id_token"),
+                text("idp_issuer"),
+            ) {
                 (Some(client_secret), Some(id_token), Some(idp_issuer)) => {
                     let idp_client = MachineClient::new(
                         text("idp_client_id").unwrap_or_default(),

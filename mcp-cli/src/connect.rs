@@ -20,10 +20,15 @@ use mcp_types::Root;
 
 use crate::args::RemoteTransport;
 use crate::config::{
-    EntryKind, RemoteEntry, ServerEntry, StdioEntry, TokenEntry, UrlProblem, check_url, child,
-    expand_only,
+    EntryKind, RemoteEntry, ServerEntry, SourceEntry, StdioEntry, TokenEntry, UrlProblem,
+    check_url, child, expand_only,
 };
 use crate::error::{CliError, ConfigProblem};
+use mcp_auth::{
+    ClientAuth, DpopMode, EnterpriseIdp, Grant, KeySource, MachineClient, OAuthConfig,
+    PreRegisteredClient, SecretSource,
+};
+use std::path::PathBuf;
 
 /// Where entries came from, for error messages.
 #[derive(Clone, Copy, Debug)]
@@ -168,17 +173,142 @@ fn remote_connector(
         }
         config.headers.push((name.clone(), value));
     }
-    // A static token when configured; else OAuth credentials stored by
-    // `mcp login` (used and refreshed, never obtained interactively here).
+    // A static token when configured; else OAuth: credentials stored by
+    // `mcp login`, used and refreshed (and, for a machine grant, requested
+    // anew) but never obtained interactively here.
     config.credentials = match &remote.token {
         Some(token) => Some(credential(token)),
-        None => crate::commands::auth::stored_credentials(&config.url)
-            .map(|p| Arc::new(p) as Arc<dyn CredentialProvider>),
+        None => {
+            let oauth = oauth_config(origin, entry, remote, &config.url)?;
+            crate::commands::auth::stored_credentials(oauth)
+                .map(|p| Arc::new(p) as Arc<dyn CredentialProvider>)
+        }
     };
     Ok(match remote.transport {
         RemoteTransport::Http => Arc::new(HttpConnector::new(config)),
         RemoteTransport::Sse => Arc::new(SseConnector::new(config)),
     })
+}
+
+/// The OAuth settings of a remote entry at `url`: the grant its `auth`
+/// names (interactive sign-in by default) with the sources of its secrets,
+/// paths `${VAR}`-expanded.
+pub(crate) fn oauth_config(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    remote: &RemoteEntry,
+    url: &str,
+) -> Result<OAuthConfig, CliError> {
+    let config = crate::commands::auth::base_oauth_config(url);
+    let Some(auth) = &remote.auth else {
+        return Ok(config);
+    };
+    let at = |key: &str| format!("{}.{key}", entry_path(origin, entry, "auth"));
+    let source = |key: &str, source: &SourceEntry, token: bool| -> Result<SecretSource, CliError> {
+        Ok(match source {
+            SourceEntry::Env(name) => SecretSource::Env(name.clone()),
+            SourceEntry::File(path) => {
+                let path = PathBuf::from(expanded(origin, &at(key), path)?);
+                if token {
+                    SecretSource::TokenFile(path)
+                } else {
+                    SecretSource::File(path)
+                }
+            }
+        })
+    };
+    let client_auth = |method: &str,
+                       secret: Option<&SourceEntry>,
+                       key: Option<&String>|
+     -> Result<ClientAuth, CliError> {
+        Ok(match (method, secret, key) {
+            ("private_key_jwt", _, Some(path)) => ClientAuth::PrivateKeyJwt(KeySource::File(
+                PathBuf::from(expanded(origin, &at("private_key_file"), path)?),
+            )),
+            ("client_secret_post", Some(secret), _) => {
+                ClientAuth::SecretPost(source("client_secret_file", secret, false)?)
+            }
+            ("client_secret_basic", Some(secret), _) => {
+                ClientAuth::SecretBasic(source("client_secret_file", secret, false)?)
+            }
+            _ => ClientAuth::None,
+        })
+    };
+    let client = || -> Result<MachineClient, CliError> {
+        Ok(MachineClient::new(
+            auth.client_id.clone().unwrap_or_default(),
+            client_auth(
+                auth.client_auth,
+                auth.client_secret.as_ref(),
+                auth.private_key_file.as_ref(),
+            )?,
+        ))
+    };
+    let mut config = config.dpop(match auth.dpop {
+        "required" => DpopMode::Required,
+        "off" => DpopMode::Off,
+        _ => DpopMode::WhenOffered,
+    });
+    match auth.grant {
+        "client_credentials" => config = config.grant(Grant::ClientCredentials(client()?)),
+        "jwt_bearer" => {
+            let assertion = auth
+                .assertion
+                .as_ref()
+                .map(|a| source("assertion_file", a, true));
+            if let Some(assertion) = assertion {
+                config = config.grant(Grant::JwtBearer {
+                    client: client()?,
+                    assertion: assertion?,
+                });
+            }
+        }
+        "enterprise" => {
+            if let Some(idp) = &auth.idp {
+                let idp_secret = match &idp.client_secret {
+                    Some(secret) => Some(source("idp.client_secret_file", secret, false)?),
+                    None => None,
+                };
+                let idp_client = MachineClient::new(
+                    idp.client_id.clone(),
+                    match idp_secret {
+                        Some(secret) => ClientAuth::SecretBasic(secret),
+                        None => ClientAuth::None,
+                    },
+                );
+                let issuer = expanded(origin, &at("idp.issuer"), &idp.issuer)?;
+                let id_token = source("idp.id_token_file", &idp.id_token, true)?;
+                let mut enterprise = EnterpriseIdp::new(issuer, idp_client, id_token);
+                if let Some(endpoint) = &idp.token_endpoint {
+                    enterprise = enterprise.token_endpoint(expanded(
+                        origin,
+                        &at("idp.token_endpoint"),
+                        endpoint,
+                    )?);
+                }
+                config = config.grant(Grant::Enterprise {
+                    client: client()?,
+                    idp: enterprise,
+                });
+            }
+        }
+        _ => {
+            // The authorization code grant, with a pre-registered client
+            // when one is configured.
+            if let (Some(client_id), Some(issuer)) = (&auth.client_id, &auth.issuer) {
+                let issuer = expanded(origin, &at("issuer"), issuer)?;
+                let mut client = PreRegisteredClient::new(issuer, client_id);
+                if let Some(secret) = &auth.client_secret {
+                    let value = source("client_secret_file", secret, false)?
+                        .read()
+                        .map_err(CliError::Auth)?;
+                    client = client.secret(value);
+                }
+                config = config.pre_registered(client);
+            }
+        }
+    }
+    Ok(config)
 }
 
 /// The credential header of `token`: `Authorization: Bearer <value>` by

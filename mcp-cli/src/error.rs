@@ -128,6 +128,10 @@ pub(crate) enum ConfigProblem {
     RootNotLocalPath,
     /// A permission name outside `[A-Za-z0-9_.:-]{1,64}`.
     InvalidPermission,
+    /// A key that cannot be used together with another one.
+    Conflict { other: &'static str },
+    /// An `auth` key the configured grant does not use.
+    NotForGrant { grant: &'static str },
     /// A server's working directory that cannot be used (checked before
     /// the program is started, so that the directory is blamed, not the
     /// program).
@@ -149,6 +153,12 @@ impl fmt::Display for ConfigProblem {
                 write!(f, "unknown key; expected one of: {}", allowed.join(", "))
             }
             ConfigProblem::MissingKey { key } => write!(f, "`{key}` is required"),
+            ConfigProblem::Conflict { other } => {
+                write!(f, "this key cannot be used together with {other}")
+            }
+            ConfigProblem::NotForGrant { grant } => {
+                write!(f, "the `{grant}` grant does not use this key")
+            }
             ConfigProblem::WrongKindKey { kind } => write!(f, "this key is only for {kind} servers"),
             ConfigProblem::CommandAndUrl => {
                 f.write_str("a server has either `command` (stdio) or `url` (remote), not both")

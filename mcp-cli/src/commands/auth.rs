@@ -7,7 +7,9 @@
 //! permissions under `$XDG_DATA_HOME/mcp/oauth`. Other commands then use
 //! (and refresh) them, but never start a browser themselves: without
 //! credentials a server's 401 is exit code 3 with a hint to log in.
-//! `logout` forgets the server's stored credentials (and says when there
+//! `logout` asks the authorization server to revoke the tokens (RFC 7009,
+//! when it advertises a revocation endpoint), then forgets the server's
+//! stored credentials whatever it answered, and says both (or that there
 //! were none). A server that is not in a file is named by its URL
 //! (`--url`), the key its credentials are stored under; `mcp inspect --url`
 //! and the other commands then find them.
@@ -24,6 +26,7 @@ use mcp_transport::BoxFuture;
 use crate::args::AuthArgs;
 use crate::commands::{Context, interruptible};
 use crate::config::{self, EntryKind, UrlProblem, check_url, expand_only};
+use crate::connect::{Origin, oauth_config};
 use crate::error::{AddRefusal, CliError};
 use crate::output;
 use mcp_types::text::escape_line;
@@ -31,19 +34,21 @@ use mcp_types::text::escape_line;
 /// The `client_name` registered with authorization servers.
 const CLIENT_NAME: &str = "mcp-cli";
 
-fn oauth_config(url: &str) -> OAuthConfig {
+/// The OAuth settings of a server at `url` without an `auth` object.
+pub(crate) fn base_oauth_config(url: &str) -> OAuthConfig {
     OAuthConfig::new(url).client_name(CLIENT_NAME)
 }
 
-/// The OAuth provider other commands use for `url`: stored credentials,
-/// refreshed as needed, but no interactive authorization. `None` when there
-/// is no data directory to keep credentials in.
-pub(crate) fn stored_credentials(url: &str) -> Option<OAuthProvider> {
+/// The OAuth provider other commands use: stored credentials, refreshed as
+/// needed (and, for a machine grant, requested anew), but no interactive
+/// authorization. `None` when there is no data directory to keep
+/// credentials in.
+pub(crate) fn stored_credentials(config: OAuthConfig) -> Option<OAuthProvider> {
     let store = FileTokenStore::default_location().ok()?;
     let handler = Arc::new(LoginFirst {
         redirect_uri: LoopbackBrowserFlow::new().redirect_uri(),
     });
-    OAuthProvider::new(oauth_config(url), handler)
+    OAuthProvider::new(config, handler)
         .ok()
         .map(|p| p.with_store(Arc::new(store)))
 }
@@ -73,19 +78,27 @@ impl AuthorizationHandler for LoginFirst {
     }
 }
 
-/// The URL of the configured HTTP server `name`, `${VAR}`-expanded.
-fn server_url(ctx: &Context, name: &str) -> Result<String, CliError> {
+/// The URL of the configured HTTP server `name`, `${VAR}`-expanded, and
+/// its OAuth settings.
+fn server_url(ctx: &Context, name: &str) -> Result<(String, OAuthConfig), CliError> {
     let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
     let entry = config.server(name)?;
     match &entry.kind {
         EntryKind::Remote(remote) => {
-            expand_only(&remote.url, config.variables.as_ref()).map_err(|problem| {
+            let url = expand_only(&remote.url, config.variables.as_ref()).map_err(|problem| {
                 CliError::config(
                     &config.file,
                     &format!("{}.url", config::child("mcpServers", name)),
                     problem,
                 )
-            })
+            })?;
+            let origin = Origin {
+                file: &config.file,
+                command_line: false,
+                variables: config.variables.as_ref(),
+            };
+            let oauth = oauth_config(origin, entry, remote, &url)?;
+            Ok((url, oauth))
         }
         EntryKind::Stdio(_) => Err(CliError::NotRemote {
             name: name.to_owned(),
@@ -94,10 +107,14 @@ fn server_url(ctx: &Context, name: &str) -> Result<String, CliError> {
 }
 
 /// The server `args` name: its URL (the key its credentials are stored
-/// under, `${VAR}`-expanded as everywhere) and how messages call it.
-fn target(ctx: &Context, args: &AuthArgs) -> Result<(String, String), CliError> {
+/// under, `${VAR}`-expanded as everywhere), its OAuth settings and how
+/// messages call it.
+fn target(ctx: &Context, args: &AuthArgs) -> Result<(String, OAuthConfig, String), CliError> {
     match (&args.server, &args.url) {
-        (Some(name), _) => Ok((server_url(ctx, name)?, format!("`{name}`"))),
+        (Some(name), _) => {
+            let (url, oauth) = server_url(ctx, name)?;
+            Ok((url, oauth, format!("`{name}`")))
+        }
         (None, Some(given)) => {
             // The same URL `--url` gives other commands, expanded the same
             // way, so that they find what is stored under it.
@@ -121,7 +138,8 @@ fn target(ctx: &Context, args: &AuthArgs) -> Result<(String, String), CliError> 
                 }
             }
             let label = escape_line(&url).into_owned();
-            Ok((url, label))
+            let oauth = base_oauth_config(&url);
+            Ok((url, oauth, label))
         }
         // (clap requires one of them.)
         (None, None) => Err(CliError::NoServerGiven),
@@ -130,8 +148,13 @@ fn target(ctx: &Context, args: &AuthArgs) -> Result<(String, String), CliError> 
 
 /// `mcp login SERVER` / `mcp login --url URL`.
 pub(crate) async fn login(ctx: &Context, args: &AuthArgs) -> Result<(), CliError> {
-    let (url, label) = target(ctx, args)?;
-    let provider = OAuthProvider::interactive(oauth_config(&url)).map_err(CliError::Auth)?;
+    let (_url, oauth, label) = target(ctx, args)?;
+    // A machine grant requests its tokens itself: no browser, no listener.
+    let provider = if oauth.selected_grant().is_interactive() {
+        OAuthProvider::interactive(oauth).map_err(CliError::Auth)?
+    } else {
+        stored_credentials(oauth).ok_or(CliError::Auth(AuthError::NoDataDirectory))?
+    };
     interruptible(async { provider.login().await.map_err(CliError::Auth) }).await?;
     let issuer = provider
         .credentials()
@@ -153,7 +176,7 @@ pub(crate) async fn login(ctx: &Context, args: &AuthArgs) -> Result<(), CliError
 /// `mcp logout SERVER` / `mcp logout --url URL`: forgets what is stored,
 /// and says so when nothing was.
 pub(crate) async fn logout(ctx: &Context, args: &AuthArgs) -> Result<(), CliError> {
-    let (url, label) = target(ctx, args)?;
+    let (url, oauth, label) = target(ctx, args)?;
     let store = Arc::new(FileTokenStore::default_location().map_err(CliError::Auth)?);
     if store.load(&url).await.map_err(CliError::Auth)?.is_empty() {
         return output::print(&format!(
@@ -161,15 +184,54 @@ pub(crate) async fn logout(ctx: &Context, args: &AuthArgs) -> Result<(), CliErro
         ));
     }
     let provider = OAuthProvider::new(
-        oauth_config(&url),
+        oauth,
         Arc::new(LoginFirst {
             redirect_uri: LoopbackBrowserFlow::new().redirect_uri(),
         }),
     )
     .map_err(CliError::Auth)?
     .with_store(store);
-    provider.logout().await.map_err(CliError::Auth)?;
+    let revocation = provider.logout().await.map_err(CliError::Auth)?;
     output::print(&format!(
         "logged out of {label} (its stored credentials are gone)\n"
-    ))
+    ))?;
+    say_revocation(&revocation, ctx.ui.err())
+}
+
+/// One line on what the authorization server did with the tokens at
+/// logout: on stdout when it revoked them, else a note or a warning on
+/// stderr (the credentials are gone here either way). Its `error` code is
+/// its own words, escaped and labelled.
+fn say_revocation(
+    revocation: &mcp_auth::Revocation,
+    paint: crate::output::Paint,
+) -> Result<(), CliError> {
+    use mcp_auth::Revocation;
+    match revocation {
+        Revocation::Revoked { refresh_token } => output::print(&format!(
+            "the authorization server revoked the {} token\n",
+            if *refresh_token { "refresh" } else { "access" }
+        )),
+        Revocation::NotOffered => {
+            eprintln!(
+                "{} the authorization server offers no token revocation: its tokens stay valid there until they expire",
+                paint.yellow("note:")
+            );
+            Ok(())
+        }
+        Revocation::Failed(error) => {
+            let code = error
+                .oauth_error()
+                .map(|c| format!(" (the server's error code: {})", escape_line(c)))
+                .unwrap_or_default();
+            let why = mcp_types::text::Chain(error).to_string();
+            eprintln!(
+                "{} the authorization server did not revoke the tokens: {}{code}",
+                paint.yellow("warning:"),
+                escape_line(&why)
+            );
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }

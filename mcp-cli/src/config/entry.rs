@@ -38,6 +38,7 @@ const REMOTE_KEYS: &[&str] = &[
     "token_env",
     "token_header",
     "token_prefix",
+    "auth",
 ];
 const ALL_KEYS: &[&str] = &[
     "command",
@@ -50,6 +51,7 @@ const ALL_KEYS: &[&str] = &[
     "token_env",
     "token_header",
     "token_prefix",
+    "auth",
     "type",
     "negotiation",
     "request_timeout_ms",
@@ -63,6 +65,42 @@ const ALL_KEYS: &[&str] = &[
     "helpers",
 ];
 const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts", "skills"];
+/// Keys of `auth`: only names of sources, never a secret.
+const AUTH_KEYS: &[&str] = &[
+    "grant",
+    "client_id",
+    "issuer",
+    "client_auth",
+    "client_secret_env",
+    "client_secret_file",
+    "private_key_file",
+    "assertion_env",
+    "assertion_file",
+    "idp",
+    "dpop",
+];
+const IDP_KEYS: &[&str] = &[
+    "issuer",
+    "token_endpoint",
+    "client_id",
+    "client_secret_env",
+    "client_secret_file",
+    "id_token_env",
+    "id_token_file",
+];
+const GRANTS: &[&str] = &[
+    "authorization_code",
+    "client_credentials",
+    "jwt_bearer",
+    "enterprise",
+];
+const CLIENT_AUTHS: &[&str] = &[
+    "none",
+    "client_secret_basic",
+    "client_secret_post",
+    "private_key_jwt",
+];
+const DPOP_MODES: &[&str] = &["when_offered", "required", "off"];
 
 /// Longest request deadline accepted (the session's hard maximum).
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -126,6 +164,46 @@ pub(crate) struct RemoteEntry {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) token: Option<TokenEntry>,
+    /// How OAuth tokens are obtained (`None`: interactive sign-in by
+    /// `mcp login`).
+    pub(crate) auth: Option<Box<AuthEntry>>,
+}
+
+/// The OAuth grant of a remote server (`auth`), its secrets by source only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AuthEntry {
+    /// One of [`GRANTS`].
+    pub(crate) grant: &'static str,
+    pub(crate) client_id: Option<String>,
+    /// The authorization server a pre-registered client (authorization
+    /// code grant) belongs to.
+    pub(crate) issuer: Option<String>,
+    /// One of [`CLIENT_AUTHS`], defaulted from what is configured.
+    pub(crate) client_auth: &'static str,
+    pub(crate) client_secret: Option<SourceEntry>,
+    pub(crate) private_key_file: Option<String>,
+    pub(crate) assertion: Option<SourceEntry>,
+    pub(crate) idp: Option<IdpEntry>,
+    /// One of [`DPOP_MODES`].
+    pub(crate) dpop: &'static str,
+}
+
+/// Where a secret is read from (names, paths; `${VAR}` not yet expanded in
+/// paths).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SourceEntry {
+    Env(String),
+    File(String),
+}
+
+/// The enterprise identity provider of the `enterprise` grant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IdpEntry {
+    pub(crate) issuer: String,
+    pub(crate) token_endpoint: Option<String>,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<SourceEntry>,
+    pub(crate) id_token: SourceEntry,
 }
 
 /// A credential header filled from an environment variable.
@@ -177,6 +255,7 @@ impl ServerEntry {
                     header: None,
                     prefix: None,
                 }),
+                auth: None,
             }),
         )
     }
@@ -454,6 +533,200 @@ fn parse_remote(at: &Fields<'_>, kind: Option<&str>) -> Result<RemoteEntry, CliE
         url: url.to_owned(),
         headers,
         token,
+        auth: parse_auth(at)?,
+    })
+}
+
+/// Picks the member of `allowed` equal to `value` (for `&'static str`s).
+fn pick(allowed: &'static [&'static str], value: &str) -> &'static str {
+    allowed
+        .iter()
+        .find(|a| **a == value)
+        .copied()
+        .unwrap_or(allowed[0])
+}
+
+/// `auth`: the grant and the sources of its secrets.
+fn parse_auth(at: &Fields<'_>) -> Result<Option<Box<AuthEntry>>, CliError> {
+    let Some(value) = at.object.get("auth") else {
+        return Ok(None);
+    };
+    if at.object.contains_key("token_env") {
+        return Err(at.error(
+            &at.path("auth"),
+            ConfigProblem::Conflict {
+                other: "`token_env`",
+            },
+        ));
+    }
+    let path = at.path("auth");
+    let object = value
+        .as_object()
+        .ok_or_else(|| at.wrong("auth", "an object", value))?;
+    let inner = Fields {
+        file: at.file,
+        base: &path,
+        object,
+    };
+    inner.only_keys(AUTH_KEYS)?;
+    let grant = pick(
+        GRANTS,
+        inner
+            .string_in("grant", GRANTS)?
+            .unwrap_or("authorization_code"),
+    );
+    let client_id = inner.plain_string("client_id")?;
+    let issuer = inner.string("issuer")?.map(str::to_owned);
+    if let Some(issuer) = &issuer {
+        inner.url(&inner.path("issuer"), issuer)?;
+    }
+    let client_secret = inner.source("client_secret_env", "client_secret_file")?;
+    let private_key_file = inner.plain_string("private_key_file")?;
+    if client_secret.is_some() && private_key_file.is_some() {
+        return Err(inner.error(
+            &inner.path("private_key_file"),
+            ConfigProblem::Conflict {
+                other: "`client_secret_env` / `client_secret_file`",
+            },
+        ));
+    }
+    let client_auth = match inner.string_in("client_auth", CLIENT_AUTHS)? {
+        Some(named) => pick(CLIENT_AUTHS, named),
+        None if private_key_file.is_some() => "private_key_jwt",
+        None if client_secret.is_some() => "client_secret_basic",
+        None => "none",
+    };
+    // What the method needs, and nothing it would not use.
+    let (needs, key): (Option<&'static str>, bool) = match client_auth {
+        "private_key_jwt" => (Some("private_key_file"), private_key_file.is_some()),
+        "client_secret_basic" | "client_secret_post" => {
+            (Some("client_secret_env"), client_secret.is_some())
+        }
+        _ => (None, client_secret.is_none() && private_key_file.is_none()),
+    };
+    if !key {
+        return Err(match needs {
+            Some(key) => inner.error(inner.base, ConfigProblem::MissingKey { key }),
+            None => inner.error(
+                &inner.path("client_auth"),
+                ConfigProblem::Conflict {
+                    other: "`client_auth: none`",
+                },
+            ),
+        });
+    }
+    let assertion = inner.source("assertion_env", "assertion_file")?;
+    let idp = match object.get("idp") {
+        Some(value) => Some(parse_idp(&inner, value)?),
+        None => None,
+    };
+    let dpop = pick(
+        DPOP_MODES,
+        inner
+            .string_in("dpop", DPOP_MODES)?
+            .unwrap_or("when_offered"),
+    );
+    // Each grant's requirements; keys of other grants are refused rather
+    // than ignored.
+    let require = |key: &'static str, present: bool| {
+        if present {
+            Ok(())
+        } else {
+            Err(inner.error(inner.base, ConfigProblem::MissingKey { key }))
+        }
+    };
+    let refuse = |key: &'static str, present: bool| {
+        if present {
+            Err(inner.error(&inner.path(key), ConfigProblem::NotForGrant { grant }))
+        } else {
+            Ok(())
+        }
+    };
+    match grant {
+        "authorization_code" => {
+            if client_id.is_some() {
+                require("issuer", issuer.is_some())?;
+            }
+            refuse("private_key_file", private_key_file.is_some())?;
+            refuse("assertion_env", assertion.is_some())?;
+            refuse("idp", idp.is_some())?;
+        }
+        "client_credentials" => {
+            require("client_id", client_id.is_some())?;
+            if client_auth == "none" {
+                return Err(inner.error(
+                    inner.base,
+                    ConfigProblem::MissingKey {
+                        key: "client_secret_env, client_secret_file or private_key_file",
+                    },
+                ));
+            }
+            refuse("assertion_env", assertion.is_some())?;
+            refuse("idp", idp.is_some())?;
+        }
+        "jwt_bearer" => {
+            require("assertion_env", assertion.is_some())?;
+            refuse("idp", idp.is_some())?;
+        }
+        _ => {
+            require("client_id", client_id.is_some())?;
+            require("idp", idp.is_some())?;
+            refuse("assertion_env", assertion.is_some())?;
+        }
+    }
+    Ok(Some(Box::new(AuthEntry {
+        grant,
+        client_id,
+        issuer,
+        client_auth,
+        client_secret,
+        private_key_file,
+        assertion,
+        idp,
+        dpop,
+    })))
+}
+
+fn parse_idp(at: &Fields<'_>, value: &Value) -> Result<IdpEntry, CliError> {
+    let path = at.path("idp");
+    let object = value
+        .as_object()
+        .ok_or_else(|| at.wrong("idp", "an object", value))?;
+    let inner = Fields {
+        file: at.file,
+        base: &path,
+        object,
+    };
+    inner.only_keys(IDP_KEYS)?;
+    let required = |key: &'static str| {
+        inner
+            .plain_string(key)?
+            .ok_or_else(|| inner.error(inner.base, ConfigProblem::MissingKey { key }))
+    };
+    let issuer = required("issuer")?;
+    inner.url(&inner.path("issuer"), &issuer)?;
+    let token_endpoint = inner.string("token_endpoint")?.map(str::to_owned);
+    if let Some(endpoint) = &token_endpoint {
+        inner.url(&inner.path("token_endpoint"), endpoint)?;
+    }
+    let client_id = required("client_id")?;
+    let client_secret = inner.source("client_secret_env", "client_secret_file")?;
+    let id_token = inner
+        .source("id_token_env", "id_token_file")?
+        .ok_or_else(|| {
+            inner.error(
+                inner.base,
+                ConfigProblem::MissingKey {
+                    key: "id_token_env",
+                },
+            )
+        })?;
+    Ok(IdpEntry {
+        issuer,
+        token_endpoint,
+        client_id,
+        client_secret,
+        id_token,
     })
 }
 
@@ -526,6 +799,58 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     fn path(&self, key: &str) -> String {
         child(self.base, key)
+    }
+
+    /// Refuses any key not in `allowed`.
+    fn only_keys(&self, allowed: &'static [&'static str]) -> Result<(), CliError> {
+        match self.object.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(key) => Err(self.error(&self.path(key), ConfigProblem::UnknownKey { allowed })),
+            None => Ok(()),
+        }
+    }
+
+    /// A string that is neither empty nor credential-looking (an id, a
+    /// path).
+    fn plain_string(&self, key: &str) -> Result<Option<String>, CliError> {
+        match self.string(key)? {
+            Some("") => Err(self.error(&self.path(key), ConfigProblem::Empty)),
+            Some(s) if holds_secret(s, false) => {
+                Err(self.error(&self.path(key), ConfigProblem::LiteralSecret))
+            }
+            Some(s) => Ok(Some(s.to_owned())),
+            None => Ok(None),
+        }
+    }
+
+    /// An absolute https URL (http on loopback), no credentials in it.
+    fn url(&self, path: &str, url: &str) -> Result<(), CliError> {
+        match check_url(url) {
+            Ok(()) => Ok(()),
+            Err(UrlProblem::Credentials) => Err(self.error(path, ConfigProblem::CredentialsInUrl)),
+            Err(UrlProblem::Invalid) if url.contains("${") => Ok(()),
+            Err(UrlProblem::Invalid) => Err(self.error(path, ConfigProblem::InvalidUrl)),
+        }
+    }
+
+    /// A secret's source: `env_key` (a variable name) or `file_key` (a
+    /// path), not both.
+    fn source(&self, env_key: &str, file_key: &str) -> Result<Option<SourceEntry>, CliError> {
+        let env = self.string(env_key)?;
+        let file = self.plain_string(file_key)?;
+        match (env, file) {
+            (Some(_), Some(_)) => Err(self.error(
+                &self.path(file_key),
+                ConfigProblem::Conflict {
+                    other: "the matching `_env` key",
+                },
+            )),
+            (Some(name), None) => {
+                variable_name(self, &self.path(env_key), name)?;
+                Ok(Some(SourceEntry::Env(name.to_owned())))
+            }
+            (None, Some(path)) => Ok(Some(SourceEntry::File(path))),
+            (None, None) => Ok(None),
+        }
     }
 
     fn error(&self, path: &str, problem: ConfigProblem) -> CliError {
