@@ -327,6 +327,23 @@ mod tests {
     }
 
     #[test]
+    fn an_oversize_source_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        std::fs::write(&path, "x".repeat(MAX_SOURCE_BYTES as usize + 1)).unwrap();
+        let err = SecretSource::TokenFile(path).read().unwrap_err();
+        assert!(matches!(
+            err,
+            AuthError::Credential {
+                problem: SourceProblem::TooLarge { .. },
+                ..
+            }
+        ));
+        let big = SecretSource::Value(Secret::new("y".repeat(MAX_SOURCE_BYTES as usize + 1)));
+        assert!(big.read().is_err());
+    }
+
+    #[test]
     fn a_jwt_source_refuses_what_is_not_a_jwt() {
         let jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln";
         assert!(is_compact_jwt(jwt));

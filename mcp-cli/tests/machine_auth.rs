@@ -216,6 +216,32 @@ async fn client_credentials_from_a_variable_log_in_and_call_then_renew_without_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_secret_post_from_a_file_and_a_shared_secret_file_refused() {
+    let backend = backend().await;
+    let server = MachineServer::start(MachineConfig {
+        client: ClientCheck::Post("svc".into(), "SEKRIT-pw".into()),
+        backend: Some(format!("http://{}", backend.addr())),
+        ..MachineConfig::default()
+    })
+    .await;
+    let sandbox = Sandbox::new(json!({}));
+    let secret = sandbox.file("secret", "SEKRIT-pw\n", 0o600);
+    sandbox.configure(json!({"url": server.url(), "auth": {
+        "grant": "client_credentials", "client_id": "svc", "client_auth": "client_secret_post",
+        "client_secret_file": secret}}));
+    login_then_call(&sandbox, &server).await;
+    assert_eq!(server.hits_at("/token")[0].form["client_id"], "svc");
+
+    let shared = sandbox.file("shared-secret", "SEKRIT-pw", 0o640);
+    sandbox.configure(json!({"url": server.url(), "auth": {
+        "grant": "client_credentials", "client_id": "svc", "client_auth": "client_secret_post",
+        "client_secret_file": shared}}));
+    let login = sandbox.run(&["login", "srv"]).await;
+    assert_ne!(login.code, Some(0));
+    assert!(login.stderr.contains("shared-secret"), "{}", login.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_key_jwt_from_a_key_file_and_a_shared_key_file_refused_by_name() {
     let backend = backend().await;
     let (_, pem, public) = test_key();
