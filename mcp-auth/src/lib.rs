@@ -19,6 +19,12 @@
 //!   `insufficient_scope` with retry limits (per scope set, and on
 //!   step-ups whatever their scopes). Tokens are refreshed before
 //!   expiry and after a 401; concurrent refreshes are serialised.
+//!   [`OAuthProvider::logout`] revokes them (RFC 7009) where the
+//!   authorization server offers it, then forgets them whatever it
+//!   answered ([`Revocation`]). The standard grants and revocation are
+//!   the `oauth2` crate's, sent through this crate's HTTP seam; the
+//!   machine grants it lacks, DPoP and client assertions are ours (see
+//!   `token.rs`).
 //!
 //! Hosts choose:
 //! - how the authorization code is obtained ([`AuthorizationHandler`]):

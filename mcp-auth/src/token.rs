@@ -13,7 +13,9 @@
 //!   error response, a body it cannot read) and parses the token response
 //!   into [`TokenFields`] (our `TokenResponse`: the crate's standard one
 //!   takes `expires_in` only as a number, and servers that send `"3600"`
-//!   exist). Revocation (RFC 7009) is also the crate's, in `revoke.rs`.
+//!   exist). Revocation (RFC 7009) is also the crate's, in `revoke.rs`,
+//!   over `https`: the crate refuses any other scheme, so a revocation
+//!   endpoint on loopback `http` gets our own request (why, there).
 //! - **Ours**, because the crate has no such thing: the JWT bearer grant
 //!   (RFC 7523) and the token exchange (RFC 8693, `idp.rs`) build their form
 //!   in [`TokenEndpoint::post`]; `private_key_jwt` client assertions (RFC
@@ -34,6 +36,12 @@
 //!   the status and the bare `error` code, a body that is not a token
 //!   response [`AuthError::InvalidDocument`], and the adapter's own errors
 //!   (network, time-out, body bound, redirect) pass through as they are.
+//!
+//! Two rules of the crate hold for every token request: success is HTTP 200
+//! exactly (RFC 6749 §5.1; our JWT bearer grant follows it), and an error
+//! status is read as an OAuth error response. Its `Content-Type` check does
+//! not apply: the adapter hands it the status and the body only, and a body
+//! is judged by parsing it.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -47,8 +55,8 @@ use oauth2::basic::{
 };
 use oauth2::{
     AccessToken, AuthType, AuthorizationCode, ClientId, ClientSecret, EndpointNotSet, EndpointSet,
-    ErrorResponse, PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope,
-    StandardRevocableToken, TokenResponse, TokenUrl,
+    ErrorResponseType, PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    StandardErrorResponse, StandardRevocableToken, TokenResponse, TokenUrl,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use url::Url;
@@ -508,13 +516,13 @@ pub(crate) fn refused(response: &AuthHttpResponse, step: Step) -> AuthError {
 /// `Other` message (which may quote a header) and the `error_description`
 /// and `error_uri` of `ServerResponse`; only the bare `error` code is kept,
 /// behind [`AuthError::oauth_error`].
-pub(crate) fn from_oauth2<T>(
-    error: RequestTokenError<AuthError, T>,
+pub(crate) fn from_oauth2<E>(
+    error: RequestTokenError<AuthError, StandardErrorResponse<E>>,
     step: Step,
     status: Option<u16>,
 ) -> AuthError
 where
-    T: ErrorResponse + OAuthErrorCode,
+    E: ErrorResponseType + AsRef<str> + std::fmt::Display + 'static,
 {
     match (error, status) {
         // The adapter's own errors carry no content already.
@@ -522,7 +530,7 @@ where
         (RequestTokenError::ServerResponse(response), status) => AuthError::TokenRefused {
             step,
             status: status.unwrap_or(400),
-            error: Some(ServerErrorCode::new(response.code())),
+            error: Some(ServerErrorCode::new(response.error().as_ref())),
         },
         // Nothing was sent: the crate could not build the request, and
         // the one part of it that can fail is the endpoint's URL.
@@ -544,23 +552,6 @@ where
                 error: None,
             }
         }
-    }
-}
-
-/// The bare `error` code of one of the crate's error responses.
-pub(crate) trait OAuthErrorCode {
-    fn code(&self) -> &str;
-}
-
-impl OAuthErrorCode for BasicErrorResponse {
-    fn code(&self) -> &str {
-        self.error().as_ref()
-    }
-}
-
-impl OAuthErrorCode for BasicRevocationErrorResponse {
-    fn code(&self) -> &str {
-        self.error().as_ref()
     }
 }
 
@@ -770,7 +761,7 @@ mod tests {
             }
         ));
         assert!(!format!("{e} {e:?}").contains(CANARY));
-        let e = from_oauth2::<BasicErrorResponse>(
+        let e = from_oauth2::<BasicErrorResponseType>(
             RequestTokenError::Other(format!("unexpected Content-Type {CANARY}")),
             Step::Token,
             Some(200),
