@@ -457,7 +457,7 @@ fn build_client(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// A venv under `target/` with the pinned Python servers.
-fn ensure_venv(root: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn ensure_venv(root: &Path) -> anyhow::Result<PathBuf> {
     let venv = root.join("target/interop-venv");
     let python = venv.join("bin/python");
     let requirements = root.join("interop/python/requirements.txt");

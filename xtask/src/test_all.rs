@@ -2,8 +2,8 @@
 //!
 //! Runs, in order: `cargo fmt --check`, `cargo clippy --all-targets -D warnings`
 //! (and clippy of the lean builds: `mcp-cli`, `mcp-session` and `mcp-client`
-//! without default features),
-//! `cargo test --workspace`, `cargo xtask conformance` and `cargo xtask
+//! without default features), the install of the npm packages and the
+//! Python venv that tests drive, `cargo test --workspace`, `cargo xtask conformance` and `cargo xtask
 //! interop`; each `cargo test` case, conformance scenario and interop check counts as one check, and fmt and clippy
 //! count as one check each (`--no-lint`, `--no-conformance`, `--no-interop` skip parts). The last line is
 //! `N passed, N failed`.
@@ -77,6 +77,16 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
                 &mut tally,
             )?;
         }
+    }
+    // Tests that drive real programs find them where these put them: the
+    // npm packages under interop/node_modules (GitHub's OpenAPI document,
+    // the reference servers) and the Python venv under target/interop-venv
+    // (a FastAPI app).
+    eprintln!("== test tools (npm packages, python venv)");
+    if let Err(e) = crate::node::ensure_tools(root).and_then(|_| crate::interop::ensure_venv(root))
+    {
+        eprintln!("== test tools could not be installed: {e:#}");
+        tally.failed += 1;
     }
     cargo_test(root, &mut tally)?;
     eprintln!("== examples (mcp-client)");
