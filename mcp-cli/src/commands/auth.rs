@@ -226,7 +226,7 @@ fn say_revocation(
                 .unwrap_or_default();
             let why = mcp_types::text::Chain(error).to_string();
             eprintln!(
-                "{} the authorization server did not revoke the tokens: {}{code}",
+                "{} the tokens were not revoked: {}{code}",
                 paint.yellow("warning:"),
                 escape_line(&why)
             );
