@@ -26,6 +26,19 @@
 //!   machine grants it lacks, DPoP and client assertions are ours (see
 //!   `token.rs`).
 //!
+//! - **Machine and enterprise grants** ([`OAuthConfig::grant`] with a
+//!   [`Grant`]): client credentials (a secret by Basic or form, or a
+//!   `private_key_jwt` assertion signed with an ES256 [`SigningKey`]), the
+//!   RFC 7523 JWT bearer grant with a workload's token, and
+//!   enterprise-managed authorization (RFC 8693 token exchange at the
+//!   identity provider, then the JWT bearer grant). No person takes part:
+//!   the provider requests tokens at the first 401, on
+//!   [`OAuthProvider::login`], and again when one expires. Every secret is a
+//!   [`SecretSource`] (a variable or a file read on use).
+//! - **DPoP** (RFC 9449, [`DpopMode`]): tokens bound to a per-(resource,
+//!   issuer) ES256 key when the authorization server offers it, with a fresh
+//!   proof on every token and MCP request and one retry per server nonce.
+//!
 //! Hosts choose:
 //! - how the authorization code is obtained ([`AuthorizationHandler`]):
 //!   [`LoopbackBrowserFlow`] for a terminal, [`HeadlessRedirectFlow`] for

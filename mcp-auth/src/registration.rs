@@ -197,11 +197,13 @@ impl Registrar<'_> {
         endpoint: &Url,
     ) -> Result<ClientRegistration, AuthError> {
         let supported = &server.token_auth_methods;
+        // A public client when allowed; else the secret in the form when
+        // offered: the Python SDK's authorization server revokes (RFC 7009)
+        // only with `client_secret` in the form, and for a Basic client
+        // also wants Basic, which together would send the secret twice.
         let requested = if supported.iter().any(|m| m == "none") {
             TokenAuthMethod::None
-        } else if supported.iter().any(|m| m == "client_secret_post")
-            && !supported.iter().any(|m| m == "client_secret_basic")
-        {
+        } else if supported.iter().any(|m| m == "client_secret_post") {
             TokenAuthMethod::ClientSecretPost
         } else {
             TokenAuthMethod::ClientSecretBasic

@@ -669,15 +669,22 @@ fn run_oauth_case(mcp: &Path, case: &OAuthCase, scratch: &Path) -> Vec<Row> {
             .ok()
             .and_then(|v| v["revoked"].as_u64())
             .unwrap_or(0);
-        rows.push(row(
-            "revocation at logout",
-            "info",
-            if revoked > 0 {
-                format!("the server saw {revoked} revocation(s)")
-            } else {
-                "none: `mcp logout` did not call the revocation endpoint".to_owned()
-            },
-        ));
+        rows.push(if revoked > 0 {
+            row(
+                "revocation at logout",
+                "pass",
+                format!("the server saw {revoked} revocation(s)"),
+            )
+        } else {
+            row(
+                "revocation at logout",
+                "fail",
+                format!(
+                    "the server saw no revocation; `mcp logout` said: {}",
+                    out.summary()
+                ),
+            )
+        });
     }
     let out = sandbox.run(mcp, &["call", "--url", &case.url, "echo", "text=late"]);
     rows.push(if out.code == Some(3) {
