@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use document::{Document, OrderedObject, SERVERS_KEY};
 pub(crate) use entry::{
-    EntryKind, RemoteEntry, ServerEntry, SourceEntry, StdioEntry, TokenEntry, child,
+    AuthEntry, EntryKind, RemoteEntry, ServerEntry, SourceEntry, StdioEntry, TokenEntry, child,
     is_permission_name,
 };
 pub(crate) use expand::{expand_only, is_variable_name};

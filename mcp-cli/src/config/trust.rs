@@ -22,7 +22,9 @@ use mcp_types::text::escape_line;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::{Config, EntryKind, ServerEntry, expand::references, read_text_limited};
+use crate::config::{
+    AuthEntry, Config, EntryKind, ServerEntry, SourceEntry, expand::references, read_text_limited,
+};
 use crate::error::{CliError, shell_word};
 use crate::safe_write::Locked;
 
@@ -226,10 +228,70 @@ pub(crate) fn variables(servers: &[ServerEntry]) -> BTreeSet<String> {
             EntryKind::Stdio(stdio) => names.extend(stdio.env_inherit.iter().cloned()),
             EntryKind::Remote(remote) => {
                 names.extend(remote.token.iter().map(|t| t.env.clone()));
+                if let Some(auth) = &remote.auth {
+                    let sources = [
+                        auth.client_secret.as_ref(),
+                        auth.assertion.as_ref(),
+                        auth.idp.as_ref().and_then(|i| i.client_secret.as_ref()),
+                        auth.idp.as_ref().map(|i| &i.id_token),
+                    ];
+                    names.extend(sources.into_iter().flatten().filter_map(|s| match s {
+                        SourceEntry::Env(name) => Some(name.clone()),
+                        SourceEntry::File(_) => None,
+                    }));
+                }
             }
         }
     }
     names
+}
+
+/// What an `auth` object makes the client read and send, for the summary.
+fn auth_summary(auth: &AuthEntry, out: &mut String) {
+    let shown = |source: &SourceEntry| match source {
+        SourceEntry::Env(name) => format!("${name}"),
+        SourceEntry::File(path) => format!("the file {}", shell_word(path)),
+    };
+    let client = auth
+        .client_id
+        .as_deref()
+        .map(|id| format!(" as client {}", escape_line(id)))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "      signing in with the {} grant{client}\n",
+        auth.grant
+    ));
+    if let Some(secret) = &auth.client_secret {
+        out.push_str(&format!(
+            "      sending the client secret from {}\n",
+            shown(secret)
+        ));
+    }
+    if let Some(key) = &auth.private_key_file {
+        out.push_str(&format!(
+            "      signing with the private key in {}\n",
+            shell_word(key)
+        ));
+    }
+    if let Some(assertion) = &auth.assertion {
+        out.push_str(&format!(
+            "      sending the token from {} as its identity\n",
+            shown(assertion)
+        ));
+    }
+    if let Some(idp) = &auth.idp {
+        out.push_str(&format!(
+            "      sending the ID token from {} to the identity provider {}\n",
+            shown(&idp.id_token),
+            escape_line(&idp.issuer)
+        ));
+        if let Some(secret) = &idp.client_secret {
+            out.push_str(&format!(
+                "      with the identity provider's client secret from {}\n",
+                shown(secret)
+            ));
+        }
+    }
 }
 
 /// Every string of `entry` that `${VAR}` expansion applies to.
@@ -245,6 +307,24 @@ fn strings(entry: &ServerEntry) -> Vec<&str> {
         EntryKind::Remote(remote) => {
             out.push(&remote.url);
             out.extend(remote.headers.iter().map(|(_, v)| v.as_str()));
+            if let Some(auth) = &remote.auth {
+                out.extend(auth.issuer.as_deref());
+                out.extend(auth.private_key_file.as_deref());
+                let sources = [
+                    auth.client_secret.as_ref(),
+                    auth.assertion.as_ref(),
+                    auth.idp.as_ref().and_then(|i| i.client_secret.as_ref()),
+                    auth.idp.as_ref().map(|i| &i.id_token),
+                ];
+                out.extend(sources.into_iter().flatten().filter_map(|s| match s {
+                    SourceEntry::File(path) => Some(path.as_str()),
+                    SourceEntry::Env(_) => None,
+                }));
+                if let Some(idp) = &auth.idp {
+                    out.push(&idp.issuer);
+                    out.extend(idp.token_endpoint.as_deref());
+                }
+            }
         }
     }
     out
@@ -300,6 +380,9 @@ pub(crate) fn summary(config: &Config) -> String {
                         token.env,
                         escape_line(token.header.as_deref().unwrap_or("Authorization"))
                     ));
+                }
+                if let Some(auth) = &remote.auth {
+                    auth_summary(auth, &mut out);
                 }
             }
         }
@@ -411,6 +494,42 @@ mod tests {
         assert!(text.contains("usable only with --grant notes\n"), "{text}");
         assert!(
             text.contains("its tool `create` usable only with --grant notes.write"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_auth_object_shows_its_grant_files_and_variables() {
+        let c = config(
+            r#"{"mcpServers": {"m": {"url": "https://m.example/mcp", "auth": {
+                "grant": "enterprise", "client_id": "app", "client_secret_env": "AWS_SECRET_ACCESS_KEY",
+                "idp": {"issuer": "https://idp.example", "client_id": "c",
+                        "id_token_file": "/home/u/.idp\u001b[2J"}}},
+                "k": {"url": "https://k.example/mcp", "auth": {"grant": "client_credentials",
+                      "client_id": "svc", "private_key_file": "${HOME}/.ssh/id_ecdsa"}}}}"#,
+        );
+        let text = summary(&c);
+        assert!(
+            text.contains("signing in with the enterprise grant as client app"),
+            "{text}"
+        );
+        assert!(
+            text.contains("client secret from $AWS_SECRET_ACCESS_KEY"),
+            "{text}"
+        );
+        assert!(
+            text.contains("to the identity provider https://idp.example"),
+            "{text}"
+        );
+        assert!(
+            text.contains("signing with the private key in '${HOME}/.ssh/id_ecdsa'"),
+            "{text}"
+        );
+        assert!(!text.contains('\u{1b}'));
+        // The variables read by `auth`, and those of its paths, need the
+        // approval like any other.
+        assert!(
+            text.contains("environment variables: AWS_SECRET_ACCESS_KEY, HOME"),
             "{text}"
         );
     }
