@@ -1,0 +1,237 @@
+//! The application side of [`serve`](crate::serve): a trait with one method
+//! per MCP method, and the context each call gets (cancellation, progress,
+//! what the client declared).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use mcp_types::{
+    CallToolParams, CallToolResult, ClientCapabilities, CompleteParams, CompleteResult, Cursor,
+    ErrorObject, GetPromptParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, ProtocolVersion, ReadResourceParams,
+    ReadResourceResult, RequestId, ServerCapabilities, ToolsCapability, error_codes,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ClientContext;
+
+/// A boxed, sendable future: what the handler's methods return (they can be
+/// written as `Box::pin(async move { … })`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a handler's method answers: its result, or the JSON-RPC error to
+/// send. A tool's own failure is a `CallToolResult` with `isError: true`,
+/// not an error.
+pub type HandlerResult<T> = Result<T, ErrorObject>;
+
+/// The `-32601` answer for a method a handler does not serve.
+pub fn method_not_found() -> ErrorObject {
+    ErrorObject::new(error_codes::METHOD_NOT_FOUND, "Method not found")
+}
+
+/// The methods of a simple MCP server, served by [`serve`](crate::serve):
+/// every request runs on its own task, at most
+/// [`ServerLimits::max_in_flight`](crate::ServerLimits::max_in_flight) at once.
+///
+/// Only tools are required. The other features answer `-32601` by default;
+/// a handler that serves one declares it in [`capabilities`](Self::capabilities)
+/// too. The core refuses every method of an undeclared capability with
+/// `-32601` before it reaches the handler, so a feature that is not declared
+/// is neither advertised nor reachable.
+pub trait ServerHandler: Send + Sync + 'static {
+    /// What the server offers. Default: tools only.
+    fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: Some(ToolsCapability::default()),
+            ..ServerCapabilities::default()
+        }
+    }
+
+    /// One page of tools (`tools/list`), after `cursor` (the first page
+    /// when `None`). Set `next_cursor` when there are more.
+    fn list_tools(
+        &self,
+        cursor: Option<Cursor>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListToolsResult>>;
+
+    /// Runs a tool (`tools/call`). Watch [`RequestContext::cancelled`] in
+    /// long work; report [`RequestContext::progress`] when the client asked
+    /// for it.
+    fn call_tool(
+        &self,
+        params: CallToolParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CallToolResult>>;
+
+    /// One page of resources (`resources/list`; declare `resources`).
+    fn list_resources(
+        &self,
+        cursor: Option<Cursor>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListResourcesResult>> {
+        let _ = (cursor, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// One page of resource templates (`resources/templates/list`; declare
+    /// `resources`).
+    fn list_resource_templates(
+        &self,
+        cursor: Option<Cursor>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListResourceTemplatesResult>> {
+        let _ = (cursor, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Reads a resource (`resources/read`; declare `resources`).
+    fn read_resource(
+        &self,
+        params: ReadResourceParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ReadResourceResult>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// One page of prompts (`prompts/list`; declare `prompts`).
+    fn list_prompts(
+        &self,
+        cursor: Option<Cursor>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListPromptsResult>> {
+        let _ = (cursor, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Renders a prompt (`prompts/get`; declare `prompts`).
+    fn get_prompt(
+        &self,
+        params: GetPromptParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<GetPromptResult>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Completes an argument (`completion/complete`; declare `completions`).
+    fn complete(
+        &self,
+        params: CompleteParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CompleteResult>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Sets the lowest level of log messages wanted (`logging/setLevel`,
+    /// legacy; declare `logging`).
+    fn set_log_level(
+        &self,
+        level: LoggingLevel,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = (level, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+}
+
+/// One progress report, from a handler to the driver.
+#[derive(Debug)]
+pub(crate) struct ProgressReport {
+    pub(crate) id: RequestId,
+    pub(crate) progress: f64,
+    pub(crate) total: Option<f64>,
+    pub(crate) message: Option<String>,
+}
+
+/// What a handler's call knows about its request: its id, whether it was
+/// cancelled, how to report progress, and what the client declared.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    id: RequestId,
+    cancel: CancellationToken,
+    /// `None` when the client asked for no progress.
+    progress: Option<mpsc::Sender<ProgressReport>>,
+    client: ClientContext,
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        id: RequestId,
+        cancel: CancellationToken,
+        progress: Option<mpsc::Sender<ProgressReport>>,
+        client: ClientContext,
+    ) -> Self {
+        Self {
+            id,
+            cancel,
+            progress,
+            client,
+        }
+    }
+
+    /// The client's id for the request.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Whether the client cancelled the request (or went away). Nothing the
+    /// handler answers afterwards is sent; it has
+    /// [`ServerLimits::cancel_grace`](crate::ServerLimits::cancel_grace) to
+    /// stop before it is dropped.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled: `select!` on it in long work.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// The request's cancellation token, to hand to other code.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the client asked for progress (sent a `progressToken`).
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
+    }
+
+    /// Reports progress: sent as `notifications/progress` when the client
+    /// asked for it, else ignored. `progress` must increase from one report
+    /// to the next (a report that does not is dropped, as is one that finds
+    /// the driver's queue full: progress is advisory). Returns whether the
+    /// report was queued.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
+        let Some(tx) = &self.progress else {
+            return false;
+        };
+        tx.try_send(ProgressReport {
+            id: self.id.clone(),
+            progress,
+            total,
+            message,
+        })
+        .is_ok()
+    }
+
+    /// What the client declared for this request (version, capabilities,
+    /// identity, 2026-07-28 log level).
+    pub fn client(&self) -> &ClientContext {
+        &self.client
+    }
+
+    /// The request's protocol version.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.client.protocol_version
+    }
+
+    /// The client's capabilities for this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.client.capabilities
+    }
+}

@@ -1,0 +1,335 @@
+//! The thin async driver: reads newline-delimited frames, feeds the core,
+//! runs each request's handler on its own task, and writes what the core
+//! says to write. Every protocol decision is the core's.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use mcp_codec::{CodecError, LineDecoder, LineEncoder, SkippedEdge};
+use mcp_types::{ClientRequestMessage, EmptyResult, ErrorObject, RequestId, error_codes};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::{Id as TaskId, JoinSet};
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::{HandlerResult, ProgressReport, RequestContext, method_not_found};
+use crate::{Event, IncomingRequest, ServerConfig, ServerCore, ServerError, ServerHandler};
+
+/// Progress reports waiting for the driver; more are dropped (advisory).
+const PROGRESS_QUEUE: usize = 256;
+
+/// Bytes read from the client at a time.
+const READ_CHUNK: usize = 8 * 1024;
+
+/// A handler's answer, serialised on its own task.
+type Answer = Result<Box<RawValue>, ErrorObject>;
+
+/// Serves `handler` to one client over a byte stream of newline-delimited
+/// JSON-RPC messages (stdio, an in-memory pair, a socket), in both eras,
+/// until the client closes its side.
+///
+/// Requests run concurrently, each on its own task, at most
+/// [`ServerLimits::max_in_flight`](crate::ServerLimits::max_in_flight); one
+/// more is refused at once. A cancelled request's handler sees
+/// [`RequestContext::cancelled`], gets
+/// [`ServerLimits::cancel_grace`](crate::ServerLimits::cancel_grace) to stop,
+/// and its answer is never sent. When the input ends (the client's shutdown
+/// signal), what the core already answered (`ping`, refusals, errors) is
+/// still written, every request in flight is cancelled the same way, the
+/// output is shut down and `serve` returns `Ok`; a write to a client that is
+/// gone (broken pipe) ends it the same way. Dropping the returned future
+/// stops everything at once.
+///
+/// The in-process server behind a transport `Connector` is this function
+/// spawned on the server end of an in-memory pair.
+pub async fn serve<R, W, H>(
+    mut read: R,
+    mut write: W,
+    handler: Arc<H>,
+    config: ServerConfig,
+) -> Result<(), ServerError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    H: ServerHandler + ?Sized,
+{
+    let limits = config.limits.clone();
+    let (progress, progress_rx) = mpsc::channel(PROGRESS_QUEUE);
+    let mut driver = Driver {
+        core: ServerCore::new(config, handler.capabilities()),
+        handler,
+        tasks: JoinSet::new(),
+        running: HashMap::new(),
+        task_ids: HashMap::new(),
+        progress,
+        progress_rx,
+        grace: limits.cancel_grace,
+    };
+    let mut decoder = LineDecoder::with_max_frame(limits.max_frame);
+    let encoder = LineEncoder::with_max_frame(limits.max_frame);
+    let mut input = BytesMut::with_capacity(READ_CHUNK);
+    let mut output = BytesMut::new();
+    let outcome = loop {
+        // Set when the input ended or failed: what was answered so far is
+        // still written, then the loop ends.
+        let mut ended = None;
+        input.reserve(READ_CHUNK);
+        tokio::select! {
+            read = read.read_buf(&mut input) => match read {
+                Ok(0) => {
+                    // The last line may lack its newline.
+                    driver.decode(&mut decoder, &mut input, true);
+                    ended = Some(Ok(()));
+                }
+                Ok(_) => driver.decode(&mut decoder, &mut input, false),
+                Err(e) => ended = Some(Err(ServerError::Io(e))),
+            },
+            Some(joined) = driver.tasks.join_next_with_id(), if !driver.tasks.is_empty() => {
+                driver.finished(joined);
+            }
+            Some(report) = driver.progress_rx.recv() => driver.report(report),
+        }
+        while let Some(frame) = driver.core.poll_transmit() {
+            if let Err(e) = encoder.encode(&frame, &mut output) {
+                // Only a frame over the bound, which the core never makes.
+                tracing::warn!(error = %e, "a frame could not be written");
+            }
+        }
+        if !output.is_empty() {
+            let written = write_all(&mut write, &output).await;
+            output.clear();
+            if let Err(e) = written {
+                break if is_disconnect(&e) {
+                    Ok(())
+                } else {
+                    Err(ServerError::Io(e))
+                };
+            }
+            // Keep the buffer small after a large answer.
+            if output.capacity() > 64 * READ_CHUNK {
+                output = BytesMut::new();
+            }
+        }
+        if let Some(outcome) = ended {
+            break outcome;
+        }
+    };
+    driver.shut_down().await;
+    let _ = write.shutdown().await;
+    outcome
+}
+
+async fn write_all<W: AsyncWrite + Unpin>(write: &mut W, bytes: &[u8]) -> io::Result<()> {
+    write.write_all(bytes).await?;
+    write.flush().await
+}
+
+fn is_disconnect(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset | io::ErrorKind::UnexpectedEof
+    )
+}
+
+struct Driver<H: ServerHandler + ?Sized> {
+    core: ServerCore,
+    handler: Arc<H>,
+    tasks: JoinSet<(RequestId, Answer)>,
+    /// The cancellation token of each request whose handler runs.
+    running: HashMap<RequestId, CancellationToken>,
+    /// Which request each task serves (a panicked task names only its task).
+    task_ids: HashMap<TaskId, RequestId>,
+    progress: mpsc::Sender<ProgressReport>,
+    progress_rx: mpsc::Receiver<ProgressReport>,
+    grace: Duration,
+}
+
+impl<H: ServerHandler + ?Sized> Driver<H> {
+    /// Feeds every complete frame to the core, dispatching its events after
+    /// each (so a burst of requests never waits behind the event bound).
+    fn decode(&mut self, decoder: &mut LineDecoder, input: &mut BytesMut, eof: bool) {
+        loop {
+            let next = if eof {
+                decoder.decode_eof(input)
+            } else {
+                decoder.decode(input)
+            };
+            match next {
+                Ok(Some(frame)) => self.core.handle_frame(&frame),
+                Ok(None) => break,
+                Err(CodecError::FrameTooLarge { .. }) => {
+                    while let Some(edge) = decoder.take_skipped_edge() {
+                        if let SkippedEdge::Start(start) = edge {
+                            self.core.handle_oversized(&start);
+                        }
+                    }
+                }
+                // The line decoder reports nothing else; it has resynchronised.
+                Err(_) => {}
+            }
+            self.dispatch();
+        }
+        if input.capacity() > 64 * READ_CHUNK && input.is_empty() {
+            *input = BytesMut::with_capacity(READ_CHUNK);
+        }
+    }
+
+    /// Acts on the core's events.
+    fn dispatch(&mut self) {
+        while let Some(event) = self.core.poll_event() {
+            match event {
+                Event::Request(request) => self.start(request),
+                Event::Cancelled { id, .. } => {
+                    if let Some(token) = self.running.get(&id) {
+                        token.cancel();
+                    }
+                }
+                Event::Violation(violation) => {
+                    tracing::debug!(?violation, "the client broke the protocol");
+                }
+                Event::Initialized { version } => {
+                    tracing::debug!(%version, "legacy session initialized");
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Runs a request's handler on its own task.
+    fn start(&mut self, request: IncomingRequest) {
+        let token = CancellationToken::new();
+        let progress = request
+            .progress_token
+            .is_some()
+            .then(|| self.progress.clone());
+        let id = request.id.clone();
+        let ctx = RequestContext::new(id.clone(), token.clone(), progress, request.client.clone());
+        let handler = Arc::clone(&self.handler);
+        let grace = self.grace;
+        let cancelled = token.clone();
+        let answered = id.clone();
+        let task = self.tasks.spawn(async move {
+            let work = run(&*handler, &request, ctx);
+            tokio::pin!(work);
+            let answer = tokio::select! {
+                answer = &mut work => answer,
+                () = cancelled.cancelled() => {
+                    // Let the handler wind down; its answer is not sent.
+                    tokio::time::timeout(grace, work).await.unwrap_or_else(|_| {
+                        Err(ErrorObject::new(error_codes::INTERNAL_ERROR, "cancelled"))
+                    })
+                }
+            };
+            (answered, answer)
+        });
+        self.task_ids.insert(task.id(), id.clone());
+        self.running.insert(id, token);
+    }
+
+    /// A handler's task ended: its answer goes to the core.
+    fn finished(&mut self, joined: Result<(TaskId, (RequestId, Answer)), tokio::task::JoinError>) {
+        let (task, id, answer) = match joined {
+            Ok((task, (id, answer))) => (task, id, answer),
+            Err(e) => {
+                let Some(id) = self.task_ids.get(&e.id()).cloned() else {
+                    return;
+                };
+                tracing::warn!(%id, "a request's handler panicked");
+                let error =
+                    ErrorObject::new(error_codes::INTERNAL_ERROR, "the request's handler failed");
+                (e.id(), id, Err(error))
+            }
+        };
+        self.task_ids.remove(&task);
+        self.running.remove(&id);
+        // Progress the handler reported before it returned goes out before
+        // its answer (after it, the client would drop it as stray).
+        while let Ok(report) = self.progress_rx.try_recv() {
+            self.report(report);
+        }
+        match self.core.respond(&id, answer) {
+            Ok(()) | Err(ServerError::NotInFlight { .. }) => {}
+            Err(e) => {
+                tracing::warn!(%id, error = %e, "a request's answer was replaced by an error")
+            }
+        }
+    }
+
+    fn report(&mut self, report: ProgressReport) {
+        if let Err(e) =
+            self.core
+                .progress(&report.id, report.progress, report.total, report.message)
+        {
+            tracing::debug!(id = %report.id, error = %e, "a progress report was dropped");
+        }
+    }
+
+    /// The client is gone: cancels every handler, lets them wind down for
+    /// the grace, then drops the rest.
+    async fn shut_down(&mut self) {
+        self.core.handle_closed();
+        for token in self.running.values() {
+            token.cancel();
+        }
+        let tasks = &mut self.tasks;
+        let _ = tokio::time::timeout(self.grace, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+        self.tasks.shutdown().await;
+        self.running.clear();
+        self.task_ids.clear();
+    }
+}
+
+/// Decodes a request's params by method and calls the handler; the result
+/// is serialised here, on the request's task.
+async fn run<H: ServerHandler + ?Sized>(
+    handler: &H,
+    request: &IncomingRequest,
+    ctx: RequestContext,
+) -> Answer {
+    let message =
+        ClientRequestMessage::parse(&request.method, request.params.as_deref()).map_err(|e| {
+            ErrorObject::new(
+                error_codes::INVALID_PARAMS,
+                format!("Invalid params for `{}`: {e}", request.method),
+            )
+        })?;
+    match message {
+        ClientRequestMessage::ListTools(p) => encode(handler.list_tools(p.cursor, ctx).await),
+        ClientRequestMessage::CallTool(p) => encode(handler.call_tool(p, ctx).await),
+        ClientRequestMessage::ListResources(p) => {
+            encode(handler.list_resources(p.cursor, ctx).await)
+        }
+        ClientRequestMessage::ListResourceTemplates(p) => {
+            encode(handler.list_resource_templates(p.cursor, ctx).await)
+        }
+        ClientRequestMessage::ReadResource(p) => encode(handler.read_resource(p, ctx).await),
+        ClientRequestMessage::ListPrompts(p) => encode(handler.list_prompts(p.cursor, ctx).await),
+        ClientRequestMessage::GetPrompt(p) => encode(handler.get_prompt(p, ctx).await),
+        ClientRequestMessage::Complete(p) => encode(handler.complete(p, ctx).await),
+        ClientRequestMessage::SetLevel(p) => encode(
+            handler
+                .set_log_level(p.level, ctx)
+                .await
+                .map(|()| EmptyResult::default()),
+        ),
+        _ => Err(method_not_found()),
+    }
+}
+
+fn encode<T: Serialize>(answer: HandlerResult<T>) -> Answer {
+    let result = answer?;
+    serde_json::value::to_raw_value(&result).map_err(|_| {
+        ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            "the server could not encode its result",
+        )
+    })
+}
