@@ -26,6 +26,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["mcp-session", "mcp-types", "mcp-transport", "mcp-auth"],
     ),
     ("mcp-testkit", &["mcp-codec"]),
+    // OpenAPI documents as tools: the wire types, and the transport's seam
+    // for the in-process server. The hub never depends on it: a host hands
+    // the hub an OpenAPI connector like any other.
+    ("mcp-openapi", &["mcp-types", "mcp-transport"]),
     // The facade: one dependency for hosts, re-exporting the crates below.
     (
         "mcp-client",
