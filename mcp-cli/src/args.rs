@@ -329,14 +329,31 @@ pub(crate) struct AddArgs {
     /// Transport of `--url`.
     #[arg(long, value_enum, requires = "url")]
     pub(crate) transport: Option<RemoteTransport>,
-    /// Name of the environment variable holding the token (never the token).
-    #[arg(long, value_name = "VAR", requires = "url")]
+    /// Name of the environment variable holding the token (never the
+    /// token): the bearer token of `--url`, or of every request of
+    /// `--openapi`.
+    #[arg(long, value_name = "VAR")]
     pub(crate) token_env: Option<String>,
+    /// An OpenAPI document (a file or an https URL) served as a server whose
+    /// tools are its operations.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["command", "url"])]
+    pub(crate) openapi: Option<String>,
+    /// Where the OpenAPI operations' requests go.
+    #[arg(long, value_name = "URL", requires = "openapi")]
+    pub(crate) base_url: Option<String>,
+    /// Operations to keep, comma-separated: operationIds, `tag:NAME`,
+    /// `path:/pets/*` (default: all).
+    #[arg(long, value_name = "LIST", requires = "openapi", value_delimiter = ',')]
+    pub(crate) operations: Vec<String>,
+    /// A security scheme's secret: `SCHEME=VAR` (the variable's name, never
+    /// the value; repeatable).
+    #[arg(long = "credential", value_name = "SCHEME=VAR", requires = "openapi")]
+    pub(crate) credentials: Vec<String>,
     /// Header the token goes in (default Authorization).
-    #[arg(long, value_name = "HEADER", requires = "token_env")]
+    #[arg(long, value_name = "HEADER", requires_all = ["token_env", "url"])]
     pub(crate) token_header: Option<String>,
     /// Text before the token (default `Bearer ` for Authorization).
-    #[arg(long, value_name = "PREFIX", requires = "token_env")]
+    #[arg(long, value_name = "PREFIX", requires_all = ["token_env", "url"])]
     pub(crate) token_prefix: Option<String>,
     /// Environment variable a local server may inherit (repeatable).
     #[arg(long = "env-inherit", value_name = "VAR")]

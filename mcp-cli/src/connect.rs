@@ -20,8 +20,8 @@ use mcp_types::Root;
 
 use crate::args::RemoteTransport;
 use crate::config::{
-    EntryKind, RemoteEntry, ServerEntry, SourceEntry, StdioEntry, TokenEntry, UrlProblem,
-    check_url, child, expand_only,
+    EntryKind, OpenApiEntry, RemoteEntry, SchemeSecret, ServerEntry, SourceEntry, StdioEntry,
+    TokenEntry, UrlProblem, check_url, child, expand_only,
 };
 use crate::error::{CliError, ConfigProblem};
 use mcp_auth::{
@@ -112,7 +112,109 @@ pub(crate) fn connector(
     match &entry.kind {
         EntryKind::Stdio(stdio) => stdio_connector(origin, entry, stdio, options),
         EntryKind::Remote(remote) => remote_connector(origin, entry, remote),
+        EntryKind::OpenApi(openapi) => openapi_connector(origin, entry, openapi),
     }
+}
+
+/// An OpenAPI entry's documents as an in-process server.
+fn openapi_connector(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    openapi: &OpenApiEntry,
+) -> Result<Arc<dyn Connector>, CliError> {
+    let config = openapi_config(origin, entry, openapi)?;
+    Ok(Arc::new(mcp_openapi::OpenApiConnector::new(config)))
+}
+
+/// The service configuration of an OpenAPI entry, strings expanded; a
+/// relative document path is taken from the configuration file's directory
+/// (the working directory for the command line).
+pub(crate) fn openapi_config(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    openapi: &OpenApiEntry,
+) -> Result<mcp_openapi::OpenApiConfig, CliError> {
+    use mcp_openapi::{
+        CredentialRef, DocumentConfig, Limits, Matcher, OpenApiConfig, Selection, SpecSource,
+    };
+    let single = openapi.documents.len() == 1;
+    let mut documents = Vec::with_capacity(openapi.documents.len());
+    for (i, document) in openapi.documents.iter().enumerate() {
+        let at = |key: &str| {
+            if single {
+                entry_path(origin, entry, key)
+            } else {
+                format!("{}[{i}].{key}", entry_path(origin, entry, "documents"))
+            }
+        };
+        let spec = expanded(origin, &at("openapi"), &document.spec)?;
+        let source = if spec.contains("://") {
+            SpecSource::Url(spec)
+        } else {
+            let path = PathBuf::from(&spec);
+            let base = if origin.command_line {
+                None
+            } else {
+                origin.file.parent()
+            };
+            SpecSource::File(match base {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            })
+        };
+        let base_url = expanded(origin, &at("base_url"), &document.base_url)?;
+        let mut config = DocumentConfig::new(source, base_url);
+        if let Some(prefix) = &document.prefix {
+            config = config.prefix(prefix.clone());
+        }
+        let matcher = |key: &str, j: usize, text: &str| -> Result<Matcher, CliError> {
+            if let Some(tag) = text.strip_prefix("tag:") {
+                Ok(Matcher::tag(tag))
+            } else if let Some(pattern) = text.strip_prefix("path:") {
+                Matcher::path(pattern).map_err(|_| {
+                    CliError::config(
+                        origin.file,
+                        &format!("{}[{j}]", at(key)),
+                        ConfigProblem::NotOneOf {
+                            allowed: &["an operationId", "tag:NAME", "path:/a/{b}/*"],
+                        },
+                    )
+                })
+            } else {
+                Ok(Matcher::operation_id(text))
+            }
+        };
+        let mut select = Selection::all();
+        for (j, text) in document.operations.iter().enumerate() {
+            select = select.include(matcher("operations", j, text)?);
+        }
+        for (j, text) in document.exclude_operations.iter().enumerate() {
+            select = select.exclude(matcher("exclude_operations", j, text)?);
+        }
+        config = config.select(select);
+        for (scheme, secret) in &document.credentials {
+            config = config.credential(match secret {
+                SchemeSecret::Env(name) => CredentialRef::env(scheme.clone(), name.clone()),
+                SchemeSecret::Basic {
+                    user_env,
+                    password_env,
+                } => CredentialRef::basic(scheme.clone(), user_env.clone(), password_env.clone()),
+            });
+        }
+        if let Some(token) = &document.token_env {
+            config = config.credential(CredentialRef::bearer_for_all(token.clone()));
+        }
+        documents.push(config);
+    }
+    let mut limits = Limits::default();
+    if let Some(limit) = entry.max_content_bytes {
+        // The hub refuses a larger result whole; reading more is pointless.
+        limits.max_response_bytes = limits.max_response_bytes.max(limit.bytes());
+    }
+    if let Some(timeout) = entry.request_timeout {
+        limits.request_timeout = timeout;
+    }
+    Ok(OpenApiConfig::new(documents).limits(limits))
 }
 
 fn stdio_connector(
@@ -349,7 +451,7 @@ fn session_config(origin: Origin<'_>, entry: &ServerEntry) -> Result<SessionConf
             dirs
         }
         (None, EntryKind::Stdio(_)) => cwd.into_iter().collect(),
-        (None, EntryKind::Remote(_)) => Vec::new(),
+        (None, EntryKind::Remote(_) | EntryKind::OpenApi(_)) => Vec::new(),
     };
     let roots: Vec<Root> = dirs
         .iter()

@@ -239,6 +239,10 @@ pub(crate) enum AddRefusal {
     SecretInArguments,
     /// Not `NAME=VALUE` (the value is never shown: it may be a secret).
     NotNameValue,
+    /// `--openapi` names no readable file.
+    NotAFile,
+    /// `--openapi` without `--base-url`.
+    NoBaseUrl,
 }
 
 impl fmt::Display for AddRefusal {
@@ -257,7 +261,13 @@ impl fmt::Display for AddRefusal {
             AddRefusal::InvalidUrl => {
                 "expected an absolute https:// URL (http:// only on loopback)"
             }
-            AddRefusal::NoTarget => "give either --url URL or -- COMMAND ARGS…",
+            AddRefusal::NoTarget => {
+                "give either --url URL, --openapi SPEC --base-url URL or -- COMMAND ARGS…"
+            }
+            AddRefusal::NotAFile => "no such file (give a path or an https:// URL)",
+            AddRefusal::NoBaseUrl => {
+                "an OpenAPI server needs --base-url URL: where its requests go (the document's `servers` are never trusted alone)"
+            }
             AddRefusal::InvalidName => {
                 "a server name is 1 to 64 characters of ASCII letters, digits, `_` and `-`"
             }

@@ -148,7 +148,11 @@ async fn backend() -> RunningHttpServer {
 async fn login_then_call(sandbox: &Sandbox, server: &MachineServer) {
     let login = sandbox.run(&["login", "srv"]).await;
     assert_eq!(login.code, Some(0), "{}", login.stderr);
-    assert!(login.stdout.contains("logged in to `srv`"), "{}", login.stdout);
+    assert!(
+        login.stdout.contains("logged in to `srv`"),
+        "{}",
+        login.stdout
+    );
     assert!(
         !login.stderr.contains("open this URL"),
         "no browser for a machine grant"
@@ -186,9 +190,7 @@ async fn client_credentials_from_a_variable_log_in_and_call_then_renew_without_a
     let entry = json!({"url": server.url(), "auth": {
         "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}});
     let mut sandbox = Sandbox::new(entry);
-    sandbox
-        .env
-        .push(("SVC_SECRET".into(), "SEKRIT-pw".into()));
+    sandbox.env.push(("SVC_SECRET".into(), "SEKRIT-pw".into()));
     login_then_call(&sandbox, &server).await;
 
     // A token that is due at once: the next command requests a new one by
@@ -206,7 +208,10 @@ async fn client_credentials_from_a_variable_log_in_and_call_then_renew_without_a
     let call = sandbox.run(&["call", "srv", "echo", "text=again"]).await;
     assert_eq!(call.code, Some(0), "{}", call.stderr);
     assert!(call.stdout.contains("again"));
-    assert!(!server.hits_at("/token").is_empty(), "a new token was requested");
+    assert!(
+        !server.hits_at("/token").is_empty(),
+        "a new token was requested"
+    );
 
     // Records are kept per server URL: the first server's and this one's.
     assert_eq!(sandbox.records().len(), 2);
@@ -329,9 +334,7 @@ async fn dpop_bound_tokens_from_the_cli_with_nonces_at_both_servers() {
     let mut sandbox = Sandbox::new(json!({"url": server.url(), "auth": {
         "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET",
         "dpop": "required"}}));
-    sandbox
-        .env
-        .push(("SVC_SECRET".into(), "SEKRIT-pw".into()));
+    sandbox.env.push(("SVC_SECRET".into(), "SEKRIT-pw".into()));
     login_then_call(&sandbox, &server).await;
     let mcp = server.hits_at("/mcp");
     assert!(!mcp.is_empty());
@@ -364,10 +367,7 @@ async fn auth_takes_references_only_and_names_what_a_grant_lacks() {
                    "client_secret_env": "A", "client_secret_file": "/x"}),
             "mcpServers.srv.auth.client_secret_file",
         ),
-        (
-            json!({"grant": "nope"}),
-            "mcpServers.srv.auth.grant",
-        ),
+        (json!({"grant": "nope"}), "mcpServers.srv.auth.grant"),
         (
             json!({"grant": "client_credentials", "client_id": "svc",
                    "client_secret_env": "A", "assertion_env": "B"}),

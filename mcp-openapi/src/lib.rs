@@ -136,6 +136,7 @@
 mod build;
 mod call;
 mod config;
+mod connector;
 mod document;
 mod error;
 mod names;
@@ -152,6 +153,7 @@ pub use config::{
     Environment, Limits, MAX_PREFIX_LEN, Matcher, OpenApiConfig, PathPattern, SecretRef, Selection,
     SpecSource,
 };
+pub use connector::{OpenApiConnector, TOOLS_PAGE_SIZE};
 pub use error::OpenApiError;
 pub use names::{MAX_TOOL_NAME_LEN, is_valid_tool_name};
 pub use service::{OPERATION_META_KEY, OpenApiService};

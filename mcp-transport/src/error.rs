@@ -123,6 +123,17 @@ pub enum TransportError {
         /// Whether the wait timed out (else the stream ended).
         timed_out: bool,
     },
+    /// A server that runs in this process (an OpenAPI document served as
+    /// tools, say) could not be set up: its configuration or the documents
+    /// it reads are unusable. The cause says why.
+    #[error("could not set up the in-process server `{server}`")]
+    InProcess {
+        /// What kind of server (`openapi`).
+        server: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The legacy `endpoint` event named a URL that cannot be resolved, or one
     /// on another origin than the server URL (messages are only ever posted to
     /// the origin the credentials are for).
@@ -169,7 +180,8 @@ impl TransportError {
             TransportError::UnsupportedScheme { .. }
             | TransportError::InsecureUrl { .. }
             | TransportError::CredentialsInUrl
-            | TransportError::InvalidHeader { .. } => ErrorCause::Configuration,
+            | TransportError::InvalidHeader { .. }
+            | TransportError::InProcess { .. } => ErrorCause::Configuration,
             TransportError::MissingCredential { .. } | TransportError::CredentialSource(_) => {
                 ErrorCause::Authorization
             }

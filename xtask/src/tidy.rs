@@ -26,10 +26,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["mcp-session", "mcp-types", "mcp-transport", "mcp-auth"],
     ),
     ("mcp-testkit", &["mcp-codec"]),
+    // The server half: wire types and framing only. Its hosts (the OpenAPI
+    // server, the gateway) sit above it; it never depends on a session.
+    ("mcp-server", &["mcp-types", "mcp-codec"]),
     // OpenAPI documents as tools: the wire types, and the transport's seam
     // for the in-process server. The hub never depends on it: a host hands
     // the hub an OpenAPI connector like any other.
-    ("mcp-openapi", &["mcp-types", "mcp-transport"]),
+    ("mcp-openapi", &["mcp-types", "mcp-transport", "mcp-server"]),
     // The facade: one dependency for hosts, re-exporting the crates below.
     (
         "mcp-client",
@@ -43,6 +46,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "mcp-types",
             "mcp-transport",
             "mcp-auth",
+            "mcp-openapi",
             "mcp-testkit",
         ],
     ),
@@ -55,6 +59,8 @@ const SANS_IO: &[&str] = &[
     "mcp-codec/src",
     "mcp-session/src/protocol.rs",
     "mcp-session/src/protocol",
+    "mcp-server/src/core.rs",
+    "mcp-server/src/core",
 ];
 
 /// Packages whose stdio-only build (`--no-default-features`: no `http`, no
@@ -163,7 +169,10 @@ fn method_names(root: &Path) -> Vec<String> {
     names
 }
 
-/// The session names methods only through `Request::METHOD` /
+/// Source folders that name methods only through their types.
+const METHOD_NAME_DIRS: &[&str] = &["mcp-session/src", "mcp-server/src"];
+
+/// The session and the server name methods only through `Request::METHOD` /
 /// `Notification::METHOD`, never as string literals (tests aside).
 fn check_method_names(root: &Path, problems: &mut Vec<String>) {
     let names = method_names(root);
@@ -171,7 +180,10 @@ fn check_method_names(root: &Path, problems: &mut Vec<String>) {
         problems.push("tidy: could not read the method tables of mcp-types".to_owned());
         return;
     }
-    for file in rust_files(&root.join("mcp-session/src")) {
+    let files = METHOD_NAME_DIRS
+        .iter()
+        .flat_map(|dir| rust_files(&root.join(dir)));
+    for file in files {
         let rel = file
             .strip_prefix(root)
             .unwrap_or(&file)

@@ -230,9 +230,7 @@ fn verified(jwt: &str, public: &[u8]) -> Option<(Value, Value)> {
     UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, public)
         .verify(format!("{h}.{c}").as_bytes(), &signature)
         .ok()?;
-    let json = |p: &str| {
-        serde_json::from_slice::<Value>(&URL_SAFE_NO_PAD.decode(p).ok()?).ok()
-    };
+    let json = |p: &str| serde_json::from_slice::<Value>(&URL_SAFE_NO_PAD.decode(p).ok()?).ok();
     Some((json(h)?, json(c)?))
 }
 
@@ -321,7 +319,11 @@ impl Inner {
         Ok(thumbprint(&header["jwk"]))
     }
 
-    fn check_client(&self, headers: &HeaderMap, form: &HashMap<String, String>) -> Result<(), String> {
+    fn check_client(
+        &self,
+        headers: &HeaderMap,
+        form: &HashMap<String, String>,
+    ) -> Result<(), String> {
         let basic = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -363,7 +365,10 @@ impl Inner {
 
     fn issue(&self, jkt: Option<String>) -> Value {
         let token = format!("mt-SEKRIT-{}", self.next());
-        self.tokens.lock().unwrap().insert(token.clone(), jkt.clone());
+        self.tokens
+            .lock()
+            .unwrap()
+            .insert(token.clone(), jkt.clone());
         json!({
             "access_token": token,
             "token_type": if jkt.is_some() { "DPoP" } else { "Bearer" },
@@ -376,7 +381,13 @@ impl Inner {
         headers: &HeaderMap,
         form: &HashMap<String, String>,
     ) -> Result<Value, (StatusCode, Value, bool)> {
-        let refuse = |status, error: &str| (status, json!({"error": error, "error_description": "SEKRIT-description"}), false);
+        let refuse = |status, error: &str| {
+            (
+                status,
+                json!({"error": error, "error_description": "SEKRIT-description"}),
+                false,
+            )
+        };
         let mut jkt = None;
         if self.config.dpop {
             let proof = headers.get("dpop").and_then(|v| v.to_str().ok());
@@ -392,7 +403,11 @@ impl Inner {
                 match self.check_proof(proof, "POST", &url, None, nonce) {
                     Ok(thumb) => jkt = Some(thumb),
                     Err(e) if e == "use_dpop_nonce" => {
-                        return Err((StatusCode::BAD_REQUEST, json!({"error": "use_dpop_nonce"}), true));
+                        return Err((
+                            StatusCode::BAD_REQUEST,
+                            json!({"error": "use_dpop_nonce"}),
+                            true,
+                        ));
                     }
                     Err(_) => return Err(refuse(StatusCode::BAD_REQUEST, "invalid_dpop_proof")),
                 }
@@ -403,7 +418,9 @@ impl Inner {
         match form.get("grant_type").map(String::as_str) {
             Some("client_credentials") => Ok(self.issue(jkt)),
             Some(JWT_BEARER) => {
-                let assertion = form.get("assertion").ok_or_else(|| refuse(StatusCode::BAD_REQUEST, "invalid_request"))?;
+                let assertion = form
+                    .get("assertion")
+                    .ok_or_else(|| refuse(StatusCode::BAD_REQUEST, "invalid_request"))?;
                 let idp_public = self.idp_key.public_key().as_ref().to_vec();
                 let claims = self
                     .config
@@ -459,7 +476,9 @@ fn form_of(body: &[u8]) -> HashMap<String, String> {
 async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
-    let body = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+    let body = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
     let header = |name: &str| {
         parts
             .headers
@@ -516,7 +535,9 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
                             } else {
                                 AS_NONCE.to_owned()
                             };
-                            response.headers_mut().insert("dpop-nonce", fresh.parse().unwrap());
+                            response
+                                .headers_mut()
+                                .insert("dpop-nonce", fresh.parse().unwrap());
                         }
                         response
                     }
@@ -527,11 +548,23 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
             Ok(doc) => axum::Json(doc).into_response(),
             Err(why) => {
                 hit.refused = Some(why);
-                (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_request"})))
+                (
+                    StatusCode::BAD_REQUEST,
+                    axum::Json(json!({"error": "invalid_request"})),
+                )
                     .into_response()
             }
         },
-        (_, "/mcp") => mcp(&inner, &parts.method, &parts.headers, body.to_vec(), &mut hit).await,
+        (_, "/mcp") => {
+            mcp(
+                &inner,
+                &parts.method,
+                &parts.headers,
+                body.to_vec(),
+                &mut hit,
+            )
+            .await
+        }
         _ => StatusCode::NOT_FOUND.into_response(),
     };
     inner.hits.lock().unwrap().push(hit);
@@ -546,9 +579,15 @@ async fn mcp(
     hit: &mut MachineHit,
 ) -> Response {
     let prm = format!("{}/.well-known/oauth-protected-resource/mcp", inner.base);
-    let scheme = if inner.config.rs_dpop_only { "DPoP" } else { "Bearer" };
+    let scheme = if inner.config.rs_dpop_only {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
     let challenge = |error: Option<&str>| {
-        let error = error.map(|e| format!("error=\"{e}\", ")).unwrap_or_default();
+        let error = error
+            .map(|e| format!("error=\"{e}\", "))
+            .unwrap_or_default();
         format!("{scheme} {error}resource_metadata=\"{prm}\"")
     };
     let unauthorized = |why: &str, error: Option<&str>| {
@@ -580,7 +619,13 @@ async fn mcp(
                 None
             };
             let url = format!("{}/mcp", inner.base);
-            match inner.check_proof(hit.dpop.as_deref(), method.as_str(), &url, Some(token), nonce) {
+            match inner.check_proof(
+                hit.dpop.as_deref(),
+                method.as_str(),
+                &url,
+                Some(token),
+                nonce,
+            ) {
                 Ok(thumb) if thumb == *jkt => {}
                 Err(e) if e == "use_dpop_nonce" => {
                     hit.refused = Some(e);
@@ -590,7 +635,9 @@ async fn mcp(
                         RS_NONCE.to_owned()
                     };
                     let mut response = unauthorized("nonce", Some("use_dpop_nonce"));
-                    response.headers_mut().insert("dpop-nonce", fresh.parse().unwrap());
+                    response
+                        .headers_mut()
+                        .insert("dpop-nonce", fresh.parse().unwrap());
                     return response;
                 }
                 other => {
@@ -613,10 +660,17 @@ async fn mcp(
             axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {}})).into_response()
         }
         Some(backend) => {
-            let mut forward = inner.client.request(method.clone(), format!("{backend}/mcp"));
+            let mut forward = inner
+                .client
+                .request(method.clone(), format!("{backend}/mcp"));
             for (name, value) in headers {
-                if ![header::HOST, header::CONTENT_LENGTH, header::AUTHORIZATION, header::CONNECTION]
-                    .contains(name)
+                if ![
+                    header::HOST,
+                    header::CONTENT_LENGTH,
+                    header::AUTHORIZATION,
+                    header::CONNECTION,
+                ]
+                .contains(name)
                     && name != "dpop"
                 {
                     forward = forward.header(name, value);
@@ -631,8 +685,12 @@ async fn mcp(
             let mut response = Response::new(Body::from(bytes));
             *response.status_mut() = status;
             for (name, value) in &answer_headers {
-                if ![header::CONTENT_LENGTH, header::TRANSFER_ENCODING, header::CONNECTION]
-                    .contains(name)
+                if ![
+                    header::CONTENT_LENGTH,
+                    header::TRANSFER_ENCODING,
+                    header::CONNECTION,
+                ]
+                .contains(name)
                 {
                     response.headers_mut().append(name.clone(), value.clone());
                 }

@@ -38,6 +38,15 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
         variable("--env-inherit", name)?;
     }
     let mut entry = Map::new();
+    if let Some(spec) = &args.openapi {
+        return openapi_entry(args, spec);
+    }
+    if args.token_env.is_some() && args.url.is_none() {
+        return Err(CliError::AddRefusedHidden {
+            flag: "--token-env",
+            refusal: AddRefusal::NoTarget,
+        });
+    }
     match (&args.url, args.command.split_first()) {
         (Some(url), _) => {
             match check_url(url) {
@@ -116,6 +125,81 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
         }
     }
     Ok(Value::Object(entry))
+}
+
+/// The entry of `mcp add NAME --openapi SPEC --base-url URL …`. A local
+/// document is written as an absolute path (the file may be read from
+/// another directory than this one).
+fn openapi_entry(args: &AddArgs, spec: &str) -> Result<Value, CliError> {
+    let mut entry = Map::new();
+    let spec = if spec.contains("://") {
+        url_flag("--openapi", spec)?;
+        spec.to_owned()
+    } else {
+        match std::fs::canonicalize(spec) {
+            Ok(path) if path.is_file() => path.display().to_string(),
+            _ => {
+                return Err(CliError::AddRefused {
+                    flag: "--openapi",
+                    value: spec.to_owned(),
+                    refusal: AddRefusal::NotAFile,
+                });
+            }
+        }
+    };
+    entry.insert("openapi".into(), json!(spec));
+    let Some(base_url) = &args.base_url else {
+        return Err(CliError::AddRefusedHidden {
+            flag: "--base-url",
+            refusal: AddRefusal::NoBaseUrl,
+        });
+    };
+    url_flag("--base-url", base_url)?;
+    entry.insert("base_url".into(), json!(base_url));
+    let operations: Vec<&str> = args
+        .operations
+        .iter()
+        .map(|o| o.trim())
+        .filter(|o| !o.is_empty())
+        .collect();
+    if !operations.is_empty() {
+        entry.insert("operations".into(), json!(operations));
+    }
+    if !args.credentials.is_empty() {
+        let mut credentials = Map::new();
+        for pair in &args.credentials {
+            let Some((scheme, var)) = pair.split_once('=') else {
+                return Err(CliError::AddRefusedHidden {
+                    flag: "--credential",
+                    refusal: AddRefusal::NotNameValue,
+                });
+            };
+            variable("--credential", var)?;
+            credentials.insert(scheme.to_owned(), json!(var));
+        }
+        entry.insert("credentials".into(), Value::Object(credentials));
+    }
+    if let Some(var) = &args.token_env {
+        variable("--token-env", var)?;
+        entry.insert("token_env".into(), json!(var));
+    }
+    Ok(Value::Object(entry))
+}
+
+/// Checks a URL given to `flag`.
+fn url_flag(flag: &'static str, url: &str) -> Result<(), CliError> {
+    match check_url(url) {
+        Ok(()) => Ok(()),
+        Err(UrlProblem::Credentials) => Err(CliError::AddRefusedHidden {
+            flag,
+            refusal: AddRefusal::CredentialsInUrl,
+        }),
+        Err(UrlProblem::Invalid) => Err(CliError::AddRefused {
+            flag,
+            value: url.to_owned(),
+            refusal: AddRefusal::InvalidUrl,
+        }),
+    }
 }
 
 /// `mcp add`: the entry `args` describe, written into the configuration.

@@ -100,7 +100,7 @@ fn server_url(ctx: &Context, name: &str) -> Result<(String, OAuthConfig), CliErr
             let oauth = oauth_config(origin, entry, remote, &url)?;
             Ok((url, oauth))
         }
-        EntryKind::Stdio(_) => Err(CliError::NotRemote {
+        EntryKind::Stdio(_) | EntryKind::OpenApi(_) => Err(CliError::NotRemote {
             name: name.to_owned(),
         }),
     }

@@ -115,6 +115,7 @@ fn kind_word(entry: &ServerEntry) -> &'static str {
             crate::args::RemoteTransport::Http => "http",
             crate::args::RemoteTransport::Sse => "sse",
         },
+        EntryKind::OpenApi(_) => "openapi",
     }
 }
 
@@ -127,6 +128,12 @@ fn target_words(entry: &ServerEntry) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         EntryKind::Remote(remote) => remote.url.clone(),
+        EntryKind::OpenApi(openapi) => openapi
+            .documents
+            .iter()
+            .map(|d| format!("{} -> {}", d.spec, d.base_url))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
@@ -152,6 +159,15 @@ pub(crate) fn list(ctx: &Context, args: &ListArgs) -> Result<(), CliError> {
                         server["args"] = json!(stdio.args);
                     }
                     EntryKind::Remote(remote) => server["url"] = json!(remote.url),
+                    EntryKind::OpenApi(openapi) => {
+                        server["documents"] = json!(
+                            openapi
+                                .documents
+                                .iter()
+                                .map(|d| json!({"openapi": d.spec, "base_url": d.base_url}))
+                                .collect::<Vec<_>>()
+                        );
+                    }
                 }
                 server
             })

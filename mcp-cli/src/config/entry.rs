@@ -40,6 +40,28 @@ const REMOTE_KEYS: &[&str] = &[
     "token_prefix",
     "auth",
 ];
+/// Keys of an OpenAPI entry (one document at the top level, or several
+/// under `documents`).
+const OPENAPI_KEYS: &[&str] = &[
+    "openapi",
+    "documents",
+    "base_url",
+    "prefix",
+    "operations",
+    "exclude_operations",
+    "credentials",
+    "token_env",
+];
+/// Keys of one document of `documents`.
+const DOCUMENT_KEYS: &[&str] = &[
+    "openapi",
+    "base_url",
+    "prefix",
+    "operations",
+    "exclude_operations",
+    "credentials",
+    "token_env",
+];
 const ALL_KEYS: &[&str] = &[
     "command",
     "args",
@@ -52,6 +74,13 @@ const ALL_KEYS: &[&str] = &[
     "token_header",
     "token_prefix",
     "auth",
+    "openapi",
+    "documents",
+    "base_url",
+    "prefix",
+    "operations",
+    "exclude_operations",
+    "credentials",
     "type",
     "negotiation",
     "request_timeout_ms",
@@ -147,6 +176,40 @@ pub(crate) struct ServerEntry {
 pub(crate) enum EntryKind {
     Stdio(StdioEntry),
     Remote(RemoteEntry),
+    /// OpenAPI documents served in-process as an MCP server.
+    OpenApi(OpenApiEntry),
+}
+
+/// An OpenAPI server: one document, or several fused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OpenApiEntry {
+    pub(crate) documents: Vec<OpenApiDocument>,
+}
+
+/// One OpenAPI document of an entry (strings not yet `${VAR}`-expanded).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OpenApiDocument {
+    /// A path (relative to the configuration file's directory) or an URL.
+    pub(crate) spec: String,
+    pub(crate) base_url: String,
+    pub(crate) prefix: Option<String>,
+    /// Operations kept: an operationId, `tag:NAME` or `path:PATTERN`.
+    pub(crate) operations: Vec<String>,
+    pub(crate) exclude_operations: Vec<String>,
+    /// Security scheme → where its secret comes from.
+    pub(crate) credentials: Vec<(String, SchemeSecret)>,
+    /// A bearer token for every request of the document.
+    pub(crate) token_env: Option<String>,
+}
+
+/// The variables of one security scheme's secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SchemeSecret {
+    Env(String),
+    Basic {
+        user_env: String,
+        password_env: String,
+    },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -316,11 +379,35 @@ pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<Serv
         }
     }
     // `streamable-http` is how part of the ecosystem spells `http`.
-    let kind_name = at.string_in("type", &["stdio", "http", "streamable-http", "sse"])?;
+    let kind_name = at.string_in(
+        "type",
+        &["stdio", "http", "streamable-http", "sse", "openapi"],
+    )?;
     let has_command = object.contains_key("command");
     let has_url = object.contains_key("url");
+    let has_openapi = object.contains_key("openapi") || object.contains_key("documents");
     if has_command && has_url {
         return Err(err(&base, ConfigProblem::CommandAndUrl));
+    }
+    let openapi = match kind_name {
+        Some("openapi") => true,
+        Some(_) => false,
+        None => has_openapi && !has_command && !has_url,
+    };
+    if openapi {
+        for key in object.keys() {
+            let key = key.as_str();
+            if !OPENAPI_KEYS.contains(&key) && !COMMON_KEYS.contains(&key) {
+                return Err(err(
+                    &at.path(key),
+                    ConfigProblem::WrongKindKey {
+                        kind: "stdio or remote (url)",
+                    },
+                ));
+            }
+        }
+        let kind = EntryKind::OpenApi(parse_openapi(&at)?);
+        return finish_entry(name, &at, kind);
     }
     let remote = match kind_name {
         Some("stdio") => false,
@@ -346,6 +433,12 @@ pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<Serv
     } else {
         EntryKind::Stdio(parse_stdio(&at)?)
     };
+    finish_entry(name, &at, kind)
+}
+
+/// The keys every kind of entry shares.
+fn finish_entry(name: &str, at: &Fields<'_>, kind: EntryKind) -> Result<ServerEntry, CliError> {
+    let at = *at;
     let negotiation = match at.string_in("negotiation", &["auto", "legacy", "modern"])? {
         Some("legacy") => Negotiation::Legacy,
         Some("modern") => Negotiation::Modern,
@@ -373,6 +466,153 @@ pub(crate) fn parse_entry(file: &Path, name: &str, value: &Value) -> Result<Serv
         permission: parse_permission(&at)?,
         tool_permissions: parse_tool_permissions(&at)?,
         helpers: at.boolean("helpers")?.unwrap_or(false),
+    })
+}
+
+/// An OpenAPI entry: `openapi` (one document) or `documents` (several).
+fn parse_openapi(at: &Fields<'_>) -> Result<OpenApiEntry, CliError> {
+    match (at.object.get("openapi"), at.object.get("documents")) {
+        (Some(_), Some(_)) => Err(at.error(
+            &at.path("documents"),
+            ConfigProblem::Conflict {
+                other: "`openapi` (one document; list several under `documents`)",
+            },
+        )),
+        (Some(_), None) => Ok(OpenApiEntry {
+            documents: vec![parse_document(at)?],
+        }),
+        (None, Some(value)) => {
+            for key in DOCUMENT_KEYS.iter().filter(|k| **k != "openapi") {
+                if at.object.contains_key(*key) {
+                    return Err(at.error(
+                        &at.path(key),
+                        ConfigProblem::Conflict {
+                            other: "`documents` (give it inside each document)",
+                        },
+                    ));
+                }
+            }
+            let path = at.path("documents");
+            let items = value
+                .as_array()
+                .filter(|items| !items.is_empty())
+                .ok_or_else(|| at.wrong("documents", "a non-empty array of objects", value))?;
+            let mut documents = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let item_path = format!("{path}[{i}]");
+                let object = item.as_object().ok_or_else(|| {
+                    at.error(
+                        &item_path,
+                        ConfigProblem::WrongType {
+                            expected: "an object",
+                            found: json_type(item),
+                        },
+                    )
+                })?;
+                let inner = Fields {
+                    file: at.file,
+                    base: &item_path,
+                    object,
+                };
+                inner.only_keys(DOCUMENT_KEYS)?;
+                documents.push(parse_document(&inner)?);
+            }
+            Ok(OpenApiEntry { documents })
+        }
+        (None, None) => Err(at.error(at.base, ConfigProblem::MissingKey { key: "openapi" })),
+    }
+}
+
+/// One document's keys at `at`.
+fn parse_document(at: &Fields<'_>) -> Result<OpenApiDocument, CliError> {
+    let spec = at
+        .plain_string("openapi")?
+        .ok_or_else(|| at.error(at.base, ConfigProblem::MissingKey { key: "openapi" }))?;
+    if spec.contains("://") {
+        at.url(&at.path("openapi"), &spec)?;
+    }
+    let base_url = at
+        .string("base_url")?
+        .ok_or_else(|| at.error(at.base, ConfigProblem::MissingKey { key: "base_url" }))?
+        .to_owned();
+    at.url(&at.path("base_url"), &base_url)?;
+    let prefix = at.plain_string("prefix")?;
+    let operations = at.string_list("operations")?;
+    let exclude_operations = at.string_list("exclude_operations")?;
+    for (key, list) in [
+        ("operations", &operations),
+        ("exclude_operations", &exclude_operations),
+    ] {
+        for (i, item) in list.iter().enumerate() {
+            if item.is_empty() || item == "tag:" || item == "path:" {
+                return Err(at.error(&format!("{}[{i}]", at.path(key)), ConfigProblem::Empty));
+            }
+        }
+    }
+    let mut credentials = Vec::new();
+    if let Some(value) = at.object.get("credentials") {
+        let path = at.path("credentials");
+        let map = value.as_object().ok_or_else(|| {
+            at.wrong(
+                "credentials",
+                "an object of security scheme names to variable names",
+                value,
+            )
+        })?;
+        for (scheme, secret) in map {
+            let here = child(&path, scheme);
+            let secret = match secret {
+                Value::String(name) => {
+                    variable_name(at, &here, name)?;
+                    SchemeSecret::Env(name.clone())
+                }
+                Value::Object(pair) => {
+                    let inner = Fields {
+                        file: at.file,
+                        base: &here,
+                        object: pair,
+                    };
+                    inner.only_keys(&["user_env", "password_env"])?;
+                    let get = |key: &'static str| -> Result<String, CliError> {
+                        let name = inner
+                            .string(key)?
+                            .ok_or_else(|| inner.error(&here, ConfigProblem::MissingKey { key }))?;
+                        variable_name(&inner, &inner.path(key), name)?;
+                        Ok(name.to_owned())
+                    };
+                    SchemeSecret::Basic {
+                        user_env: get("user_env")?,
+                        password_env: get("password_env")?,
+                    }
+                }
+                other => {
+                    return Err(at.error(
+                        &here,
+                        ConfigProblem::WrongType {
+                            expected: "a variable name, or {\"user_env\", \"password_env\"}",
+                            found: json_type(other),
+                        },
+                    ));
+                }
+            };
+            credentials.push((scheme.clone(), secret));
+        }
+    }
+    let token_env = match at.string("token_env")? {
+        Some(name) => {
+            variable_name(at, &at.path("token_env"), name)?;
+            Some(name.to_owned())
+        }
+        None => None,
+    };
+    Ok(OpenApiDocument {
+        spec,
+        base_url,
+        prefix,
+        operations,
+        exclude_operations,
+        credentials,
+        token_env,
     })
 }
 
@@ -790,6 +1030,7 @@ pub(crate) fn child(base: &str, key: &str) -> String {
 }
 
 /// Typed access to an object's members, with paths for errors.
+#[derive(Clone, Copy)]
 struct Fields<'a> {
     file: &'a Path,
     base: &'a str,

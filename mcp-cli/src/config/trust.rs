@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::{
-    AuthEntry, Config, EntryKind, ServerEntry, SourceEntry, expand::references, read_text_limited,
+    AuthEntry, Config, EntryKind, SchemeSecret, ServerEntry, SourceEntry, expand::references,
+    read_text_limited,
 };
 use crate::error::{CliError, shell_word};
 use crate::safe_write::Locked;
@@ -241,6 +242,23 @@ pub(crate) fn variables(servers: &[ServerEntry]) -> BTreeSet<String> {
                     }));
                 }
             }
+            EntryKind::OpenApi(openapi) => {
+                for document in &openapi.documents {
+                    names.extend(document.token_env.iter().cloned());
+                    for (_, secret) in &document.credentials {
+                        match secret {
+                            SchemeSecret::Env(name) => names.insert(name.clone()),
+                            SchemeSecret::Basic {
+                                user_env,
+                                password_env,
+                            } => {
+                                names.insert(user_env.clone());
+                                names.insert(password_env.clone())
+                            }
+                        };
+                    }
+                }
+            }
         }
     }
     names
@@ -326,6 +344,12 @@ fn strings(entry: &ServerEntry) -> Vec<&str> {
                 }
             }
         }
+        EntryKind::OpenApi(openapi) => {
+            for document in &openapi.documents {
+                out.push(&document.spec);
+                out.push(&document.base_url);
+            }
+        }
     }
     out
 }
@@ -383,6 +407,33 @@ pub(crate) fn summary(config: &Config) -> String {
                 }
                 if let Some(auth) = &remote.auth {
                     auth_summary(auth, &mut out);
+                }
+            }
+            EntryKind::OpenApi(openapi) => {
+                for document in &openapi.documents {
+                    out.push_str(&format!(
+                        "  {name}{disabled}: serves the OpenAPI document {} as tools, calling  {}\n",
+                        shell_word(&document.spec),
+                        escape_line(&document.base_url)
+                    ));
+                    for (scheme, secret) in &document.credentials {
+                        let from = match secret {
+                            SchemeSecret::Env(name) => format!("${name}"),
+                            SchemeSecret::Basic {
+                                user_env,
+                                password_env,
+                            } => format!("${user_env} and ${password_env}"),
+                        };
+                        out.push_str(&format!(
+                            "      sending {from} for its security scheme {}\n",
+                            escape_line(scheme)
+                        ));
+                    }
+                    if let Some(token) = &document.token_env {
+                        out.push_str(&format!(
+                            "      sending the value of ${token} as a bearer token on every request\n"
+                        ));
+                    }
                 }
             }
         }
