@@ -88,11 +88,11 @@ fn check_enums(schema: Option<&Value>, arguments: &Map<String, Value>) -> Result
     else {
         return Ok(());
     };
+    let root = schema.unwrap_or(&Value::Null);
     for (key, value) in arguments {
         let Some(allowed) = properties
             .get(key)
-            .and_then(|p| p.get("enum"))
-            .and_then(Value::as_array)
+            .and_then(|p| enum_values(root, p, ENUM_DEPTH))
         else {
             continue;
         };
@@ -113,6 +113,40 @@ fn check_enums(schema: Option<&Value>, arguments: &Map<String, Value>) -> Result
         ));
     }
     Ok(())
+}
+
+/// How many `$ref` / `anyOf` levels [`enum_values`] looks through.
+const ENUM_DEPTH: usize = 4;
+
+/// The values a property schema allows, when it is a closed set: its own
+/// `enum`, or one reached through a local `$ref` (`#/$defs/…`) or an
+/// `anyOf` / `oneOf` whose every branch is such a set or `{"type": "null"}`
+/// (as generated documents write an optional enum). `None` when the set is
+/// open or deeper than `depth`.
+fn enum_values(root: &Value, schema: &Value, depth: usize) -> Option<Vec<Value>> {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return Some(values.clone());
+    }
+    let depth = depth.checked_sub(1)?;
+    if let Some(pointer) = schema.get("$ref").and_then(Value::as_str) {
+        let target = root.pointer(pointer.strip_prefix('#')?)?;
+        return enum_values(root, target, depth);
+    }
+    let branches = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)?;
+    let mut all = Vec::new();
+    for branch in branches {
+        if branch.get("type").and_then(Value::as_str) == Some("null")
+            && branch.as_object()?.len() == 1
+        {
+            all.push(Value::Null);
+        } else {
+            all.extend(enum_values(root, branch, depth)?);
+        }
+    }
+    Some(all)
 }
 
 /// Whether `word` reads as an argument, `key=value` or `key:=JSON` (a key
@@ -383,6 +417,34 @@ mod tests {
         ];
         for (pairs, message) in cases {
             assert_eq!(args(pairs).unwrap_err().to_string(), *message, "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn an_enum_behind_a_ref_or_an_optional_any_of_is_found() {
+        let root = json!({
+            "$defs": {"Kind": {"type": "string", "enum": ["dog", "cat"]}},
+            "properties": {
+                "kind": {"anyOf": [{"$ref": "#/$defs/Kind"}, {"type": "null"}]},
+                "open": {"anyOf": [{"$ref": "#/$defs/Kind"}, {"type": "string"}]},
+                "loop": {"$ref": "#/properties/loop"}
+            }
+        });
+        let props = &root["properties"];
+        assert_eq!(
+            enum_values(&root, &props["kind"], ENUM_DEPTH),
+            Some(vec![json!("dog"), json!("cat"), Value::Null])
+        );
+        assert_eq!(enum_values(&root, &props["open"], ENUM_DEPTH), None);
+        assert_eq!(enum_values(&root, &props["loop"], ENUM_DEPTH), None);
+        let mut arguments = Map::new();
+        arguments.insert("kind".into(), json!("fish"));
+        match check_enums(Some(&root), &arguments) {
+            Err(CliError::Argument {
+                problem: ArgumentProblem::NotOneOf { allowed, .. },
+                ..
+            }) => assert_eq!(allowed, ["\"dog\"", "\"cat\"", "null"]),
+            other => panic!("{other:?}"),
         }
     }
 
