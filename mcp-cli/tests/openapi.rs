@@ -390,3 +390,38 @@ fn a_project_file_s_openapi_entry_is_shown_before_it_is_approved() {
     );
     assert!(text.contains("PETS_TOKEN"), "{text}");
 }
+
+#[test]
+fn fused_documents_in_one_entry_keep_their_prefixes_and_selections() {
+    let app = App::start();
+    let spec = format!("{}/openapi.json", app.base);
+    let sandbox = Sandbox::new(json!({"shop": {"documents": [
+        {"openapi": spec, "base_url": app.base, "prefix": "read_", "operations": ["tag:pets"],
+         "exclude_operations": ["get_pet"]},
+        {"openapi": spec, "base_url": app.base, "prefix": "files_", "operations": ["path:/files/*"],
+         "credentials": {"HTTPBearer": "PETS_TOKEN"}}
+    ]}}));
+    let (code, out, err) = sandbox.run(&["tools", "--format", "json"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let mut names: Vec<&str> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["files_download_file", "read_list_pets"]);
+    let (code, _, err) = sandbox.run(
+        &["call", "shop/files_download_file", "name=f"],
+        &[("PETS_TOKEN", "b-456")],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(app.seen().last().unwrap()["path"], "/files/f");
+    // A key of one document at the entry's top level is refused.
+    let bad = Sandbox::new(json!({"shop": {"base_url": app.base, "documents": [
+        {"openapi": "x.json", "base_url": app.base}]}}));
+    let (code, _, err) = bad.run(&["tools"], &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("mcpServers.shop.base_url"), "{err}");
+}
