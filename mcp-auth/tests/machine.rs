@@ -48,7 +48,11 @@ async fn connect(url: &str, provider: Arc<OAuthProvider>) -> Result<Connection, 
 async fn call(conn: &mut Connection, id: i64) -> Result<(), RequestFailure> {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
     conn.outbound
-        .send(OutboundFrame::request(body.to_string(), id, "tools/list".into()))
+        .send(OutboundFrame::request(
+            body.to_string(),
+            id,
+            "tools/list".into(),
+        ))
         .await
         .unwrap();
     match tokio::time::timeout(WAIT, conn.inbound.recv())
@@ -104,7 +108,10 @@ async fn client_credentials_with_basic_get_a_token_at_the_first_401_and_anew_whe
     assert_eq!(tokens.len(), 3, "{tokens:#?}");
     let mcp = server.hits_at("/mcp");
     assert_eq!(mcp.len(), 3, "no token, then one per request");
-    assert_ne!(mcp[1].authorization, mcp[2].authorization, "a new token each time");
+    assert_ne!(
+        mcp[1].authorization, mcp[2].authorization,
+        "a new token each time"
+    );
     for hit in &tokens {
         assert_eq!(hit.form["grant_type"], "client_credentials");
         // The id in the form as well as in Basic; the secret only in Basic.
@@ -223,7 +230,10 @@ async fn the_jwt_bearer_grant_reads_the_workload_token_file_anew_each_time() {
         .map(|h| h.form["assertion"].clone())
         .collect();
     assert_eq!(sent.first(), Some(&first));
-    assert!(sent.iter().skip(1).all(|a| *a == second), "the rotated token is used");
+    assert!(
+        sent.iter().skip(1).all(|a| *a == second),
+        "the rotated token is used"
+    );
     assert!(sent.len() >= 2);
     for hit in server.hits_at("/token") {
         assert_eq!(hit.form["grant_type"], machine::JWT_BEARER);
@@ -337,7 +347,10 @@ async fn dpop_binds_tokens_and_answers_both_servers_nonces_with_one_retry_each()
     // No token; the token without the nonce; with it; the second request.
     assert_eq!(mcp.len(), 4, "{mcp:#?}");
     assert_eq!(mcp[1].refused.as_deref(), Some("use_dpop_nonce"));
-    assert!(mcp[2].refused.is_none() && mcp[3].refused.is_none(), "{mcp:#?}");
+    assert!(
+        mcp[2].refused.is_none() && mcp[3].refused.is_none(),
+        "{mcp:#?}"
+    );
     for hit in &mcp[1..] {
         let authorization = hit.authorization.as_deref().unwrap();
         assert!(authorization.starts_with("DPoP "), "never as Bearer");
@@ -391,10 +404,7 @@ async fn an_mcp_server_that_always_wants_a_new_nonce_fails_the_request_after_one
         "Authorization"
     );
     let err = p
-        .on_unauthorized(Refusal::new(
-            401,
-            Some("DPoP error=\"use_dpop_nonce\""),
-        ))
+        .on_unauthorized(Refusal::new(401, Some("DPoP error=\"use_dpop_nonce\"")))
         .await
         .unwrap_err();
     assert!(matches!(
@@ -435,7 +445,10 @@ async fn malformed_token_responses_are_named_errors_without_their_content() {
         (200, r#"{"access_token":"SEKRIT-a","token_type":"DPoP"}"#),
         (200, r#"{"access_token":"SEKRIT-b"}"#),
         (200, "SEKRIT not json"),
-        (400, r#"{"error":"SEKRIT-code","error_description":"SEKRIT-desc"}"#),
+        (
+            400,
+            r#"{"error":"SEKRIT-code","error_description":"SEKRIT-desc"}"#,
+        ),
     ];
     for (status, body) in cases {
         let server = MachineServer::start(MachineConfig {
