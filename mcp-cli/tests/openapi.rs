@@ -152,6 +152,19 @@ fn pets_entry(app: &App) -> Value {
     })
 }
 
+/// The sorted tool names of `mcp tools --format json`.
+fn tool_names(out: &str) -> Vec<String> {
+    let doc: Value = serde_json::from_str(out).unwrap();
+    let mut names: Vec<String> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 fn query(hit: &Value) -> Vec<(String, String)> {
     hit["query"]
         .as_array()
@@ -173,14 +186,7 @@ fn a_fastapi_app_is_listed_inspected_and_called_through_its_own_document() {
 
     let (code, out, err) = sandbox.run(&["tools", "--format", "json"], &[]);
     assert_eq!(code, Some(0), "{err}");
-    let doc: Value = serde_json::from_str(&out).unwrap();
-    let mut names: Vec<&str> = doc["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort();
+    let names = tool_names(&out);
     assert_eq!(
         names,
         ["create_pet", "download_file", "get_pet", "list_pets"]
@@ -315,14 +321,7 @@ fn mcp_add_writes_an_openapi_entry_that_works_and_refuses_secrets() {
     );
     let (code, out, err) = sandbox.run(&["tools", "--format", "json"], &[]);
     assert_eq!(code, Some(0), "{err}");
-    let doc: Value = serde_json::from_str(&out).unwrap();
-    let mut names: Vec<&str> = doc["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort();
+    let names = tool_names(&out);
     assert_eq!(names, ["download_file", "list_pets"], "the selection holds");
 
     // A token value where a variable name belongs, and credentials in the
@@ -403,14 +402,7 @@ fn fused_documents_in_one_entry_keep_their_prefixes_and_selections() {
     ]}}));
     let (code, out, err) = sandbox.run(&["tools", "--format", "json"], &[]);
     assert_eq!(code, Some(0), "{err}");
-    let doc: Value = serde_json::from_str(&out).unwrap();
-    let mut names: Vec<&str> = doc["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort();
+    let names = tool_names(&out);
     assert_eq!(names, ["files_download_file", "read_list_pets"]);
     let (code, _, err) = sandbox.run(
         &["call", "shop/files_download_file", "name=f"],

@@ -800,15 +800,8 @@ fn parse_auth(at: &Fields<'_>) -> Result<Option<Box<AuthEntry>>, CliError> {
         ));
     }
     let path = at.path("auth");
-    let object = value
-        .as_object()
-        .ok_or_else(|| at.wrong("auth", "an object", value))?;
-    let inner = Fields {
-        file: at.file,
-        base: &path,
-        object,
-    };
-    inner.only_keys(AUTH_KEYS)?;
+    let inner = at.object_at("auth", value, &path, AUTH_KEYS)?;
+    let object = inner.object;
     let grant = pick(
         GRANTS,
         inner
@@ -929,15 +922,7 @@ fn parse_auth(at: &Fields<'_>) -> Result<Option<Box<AuthEntry>>, CliError> {
 
 fn parse_idp(at: &Fields<'_>, value: &Value) -> Result<IdpEntry, CliError> {
     let path = at.path("idp");
-    let object = value
-        .as_object()
-        .ok_or_else(|| at.wrong("idp", "an object", value))?;
-    let inner = Fields {
-        file: at.file,
-        base: &path,
-        object,
-    };
-    inner.only_keys(IDP_KEYS)?;
+    let inner = at.object_at("idp", value, &path, IDP_KEYS)?;
     let required = |key: &'static str| {
         inner
             .plain_string(key)?
@@ -1040,6 +1025,30 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     fn path(&self, key: &str) -> String {
         child(self.base, key)
+    }
+
+    /// The object `value` of member `key` as fields at `path` (its path),
+    /// refusing any key not in `allowed`.
+    fn object_at<'b>(
+        &self,
+        key: &str,
+        value: &'b Value,
+        path: &'b str,
+        allowed: &'static [&'static str],
+    ) -> Result<Fields<'b>, CliError>
+    where
+        'a: 'b,
+    {
+        let object = value
+            .as_object()
+            .ok_or_else(|| self.wrong(key, "an object", value))?;
+        let inner = Fields {
+            file: self.file,
+            base: path,
+            object,
+        };
+        inner.only_keys(allowed)?;
+        Ok(inner)
     }
 
     /// Refuses any key not in `allowed`.
