@@ -33,6 +33,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // for the in-process server. The hub never depends on it: a host hands
     // the hub an OpenAPI connector like any other.
     ("mcp-openapi", &["mcp-types", "mcp-transport", "mcp-server"]),
+    // The loopback web view over a hub: it sees what the hub's governed
+    // facade hands any host, never a transport. Only the CLI links it (a
+    // feature), so a library user who builds a hub never does.
+    ("mcp-playground", &["mcp-hub", "mcp-types", "mcp-session"]),
     // The facade: one dependency for hosts, re-exporting the crates below.
     (
         "mcp-client",
@@ -47,6 +51,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "mcp-transport",
             "mcp-auth",
             "mcp-openapi",
+            "mcp-playground",
             "mcp-testkit",
         ],
     ),

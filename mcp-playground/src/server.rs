@@ -1,0 +1,236 @@
+//! The listening side: binding (loopback only), the one handler every
+//! request goes through (checks first, then the route), the headers every
+//! answer carries, and the end of serving.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use mcp_hub::Hub;
+use tokio::sync::{Semaphore, watch};
+
+use crate::PlaygroundError;
+use crate::events::EventBus;
+use crate::guard::{Class, Guard};
+use crate::secret::Secret;
+
+/// The playground's settings.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PlaygroundConfig {
+    /// Largest request body read (1 KiB to 16 MiB; default 2 MiB, above
+    /// the hub's 1 MiB bound on tool arguments).
+    pub max_body_bytes: usize,
+    /// Event streams open at once (1 to 64; default 4): a page holds one.
+    pub max_event_streams: usize,
+    /// Events kept for a page that connects later (at most 10 000;
+    /// default 200).
+    pub event_history: usize,
+}
+
+impl Default for PlaygroundConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 2 * 1024 * 1024,
+            max_event_streams: 4,
+            event_history: 200,
+        }
+    }
+}
+
+impl PlaygroundConfig {
+    fn validate(&self) -> Result<(), PlaygroundError> {
+        let invalid = |setting, problem| Err(PlaygroundError::InvalidSetting { setting, problem });
+        if !(1024..=16 * 1024 * 1024).contains(&self.max_body_bytes) {
+            return invalid("max_body_bytes", "must be 1 KiB to 16 MiB");
+        }
+        if !(1..=64).contains(&self.max_event_streams) {
+            return invalid("max_event_streams", "must be 1 to 64");
+        }
+        if self.event_history > 10_000 {
+            return invalid("event_history", "must be at most 10 000");
+        }
+        Ok(())
+    }
+}
+
+/// What every request handler shares.
+#[derive(Debug)]
+pub(crate) struct App {
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) guard: Guard,
+    pub(crate) bus: Arc<EventBus>,
+    pub(crate) config: PlaygroundConfig,
+    pub(crate) streams: Arc<Semaphore>,
+    /// Turns true when serving ends (event streams end with it).
+    pub(crate) stop: watch::Receiver<bool>,
+}
+
+/// A playground bound to its loopback address, not yet serving. See the
+/// crate docs.
+pub struct Playground {
+    app: Arc<App>,
+    listener: tokio::net::TcpListener,
+    address: SocketAddr,
+    code: Secret,
+    stop: watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for Playground {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Playground")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Playground {
+    /// Listens on `address` (port 0: one the system picks), which must be a
+    /// loopback address, over `hub`. Takes the hub's event receiver if it
+    /// is still there ([`Hub::take_events`]), to push events to the page;
+    /// without it the page shows status by asking.
+    pub async fn bind(
+        hub: Arc<Hub>,
+        address: SocketAddr,
+        config: PlaygroundConfig,
+    ) -> Result<Self, PlaygroundError> {
+        if !address.ip().is_loopback() {
+            return Err(PlaygroundError::NotLoopback { address });
+        }
+        config.validate()?;
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| PlaygroundError::Bind { address, source })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|source| PlaygroundError::Bind { address, source })?;
+        let (guard, code) = Guard::new(bound)?;
+        let bus = Arc::new(EventBus::new(config.event_history));
+        if let Some(events) = hub.take_events() {
+            tokio::spawn(Arc::clone(&bus).pump(events));
+        }
+        let (stop, stop_rx) = watch::channel(false);
+        let app = Arc::new(App {
+            hub,
+            guard,
+            bus,
+            streams: Arc::new(Semaphore::new(config.max_event_streams)),
+            config,
+            stop: stop_rx,
+        });
+        tracing::info!(address = %bound, "playground listening");
+        Ok(Self {
+            app,
+            listener,
+            address: bound,
+            code,
+            stop,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Its origin, `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> &str {
+        self.app.guard.origin()
+    }
+
+    /// The URL to open: the origin with the one-time code in its fragment.
+    /// Hand it to the person's browser only; once the page has exchanged
+    /// the code, the URL is worth nothing.
+    pub fn launch_url(&self) -> String {
+        format!("{}/#code={}", self.app.guard.origin(), self.code.expose())
+    }
+
+    /// Serves until `shutdown` completes, then ends the event streams and
+    /// stops. The hub is left running: shutting it down is its owner's.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), PlaygroundError> {
+        let router = Router::new().fallback(handle).with_state(self.app);
+        let stop = self.stop;
+        axum::serve(self.listener, router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                stop.send_replace(true);
+            })
+            .await
+            .map_err(PlaygroundError::Serve)
+    }
+}
+
+/// Every request: the checks, then the route; every answer gets the same
+/// protective headers.
+async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path();
+    let class = if path == "/api/session" {
+        Class::Exchange
+    } else if path.starts_with("/api/") {
+        Class::Api
+    } else {
+        Class::Page
+    };
+    let mut response = match app.guard.admit(&parts.method, class, &parts.headers) {
+        Err(refusal) => {
+            // The path never holds a secret (the code travels in the
+            // fragment, the session in headers).
+            tracing::info!(method = %parts.method, path, reason = refusal.reason(), "playground refused a request");
+            (refusal.status(), refusal.reason()).into_response()
+        }
+        Ok(()) => match class {
+            Class::Page => page(&parts.method, path),
+            Class::Exchange | Class::Api => {
+                crate::api::route(&app, &parts.method, path, &parts.headers, body).await
+            }
+        },
+    };
+    protect(response.headers_mut());
+    response
+}
+
+fn page(method: &Method, path: &str) -> Response {
+    if method != Method::GET {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    match crate::page::file(path) {
+        Some((kind, body)) => ([(header::CONTENT_TYPE, kind)], body).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// Headers on every answer: nothing cached, no sniffing, no framing, no
+/// referrer, readable by our own origin only, the page's CSP. (And never a
+/// CORS header.)
+fn protect(headers: &mut axum::http::HeaderMap) {
+    let set = |headers: &mut axum::http::HeaderMap, name: HeaderName, value: &'static str| {
+        headers.insert(name, HeaderValue::from_static(value));
+    };
+    set(headers, header::CACHE_CONTROL, "no-store");
+    set(headers, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(headers, header::X_FRAME_OPTIONS, "DENY");
+    set(headers, header::REFERRER_POLICY, "no-referrer");
+    set(
+        headers,
+        HeaderName::from_static("cross-origin-resource-policy"),
+        "same-origin",
+    );
+    set(
+        headers,
+        HeaderName::from_static("cross-origin-opener-policy"),
+        "same-origin",
+    );
+    set(
+        headers,
+        header::CONTENT_SECURITY_POLICY,
+        crate::page::CONTENT_SECURITY_POLICY,
+    );
+}
