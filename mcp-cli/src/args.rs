@@ -87,6 +87,11 @@ pub(crate) enum Command {
     Login(AuthArgs),
     /// Forgets the stored OAuth credentials of a server.
     Logout(AuthArgs),
+    /// A web page on 127.0.0.1 over the configured servers: status,
+    /// catalogues, the merged namespace, calls, reads and prompts on a
+    /// click, live events and reviews. Ctrl-C ends it.
+    #[cfg(feature = "playground")]
+    Playground(PlaygroundArgs),
     /// A built-in walk-through with three local servers (no configuration,
     /// no network).
     #[cfg(feature = "demo")]
@@ -417,6 +422,20 @@ pub(crate) struct AuthArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {}
+
+#[cfg(feature = "playground")]
+#[derive(Debug, Args)]
+pub(crate) struct PlaygroundArgs {
+    /// The port on 127.0.0.1 (default: one the system picks).
+    #[arg(long, value_name = "PORT")]
+    pub(crate) port: Option<u16>,
+    /// Print the URL without opening a browser.
+    #[arg(long)]
+    pub(crate) no_open: bool,
+    /// How tools of different servers sharing a name are exposed.
+    #[arg(long, value_enum, default_value_t = Policy::Prefix)]
+    pub(crate) policy: Policy,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Catalog {

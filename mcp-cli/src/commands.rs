@@ -7,6 +7,8 @@ pub(crate) mod call;
 #[cfg(feature = "demo")]
 pub(crate) mod demo;
 pub(crate) mod inspect;
+#[cfg(feature = "playground")]
+pub(crate) mod playground;
 pub(crate) mod prompt;
 pub(crate) mod read;
 pub(crate) mod servers;

@@ -512,6 +512,9 @@ pub(crate) enum CliError {
     #[cfg(feature = "demo")]
     #[error("could not start the demo servers: the path of this program is unknown")]
     NoSelfPath(#[source] std::io::Error),
+    #[cfg(feature = "playground")]
+    #[error(transparent)]
+    Playground(mcp_playground::PlaygroundError),
     /// The conformance client's own (anyhow) error.
     #[cfg(feature = "conformance-client")]
     #[error("{0:#}")]
@@ -611,6 +614,8 @@ impl CliError {
             CliError::NoSelfPath(_) => ErrorCause::Connection,
             #[cfg(feature = "conformance-client")]
             CliError::Conformance(_) => ErrorCause::Server,
+            #[cfg(feature = "playground")]
+            CliError::Playground(e) => e.cause(),
         }
     }
 
@@ -660,6 +665,8 @@ impl CliError {
             CliError::NoSelfPath(_) => "demo",
             #[cfg(feature = "conformance-client")]
             CliError::Conformance(_) => "conformance",
+            #[cfg(feature = "playground")]
+            CliError::Playground(_) => "playground",
         }
     }
 

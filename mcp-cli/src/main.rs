@@ -132,6 +132,8 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Trust(args) => commands::trust::run(ctx, &args).map(ok),
         Command::Login(args) => commands::auth::login(ctx, &args).await.map(ok),
         Command::Logout(args) => commands::auth::logout(ctx, &args).await.map(ok),
+        #[cfg(feature = "playground")]
+        Command::Playground(args) => commands::playground::run(ctx, args).await,
         #[cfg(feature = "demo")]
         Command::Demo(_) => commands::interruptible(commands::demo::run(ctx))
             .await

@@ -1,0 +1,106 @@
+//! `mcp playground`: every enabled configured server held through the hub
+//! as `mcp watch` holds them (restarted with back-off, changed tool lists
+//! held for review, log messages at `info`), and `mcp-playground`'s page
+//! over them on 127.0.0.1. The URL printed (and opened, unless `--no-open`)
+//! carries a one-time code; Ctrl-C ends it and shuts the servers down.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_hub::{Adoption, Backoff, Discovery, Hub, RestartPolicy};
+use mcp_playground::{Playground, PlaygroundConfig};
+use mcp_types::LoggingLevel;
+
+use crate::args::PlaygroundArgs;
+use crate::commands::tools::policy_of;
+use crate::commands::{Context, interruptible};
+use crate::config::{self, ServerEntry};
+use crate::connect::{self, Origin};
+use crate::error::{CliError, Exit};
+use crate::output;
+
+pub(crate) async fn run(ctx: &Context, args: PlaygroundArgs) -> Result<Exit, CliError> {
+    let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
+    let entries: Vec<&ServerEntry> = config.servers.iter().filter(|e| !e.disabled).collect();
+    let origin = Origin {
+        file: &config.file,
+        command_line: false,
+        variables: config.variables.as_ref(),
+    };
+    let mut hub_config = connect::hub_config(policy_of(args.policy), false);
+    // Nothing is waited for: the page shows each server as it comes.
+    hub_config.start_wait = Some(Duration::ZERO);
+    let mut builder = Hub::builder(hub_config)
+        .authority(connect::authority(entries.iter().copied()))
+        .principal(ctx.principal());
+    for entry in &entries {
+        let spec = connect::spec(origin, entry, ctx.start_options(), Discovery::Eager)?
+            .restart(RestartPolicy::Backoff(Backoff::default()))
+            .adoption(Adoption::Review)
+            .log_level(LoggingLevel::Info);
+        builder = builder.server(spec);
+    }
+    let hub = Arc::new(interruptible(async { Ok(builder.start().await?) }).await?);
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port.unwrap_or(0)));
+    let served = serve(ctx, &args, Arc::clone(&hub), address).await;
+    let report = hub.shutdown().await;
+    tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
+    served.map(|()| Exit::Ok)
+}
+
+async fn serve(
+    ctx: &Context,
+    args: &PlaygroundArgs,
+    hub: Arc<Hub>,
+    address: SocketAddr,
+) -> Result<(), CliError> {
+    let playground = Playground::bind(hub, address, PlaygroundConfig::default())
+        .await
+        .map_err(CliError::Playground)?;
+    let url = playground.launch_url();
+    let paint = ctx.ui.out();
+    // The URL goes to this terminal only, never to a log: its code opens
+    // the page once.
+    output::print(&format!(
+        "{} {}\n  {url}\n{}\n",
+        paint.bold("mcp playground:"),
+        playground.origin(),
+        paint.dim(
+            "(the link works once: it opens a session for one browser; Ctrl-C ends the playground)"
+        )
+    ))?;
+    if !args.no_open
+        && let Err(problem) = open_browser(&url)
+    {
+        eprintln!(
+            "{} could not open a browser ({problem}): open the link above yourself",
+            ctx.ui.err().yellow("warning:")
+        );
+    }
+    playground
+        .serve(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(CliError::Playground)
+}
+
+/// Hands `url` to the desktop's opener (`open` on macOS, `xdg-open`
+/// elsewhere). Never through a shell; its output is not ours to show.
+fn open_browser(url: &str) -> Result<(), std::io::Error> {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let mut child = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    // Reaped on a thread of its own: the opener may outlive the wait.
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
