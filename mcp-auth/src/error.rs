@@ -482,6 +482,14 @@ pub enum AuthError {
         /// The grant's name.
         grant: &'static str,
     },
+    /// The MCP server names another authorization server than the one the
+    /// machine client is pinned to
+    /// ([`MachineClient::issuer`](crate::MachineClient::issuer)): nothing of
+    /// the client was sent there.
+    #[error(
+        "the server names another authorization server than the one this client is configured for; its credentials were not sent"
+    )]
+    IssuerNotPinned,
     /// The enterprise identity provider's token endpoint is not on the
     /// configured identity provider's origin: nothing is sent to it.
     #[error(
@@ -629,6 +637,7 @@ impl AuthError {
             | AuthError::DpopNonceLoop { .. }
             | AuthError::DpopNotSupported
             | AuthError::GrantNotOffered { .. }
+            | AuthError::IssuerNotPinned
             | AuthError::NotAnIdentityAssertion
             | AuthError::TooManyAuthorizations { .. }
             | AuthError::LoginInProgress { .. }

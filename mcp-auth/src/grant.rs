@@ -180,15 +180,28 @@ pub enum ClientAuth {
 pub struct MachineClient {
     pub(crate) client_id: String,
     pub(crate) auth: ClientAuth,
+    pub(crate) issuer: Option<String>,
 }
 
 impl MachineClient {
-    /// The client `client_id`, authenticating with `auth`.
+    /// The client `client_id`, authenticating with `auth`, usable with
+    /// whatever authorization server the MCP server names (see
+    /// [`issuer`](Self::issuer): a host should pin it).
     pub fn new(client_id: impl Into<String>, auth: ClientAuth) -> Self {
         Self {
             client_id: client_id.into(),
             auth,
+            issuer: None,
         }
+    }
+
+    /// The authorization server the client is registered with (its issuer
+    /// identifier, exactly): a server whose metadata names another one gets
+    /// [`AuthError::IssuerNotPinned`] and nothing of this client — no
+    /// secret, no assertion, no workload or ID token.
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
     }
 
     /// The client id.

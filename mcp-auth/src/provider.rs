@@ -609,6 +609,15 @@ impl OAuthProvider {
         let Some(machine) = self.config.grant.machine_client() else {
             return Err(AuthError::SignInRequired);
         };
+        if machine
+            .issuer
+            .as_ref()
+            .is_some_and(|pinned| *pinned != binding.issuer)
+        {
+            // The MCP server's metadata chose this authorization server;
+            // the client's credentials are for the pinned one only.
+            return Err(AuthError::IssuerNotPinned);
+        }
         let auth = ClientAuthn::of_machine(&machine.auth)?;
         let key = if dpop {
             Some(self.key_for(st, &binding.issuer, &binding.resource)?)

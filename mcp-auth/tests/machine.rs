@@ -501,3 +501,24 @@ async fn a_missing_secret_variable_is_named_and_nothing_is_sent() {
     );
     assert!(server.hits_at("/token").is_empty());
 }
+
+#[tokio::test]
+async fn a_client_pinned_to_its_issuer_sends_nothing_to_another_one() {
+    let server = MachineServer::start(MachineConfig::default()).await;
+    let pinned = |issuer: &str| {
+        Grant::ClientCredentials(
+            MachineClient::new("svc", ClientAuth::SecretBasic(secret("SEKRIT-pw"))).issuer(issuer),
+        )
+    };
+    let err = provider(&server.url(), pinned("https://as.example"))
+        .login()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::IssuerNotPinned), "{err:?}");
+    assert!(server.hits_at("/token").is_empty(), "no secret left");
+    provider(&server.url(), pinned(&server.issuer()))
+        .login()
+        .await
+        .unwrap();
+    assert_eq!(server.hits_at("/token").len(), 1);
+}

@@ -337,14 +337,21 @@ pub(crate) fn oauth_config(
         })
     };
     let client = || -> Result<MachineClient, CliError> {
-        Ok(MachineClient::new(
+        let mut client = MachineClient::new(
             auth.client_id.clone().unwrap_or_default(),
             client_auth(
                 auth.client_auth,
                 auth.client_secret.as_ref(),
                 auth.private_key_file.as_ref(),
             )?,
-        ))
+        );
+        // Its credentials go to this authorization server only, whatever
+        // the MCP server's metadata names (`issuer` is required for
+        // machine grants).
+        if let Some(issuer) = &auth.issuer {
+            client = client.issuer(expanded(origin, &at("issuer"), issuer)?);
+        }
+        Ok(client)
     };
     let mut config = config.dpop(match auth.dpop {
         "required" => DpopMode::Required,

@@ -188,7 +188,7 @@ async fn client_credentials_from_a_variable_log_in_and_call_then_renew_without_a
     })
     .await;
     let entry = json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}});
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}});
     let mut sandbox = Sandbox::new(entry);
     sandbox.env.push(("SVC_SECRET".into(), "SEKRIT-pw".into()));
     login_then_call(&sandbox, &server).await;
@@ -204,13 +204,33 @@ async fn client_credentials_from_a_variable_log_in_and_call_then_renew_without_a
     })
     .await;
     sandbox.configure(json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}}));
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}}));
     let call = sandbox.run(&["call", "srv", "echo", "text=again"]).await;
     assert_eq!(call.code, Some(0), "{}", call.stderr);
     assert!(call.stdout.contains("again"));
     assert!(
         !server.hits_at("/token").is_empty(),
         "a new token was requested"
+    );
+
+    // A server whose metadata names another authorization server than the
+    // configured one gets nothing of the client.
+    let before = server.hits_at("/token").len();
+    sandbox.configure(
+        json!({"url": server.url(), "auth": {"issuer": "https://as.example",
+        "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}}),
+    );
+    let login = sandbox.run(&["login", "srv"]).await;
+    assert_ne!(login.code, Some(0));
+    assert!(
+        login.stderr.contains("another authorization server"),
+        "{}",
+        login.stderr
+    );
+    assert_eq!(server.hits_at("/token").len(), before, "no secret left");
+    sandbox.configure(
+        json!({"url": server.url(), "auth": {"issuer": server.issuer(),
+        "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET"}}),
     );
 
     // Records are kept per server URL: the first server's and this one's.
@@ -232,14 +252,14 @@ async fn client_secret_post_from_a_file_and_a_shared_secret_file_refused() {
     let sandbox = Sandbox::new(json!({}));
     let secret = sandbox.file("secret", "SEKRIT-pw\n", 0o600);
     sandbox.configure(json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "client_auth": "client_secret_post",
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "client_auth": "client_secret_post",
         "client_secret_file": secret}}));
     login_then_call(&sandbox, &server).await;
     assert_eq!(server.hits_at("/token")[0].form["client_id"], "svc");
 
     let shared = sandbox.file("shared-secret", "SEKRIT-pw", 0o640);
     sandbox.configure(json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "client_auth": "client_secret_post",
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "client_auth": "client_secret_post",
         "client_secret_file": shared}}));
     let login = sandbox.run(&["login", "srv"]).await;
     assert_ne!(login.code, Some(0));
@@ -259,12 +279,12 @@ async fn private_key_jwt_from_a_key_file_and_a_shared_key_file_refused_by_name()
     let sandbox = Sandbox::new(json!({}));
     let key = sandbox.file("key.pem", &pem, 0o600);
     sandbox.configure(json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "private_key_file": key}}));
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "private_key_file": key}}));
     login_then_call(&sandbox, &server).await;
 
     let shared = sandbox.file("shared.pem", &pem, 0o644);
     sandbox.configure(json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "private_key_file": shared}}));
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "private_key_file": shared}}));
     let login = sandbox.run(&["login", "srv"]).await;
     assert_ne!(login.code, Some(0));
     assert!(login.stderr.contains("shared.pem"), "{}", login.stderr);
@@ -289,7 +309,7 @@ async fn a_workload_token_file_logs_in_with_the_jwt_bearer_grant() {
         0o644,
     );
     sandbox.configure(json!({"url": server.url(), "auth": {
-        "grant": "jwt_bearer", "client_id": "workload", "assertion_file": token}}));
+        "issuer": server.issuer(), "grant": "jwt_bearer", "client_id": "workload", "assertion_file": token}}));
     login_then_call(&sandbox, &server).await;
     assert_eq!(
         server.hits_at("/token")[0].form["grant_type"],
@@ -308,7 +328,7 @@ async fn enterprise_managed_authorization_from_the_configuration() {
     })
     .await;
     let mut sandbox = Sandbox::new(json!({"url": server.url(), "auth": {
-        "grant": "enterprise", "client_id": "app", "client_secret_env": "APP_SECRET",
+        "issuer": server.issuer(), "grant": "enterprise", "client_id": "app", "client_secret_env": "APP_SECRET",
         "idp": {"issuer": server.issuer(), "token_endpoint": server.idp_token_endpoint(),
                 "client_id": "idp-client", "id_token_env": "ID_TOKEN"}}}));
     sandbox.env.push(("APP_SECRET".into(), "SEKRIT-app".into()));
@@ -332,7 +352,7 @@ async fn dpop_bound_tokens_from_the_cli_with_nonces_at_both_servers() {
     })
     .await;
     let mut sandbox = Sandbox::new(json!({"url": server.url(), "auth": {
-        "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET",
+        "issuer": server.issuer(), "grant": "client_credentials", "client_id": "svc", "client_secret_env": "SVC_SECRET",
         "dpop": "required"}}));
     sandbox.env.push(("SVC_SECRET".into(), "SEKRIT-pw".into()));
     login_then_call(&sandbox, &server).await;
@@ -359,8 +379,12 @@ async fn auth_takes_references_only_and_names_what_a_grant_lacks() {
             "`assertion_env` is required",
         ),
         (
-            json!({"grant": "client_credentials", "client_id": "svc"}),
+            json!({"grant": "client_credentials", "client_id": "svc", "issuer": "https://as.example"}),
             "client_secret_env, client_secret_file or private_key_file",
+        ),
+        (
+            json!({"grant": "client_credentials", "client_id": "svc", "client_secret_env": "A"}),
+            "`issuer` is required",
         ),
         (
             json!({"grant": "client_credentials", "client_id": "svc",
@@ -369,7 +393,7 @@ async fn auth_takes_references_only_and_names_what_a_grant_lacks() {
         ),
         (json!({"grant": "nope"}), "mcpServers.srv.auth.grant"),
         (
-            json!({"grant": "client_credentials", "client_id": "svc",
+            json!({"grant": "client_credentials", "client_id": "svc", "issuer": "https://as.example",
                    "client_secret_env": "A", "assertion_env": "B"}),
             "does not use this key",
         ),

@@ -886,6 +886,7 @@ fn parse_auth(at: &Fields<'_>) -> Result<Option<Box<AuthEntry>>, CliError> {
         }
         "client_credentials" => {
             require("client_id", client_id.is_some())?;
+            require("issuer", issuer.is_some())?;
             if client_auth == "none" {
                 return Err(inner.error(
                     inner.base,
@@ -899,10 +900,12 @@ fn parse_auth(at: &Fields<'_>) -> Result<Option<Box<AuthEntry>>, CliError> {
         }
         "jwt_bearer" => {
             require("assertion_env", assertion.is_some())?;
+            require("issuer", issuer.is_some())?;
             refuse("idp", idp.is_some())?;
         }
         _ => {
             require("client_id", client_id.is_some())?;
+            require("issuer", issuer.is_some())?;
             require("idp", idp.is_some())?;
             refuse("assertion_env", assertion.is_some())?;
         }
