@@ -514,6 +514,21 @@ impl ServerCore {
         Ok(id)
     }
 
+    /// Gives up a request of ours before its answer came (the application
+    /// no longer wants it): the client is sent `notifications/cancelled`
+    /// and a late answer is ignored as unknown. Returns whether the request
+    /// was still awaiting its answer (nothing is sent otherwise).
+    pub fn cancel_request(&mut self, id: &RequestId, reason: Option<String>) -> bool {
+        if self.closed || self.outgoing.remove(id).is_none() {
+            return false;
+        }
+        let params = CancelledParams::new(id.clone(), reason);
+        if let Ok(frame) = notification_frame(Cancelled::METHOD, &params) {
+            self.transmit.push_back(frame);
+        }
+        true
+    }
+
     // ---- outputs ----
 
     /// The next frame to write, oldest first.

@@ -2,6 +2,8 @@
 
 use mcp_types::{ErrorCause, RequestId};
 
+use crate::ResponseError;
+
 /// What the server half refuses or fails at.
 ///
 /// Each refusal is one of the server's bounds or protocol rules, returned to
@@ -105,6 +107,22 @@ pub enum ServerError {
         /// The capability's name.
         capability: &'static str,
     },
+    /// A request to the client got no result
+    /// ([`ServerHandle::request`](crate::ServerHandle::request)): the
+    /// client's error, the time-out, an answer over the frame bound, or a
+    /// connection that closed first.
+    #[error("the client gave no result: {0}")]
+    NoAnswer(ResponseError),
+    /// The client's answer to a request of ours does not decode as its
+    /// result type.
+    #[error("the client's answer to `{method}` does not decode")]
+    InvalidAnswer {
+        /// The request's method.
+        method: &'static str,
+        /// Why it does not decode (may quote the client's data).
+        #[source]
+        source: serde_json::Error,
+    },
     /// The connection is closed: nothing more is sent.
     #[error("the connection is closed")]
     Closed,
@@ -134,7 +152,14 @@ impl ServerError {
             | ServerError::FrameTooLarge { .. }
             | ServerError::TransmitQueueFull { .. }
             | ServerError::TooManyOutgoing { .. } => ErrorCause::Bound,
-            ServerError::ClientLacksCapability { .. } => ErrorCause::Input,
+            ServerError::ClientLacksCapability { .. } | ServerError::InvalidAnswer { .. } => {
+                ErrorCause::Input
+            }
+            ServerError::NoAnswer(answer) => match answer {
+                ResponseError::Error(_) => ErrorCause::Input,
+                ResponseError::TooLarge => ErrorCause::Bound,
+                ResponseError::Timeout | ResponseError::Closed => ErrorCause::Connection,
+            },
             ServerError::Closed | ServerError::Io(_) => ErrorCause::Connection,
         }
     }

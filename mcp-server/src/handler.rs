@@ -136,6 +136,14 @@ pub trait ServerHandler: Send + Sync + 'static {
         let _ = (level, ctx);
         Box::pin(async { Err(method_not_found()) })
     }
+
+    /// A notification from the client that the core does not handle itself
+    /// (`notifications/roots/list_changed`, progress of a request of ours,
+    /// one this crate does not know), as sent. Called on the driver's task:
+    /// return at once (spawn longer work). Ignored by default.
+    fn notification(&self, method: &str, params: Option<serde_json::Value>) {
+        let _ = (method, params);
+    }
 }
 
 /// One progress report, from a handler to the driver.

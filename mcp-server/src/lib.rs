@@ -19,6 +19,13 @@
 //!   newline-delimited frames, each request runs its handler on its own task
 //!   (with cancellation and progress in its [`RequestContext`]), and the
 //!   answers are written back.
+//! - [`serve_with`] and a [`ServerHandle`]: the same, with a handle for the
+//!   application to speak first on the connection: notifications
+//!   (`list_changed` on the legacy session and on the 2026-07-28
+//!   `subscriptions/listen` streams that asked for it, which the driver
+//!   holds open itself; log messages) and requests to the client
+//!   (sampling, elicitation, roots) with their answers, deadlines and
+//!   cancellation when the caller gives up. The gateway is built on it.
 //!
 //! An in-process server behind the transport's `Connector` seam is `serve`
 //! on the server end of an in-memory pair:
@@ -63,6 +70,7 @@
 mod config;
 mod core;
 mod error;
+mod handle;
 mod handler;
 mod serve;
 
@@ -72,7 +80,8 @@ pub use crate::core::{
     Violation,
 };
 pub use crate::error::ServerError;
+pub use crate::handle::{Delivered, Outbox, Peer, ServerHandle};
 pub use crate::handler::{
     BoxFuture, HandlerResult, RequestContext, ServerHandler, method_not_found,
 };
-pub use crate::serve::serve;
+pub use crate::serve::{serve, serve_with};

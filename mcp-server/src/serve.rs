@@ -2,21 +2,27 @@
 //! runs each request's handler on its own task, and writes what the core
 //! says to write. Every protocol decision is the core's.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use mcp_codec::{CodecError, LineDecoder, LineEncoder, SkippedEdge};
-use mcp_types::{ClientRequestMessage, EmptyResult, ErrorObject, RequestId, error_codes};
+use mcp_types::notifications::SubscriptionsAcknowledged;
+use mcp_types::requests::SubscriptionsListen;
+use mcp_types::{
+    ClientRequestMessage, EmptyResult, ErrorObject, Request, RequestId, SubscriptionFilter,
+    SubscriptionsAcknowledgedParams, SubscriptionsListenResult, error_codes,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{Id as TaskId, JoinSet};
 use tokio_util::sync::CancellationToken;
 
+use crate::handle::{self, Command, Delivered, Outbox, Peer, RawAnswer, ServerHandle};
 use crate::handler::{HandlerResult, ProgressReport, RequestContext, method_not_found};
 use crate::{Event, IncomingRequest, ServerConfig, ServerCore, ServerError, ServerHandler};
 
@@ -48,8 +54,8 @@ type Answer = Result<Box<RawValue>, ErrorObject>;
 /// The in-process server behind a transport `Connector` is this function
 /// spawned on the server end of an in-memory pair.
 pub async fn serve<R, W, H>(
-    mut read: R,
-    mut write: W,
+    read: R,
+    write: W,
     handler: Arc<H>,
     config: ServerConfig,
 ) -> Result<(), ServerError>
@@ -58,8 +64,40 @@ where
     W: AsyncWrite + Unpin + Send,
     H: ServerHandler + ?Sized,
 {
+    let (handle, outbox) = ServerHandle::new();
+    drop(handle);
+    serve_with(read, write, handler, config, outbox).await
+}
+
+/// [`serve`], with a [`ServerHandle`] for the application to speak first:
+/// notifications (`list_changed`, log messages) and requests to the client
+/// (sampling, elicitation, roots), made with [`ServerHandle::new`], which
+/// also gives the `outbox` this takes.
+///
+/// Beyond [`serve`]: the driver keeps each 2026-07-28
+/// `subscriptions/listen` request open itself (acknowledged with the
+/// `list_changed` kinds the capabilities declare; the handler never sees
+/// it) until the client cancels it or goes away, so that a
+/// `list_changed` sent through the handle reaches the streams that asked
+/// for it; requests of ours wait for their answers under their deadlines;
+/// client notifications the core does not handle go to
+/// [`ServerHandler::notification`]. The handle's [`Peer`](crate::Peer)
+/// follows the client (initialized, open streams, closed).
+pub async fn serve_with<R, W, H>(
+    mut read: R,
+    mut write: W,
+    handler: Arc<H>,
+    config: ServerConfig,
+    outbox: Outbox,
+) -> Result<(), ServerError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    H: ServerHandler + ?Sized,
+{
     let limits = config.limits.clone();
     let (progress, progress_rx) = mpsc::channel(PROGRESS_QUEUE);
+    let Outbox { commands, peer } = outbox;
     let mut driver = Driver {
         core: ServerCore::new(config, handler.capabilities()),
         handler,
@@ -69,7 +107,12 @@ where
         progress,
         progress_rx,
         grace: limits.cancel_grace,
+        listens: BTreeMap::new(),
+        asked: HashMap::new(),
+        asked_keys: HashMap::new(),
+        peer,
     };
+    let mut commands = Some(commands);
     let mut decoder = LineDecoder::with_max_frame(limits.max_frame);
     let encoder = LineEncoder::with_max_frame(limits.max_frame);
     let mut input = BytesMut::with_capacity(READ_CHUNK);
@@ -93,6 +136,15 @@ where
                 driver.finished(joined);
             }
             Some(report) = driver.progress_rx.recv() => driver.report(report),
+            command = recv(&mut commands), if commands.is_some() => match command {
+                Some(command) => driver.command(command),
+                // Every handle is gone: nothing more will come.
+                None => commands = None,
+            },
+            () = expiry(driver.core.poll_timeout()) => {
+                driver.core.handle_timeout(Instant::now());
+                driver.dispatch();
+            }
         }
         while let Some(frame) = driver.core.poll_transmit() {
             if let Err(e) = encoder.encode(&frame, &mut output) {
@@ -124,6 +176,21 @@ where
     outcome
 }
 
+async fn recv(commands: &mut Option<mpsc::Receiver<Command>>) -> Option<Command> {
+    match commands {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves at the core's next deadline (never without one).
+async fn expiry(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn write_all<W: AsyncWrite + Unpin>(write: &mut W, bytes: &[u8]) -> io::Result<()> {
     write.write_all(bytes).await?;
     write.flush().await
@@ -147,6 +214,14 @@ struct Driver<H: ServerHandler + ?Sized> {
     progress: mpsc::Sender<ProgressReport>,
     progress_rx: mpsc::Receiver<ProgressReport>,
     grace: Duration,
+    /// Open `subscriptions/listen` streams and the part of their filter we
+    /// honour.
+    listens: BTreeMap<RequestId, SubscriptionFilter>,
+    /// Requests of ours awaiting answers: the caller's key and reply.
+    asked: HashMap<RequestId, (u64, oneshot::Sender<RawAnswer>)>,
+    /// A caller's key → the request's id.
+    asked_keys: HashMap<u64, RequestId>,
+    peer: watch::Sender<Peer>,
 }
 
 impl<H: ServerHandler + ?Sized> Driver<H> {
@@ -184,24 +259,134 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         while let Some(event) = self.core.poll_event() {
             match event {
                 Event::Request(request) => self.start(request),
-                Event::Cancelled { id, .. } => {
+                Event::Cancelled { id, .. } if !self.listens.contains_key(&id) => {
                     if let Some(token) = self.running.get(&id) {
                         token.cancel();
                     }
+                }
+                Event::Cancelled { id, .. } => {
+                    self.listens.remove(&id);
+                    // The answer is swallowed; it frees the stream's slot.
+                    let _ = self
+                        .core
+                        .respond(&id, Ok(SubscriptionsListenResult::default()));
+                    self.peer_changed();
                 }
                 Event::Violation(violation) => {
                     tracing::debug!(?violation, "the client broke the protocol");
                 }
                 Event::Initialized { version } => {
                     tracing::debug!(%version, "legacy session initialized");
+                    self.peer_changed();
                 }
-                _ => {}
+                Event::Response { id, answer } => {
+                    if let Some((key, reply)) = self.asked.remove(&id) {
+                        self.asked_keys.remove(&key);
+                        let _ = reply.send(answer.map_err(ServerError::NoAnswer));
+                    }
+                }
+                Event::Notification { method, params } => {
+                    self.handler.notification(&method, params);
+                }
             }
         }
     }
 
+    /// Publishes what the connection knows of its client.
+    fn peer_changed(&self) {
+        let session = self
+            .core
+            .legacy_session()
+            .filter(|s| s.initialized)
+            .cloned();
+        let streams = self.listens.len();
+        let closed = self.core.is_closed();
+        self.peer.send_if_modified(|peer| {
+            let changed = peer.session.is_some() != session.is_some()
+                || peer.streams != streams
+                || peer.closed != closed;
+            peer.session = session;
+            peer.streams = streams;
+            peer.closed = closed;
+            changed
+        });
+    }
+
+    /// Acts on a handle's command.
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::Notify {
+                method,
+                send,
+                reply,
+            } => {
+                let mut delivered = Delivered::default();
+                let mut outcome = Ok(());
+                if self.core.is_closed() {
+                    outcome = Err(ServerError::Closed);
+                } else if self.core.legacy_session().is_some() {
+                    outcome = send(&mut self.core, None);
+                    delivered.session = outcome.is_ok();
+                }
+                for (id, filter) in &self.listens {
+                    if outcome.is_err() {
+                        break;
+                    }
+                    if handle::wants(filter, method) {
+                        outcome = send(&mut self.core, Some(id));
+                        delivered.streams += usize::from(outcome.is_ok());
+                    }
+                }
+                let _ = reply.send(outcome.map(|()| delivered));
+            }
+            Command::Request { key, send, reply } => match send(&mut self.core, Instant::now()) {
+                Ok(id) => {
+                    self.asked_keys.insert(key, id.clone());
+                    self.asked.insert(id, (key, reply));
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            },
+            Command::Cancel { key } => {
+                if let Some(id) = self.asked_keys.remove(&key) {
+                    self.asked.remove(&id);
+                    self.core
+                        .cancel_request(&id, Some("no longer needed".to_owned()));
+                }
+            }
+        }
+    }
+
+    /// Keeps a `subscriptions/listen` request open as a stream and
+    /// acknowledges the part of its filter we honour.
+    fn listen(&mut self, request: &IncomingRequest) {
+        let filter = match request.params::<SubscriptionsListen>() {
+            Ok(params) => handle::honoured(&params.notifications, self.core.capabilities()),
+            Err(error) => {
+                let _ = self.core.respond::<()>(&request.id, Err(error));
+                return;
+            }
+        };
+        let ack = SubscriptionsAcknowledgedParams {
+            notifications: filter.clone(),
+            ..Default::default()
+        };
+        if let Err(e) = self
+            .core
+            .notify_request::<SubscriptionsAcknowledged>(&request.id, &ack)
+        {
+            tracing::debug!(error = %e, "a listen stream could not be acknowledged");
+        }
+        self.listens.insert(request.id.clone(), filter);
+        self.peer_changed();
+    }
+
     /// Runs a request's handler on its own task.
     fn start(&mut self, request: IncomingRequest) {
+        if request.method == SubscriptionsListen::METHOD {
+            return self.listen(&request);
+        }
         let token = CancellationToken::new();
         let progress = request
             .progress_token
@@ -273,6 +458,17 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
     /// the grace, then drops the rest.
     async fn shut_down(&mut self) {
         self.core.handle_closed();
+        self.listens.clear();
+        // Our requests fail with `Closed`; other events are moot now.
+        while let Some(event) = self.core.poll_event() {
+            if let Event::Response { id, answer } = event
+                && let Some((_, reply)) = self.asked.remove(&id)
+            {
+                let _ = reply.send(answer.map_err(ServerError::NoAnswer));
+            }
+        }
+        self.asked_keys.clear();
+        self.peer_changed();
         for token in self.running.values() {
             token.cancel();
         }

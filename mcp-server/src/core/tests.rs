@@ -804,3 +804,37 @@ fn both_eras_share_one_connection() {
     assert!(a["result"].get("resultType").is_none());
     assert_eq!(b["result"]["resultType"], "complete");
 }
+
+#[test]
+fn a_request_of_ours_given_up_is_cancelled_once_and_its_late_answer_ignored() {
+    let now = Instant::now();
+    let mut core = core();
+    initialize(&mut core, "2025-11-25", json!({"roots": {}}));
+    events(&mut core);
+    let id = core
+        .send_request::<ListRoots>(now, &RequestParams::default(), Duration::from_secs(1))
+        .unwrap();
+    sent(&mut core);
+    assert!(core.cancel_request(&id, Some("not needed".to_owned())));
+    let cancel = only(sent(&mut core));
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(
+        cancel["params"]["requestId"],
+        serde_json::to_value(&id).unwrap()
+    );
+    assert_eq!(cancel["params"]["reason"], "not needed");
+    // Nothing is left to time out, and a second cancellation sends nothing.
+    assert_eq!(core.poll_timeout(), None);
+    assert!(!core.cancel_request(&id, None));
+    assert!(sent(&mut core).is_empty());
+    // The late answer is a response to nothing of ours.
+    feed(
+        &mut core,
+        json!({"jsonrpc": "2.0", "id": serde_json::to_value(&id).unwrap(),
+               "result": {"roots": []}}),
+    );
+    assert!(matches!(
+        only_event(&mut core),
+        Event::Violation(Violation::UnknownResponse)
+    ));
+}
