@@ -363,6 +363,18 @@ pub(crate) struct AddArgs {
     /// Environment variable a local server may inherit (repeatable).
     #[arg(long = "env-inherit", value_name = "VAR")]
     pub(crate) env_inherit: Vec<String>,
+    /// A variable set for the local server (repeatable). A value that looks
+    /// like a credential is refused: write `${VAR}` and keep the secret in
+    /// the variable.
+    #[arg(short = 'e', long = "env", value_name = "NAME=VALUE", conflicts_with_all = ["url", "openapi"])]
+    pub(crate) env: Vec<String>,
+    /// The directory the local server runs in.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["url", "openapi"])]
+    pub(crate) cwd: Option<String>,
+    /// A header sent to the `--url` server (repeatable; a credential-looking
+    /// value is refused: write `${VAR}`).
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+    pub(crate) headers: Vec<String>,
     /// Replace a server of the same name.
     #[arg(long)]
     pub(crate) force: bool,

@@ -241,6 +241,8 @@ pub(crate) enum AddRefusal {
     NotNameValue,
     /// `--openapi` names no readable file.
     NotAFile,
+    /// An `--env` or `--header` value that looks like a credential.
+    SecretValue,
     /// `--openapi` without `--base-url`.
     NoBaseUrl,
 }
@@ -265,6 +267,9 @@ impl fmt::Display for AddRefusal {
                 "give either --url URL, --openapi SPEC --base-url URL or -- COMMAND ARGS…"
             }
             AddRefusal::NotAFile => "no such file (give a path or an https:// URL)",
+            AddRefusal::SecretValue => {
+                "the value looks like a credential and would be written into the file; write ${VAR} and keep the secret in the variable"
+            }
             AddRefusal::NoBaseUrl => {
                 "an OpenAPI server needs --base-url URL: where its requests go (the document's `servers` are never trusted alone)"
             }

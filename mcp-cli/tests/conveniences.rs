@@ -798,3 +798,74 @@ fn one_servers_unset_variable_fails_that_server_only() {
         "{stderr}"
     );
 }
+
+#[test]
+fn add_writes_a_local_servers_variables_and_directory_and_a_urls_headers() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".mcp.json", r#"{"mcpServers": {}}"#);
+    let (code, _, stderr) = sandbox.run(&[
+        "add",
+        "local",
+        "-e",
+        "MODE=fast",
+        "--env",
+        "API_KEY=${API_KEY}",
+        "--cwd",
+        "/srv/notes",
+        "--",
+        "notes-server",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = sandbox.run(&[
+        "add",
+        "remote",
+        "--url",
+        "https://api.example.com/mcp",
+        "--header",
+        "X-Team=blue",
+        "--header",
+        "Authorization=Bearer ${API_TOKEN}",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let file: Value = serde_json::from_str(&sandbox.read(".mcp.json")).unwrap();
+    assert_eq!(
+        file["mcpServers"]["local"],
+        json!({"command": "notes-server", "env": {"MODE": "fast", "API_KEY": "${API_KEY}"},
+               "cwd": "/srv/notes"})
+    );
+    assert_eq!(
+        file["mcpServers"]["remote"]["headers"],
+        json!({"X-Team": "blue", "Authorization": "Bearer ${API_TOKEN}"})
+    );
+    // Credentials written as values are refused, never echoed; so is a
+    // variable name that is not one.
+    for args in [
+        &[
+            "add",
+            "a",
+            "-e",
+            "API_KEY=sk-abcdefghijklmnopqrstuvwxyz012345",
+            "--",
+            "x",
+        ][..],
+        &[
+            "add",
+            "b",
+            "--url",
+            "https://e.com/mcp",
+            "--header",
+            "Authorization=Bearer abcdefghij0123456789",
+        ],
+        &["add", "c", "-e", "not a name=1", "--", "x"],
+        &["add", "d", "-e", "novalue", "--", "x"],
+        &["add", "e", "--url", "https://e.com/mcp", "--cwd", "/tmp"],
+    ] {
+        let (code, stdout, stderr) = sandbox.run(args);
+        assert_ne!(code, 0, "{args:?}: {stdout}");
+        for secret in ["sk-abc", "abcdefghij0123456789"] {
+            assert!(!stderr.contains(secret), "{stderr}");
+        }
+    }
+    let file: Value = serde_json::from_str(&sandbox.read(".mcp.json")).unwrap();
+    assert_eq!(file["mcpServers"].as_object().unwrap().len(), 2);
+}

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::args::{AddArgs, RemoteTransport};
 use crate::commands::Context;
 use crate::commands::servers::rewrite;
-use crate::config::secrets::{check_variable_name, holds_secret, secret_argument};
+use crate::config::secrets::{check_variable_name, holds_secret, is_secret_name, secret_argument};
 use crate::config::{self, UrlProblem, check_url};
 use crate::error::{AddRefusal, CliError};
 use crate::output;
@@ -92,6 +92,27 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
                 }
                 entry.insert("token_header".into(), json!(header));
             }
+            if !args.headers.is_empty() {
+                let mut headers = Map::new();
+                for pair in &args.headers {
+                    let (name, value) = pair_of("--header", pair)?;
+                    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                        return Err(CliError::AddRefused {
+                            flag: "--header",
+                            value: name.to_owned(),
+                            refusal: AddRefusal::InvalidHeaderName,
+                        });
+                    }
+                    if holds_secret(value, is_secret_name(name)) {
+                        return Err(CliError::AddRefusedHidden {
+                            flag: "--header",
+                            refusal: AddRefusal::SecretValue,
+                        });
+                    }
+                    headers.insert(name.to_owned(), json!(value));
+                }
+                entry.insert("headers".into(), Value::Object(headers));
+            }
             if let Some(prefix) = &args.token_prefix {
                 if holds_secret(prefix, false) {
                     return Err(CliError::AddRefusedHidden {
@@ -113,8 +134,26 @@ fn entry(args: &AddArgs) -> Result<Value, CliError> {
             if !rest.is_empty() {
                 entry.insert("args".into(), json!(rest));
             }
+            if !args.env.is_empty() {
+                let mut env = Map::new();
+                for pair in &args.env {
+                    let (name, value) = pair_of("--env", pair)?;
+                    variable("--env", name)?;
+                    if holds_secret(value, is_secret_name(name)) {
+                        return Err(CliError::AddRefusedHidden {
+                            flag: "--env",
+                            refusal: AddRefusal::SecretValue,
+                        });
+                    }
+                    env.insert(name.to_owned(), json!(value));
+                }
+                entry.insert("env".into(), Value::Object(env));
+            }
             if !args.env_inherit.is_empty() {
                 entry.insert("env_inherit".into(), json!(args.env_inherit));
+            }
+            if let Some(cwd) = &args.cwd {
+                entry.insert("cwd".into(), json!(cwd));
             }
         }
         (None, None) => {
@@ -184,6 +223,17 @@ fn openapi_entry(args: &AddArgs, spec: &str) -> Result<Value, CliError> {
         entry.insert("token_env".into(), json!(var));
     }
     Ok(Value::Object(entry))
+}
+
+/// `NAME=VALUE` of `flag`, split at the first `=` (never echoed when
+/// refused: the value may be a secret).
+fn pair_of<'a>(flag: &'static str, pair: &'a str) -> Result<(&'a str, &'a str), CliError> {
+    pair.split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .ok_or(CliError::AddRefusedHidden {
+            flag,
+            refusal: AddRefusal::NotNameValue,
+        })
 }
 
 /// Checks a URL given to `flag`.
