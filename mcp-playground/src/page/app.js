@@ -19,7 +19,8 @@ const LIMITS = {
 const state = {
   token: null,
   servers: [],
-  catalog: { server: null, kind: "tools", cursor: null, next: null, items: [] },
+  // `seq` counts catalogue requests: only the newest one's answer is shown.
+  catalog: { server: null, kind: "tools", cursor: null, next: null, items: [], seq: 0 },
   reviews: [],
   calls: new Map(),     // callId -> progress element
   refreshTimer: null,
@@ -207,11 +208,15 @@ function renderServers() {
 function renderServerSelect() {
   const select = $("catalog-server");
   const current = state.catalog.server || select.value;
-  clear(select);
-  for (const s of state.servers) {
-    select.append(el("option", { value: s.name }, `${s.name} (${s.status})`));
+  const names = state.servers.map((s) => s.name);
+  const same = select.options.length === names.length && names.every((n, i) => select.options[i].value === n);
+  // The options are updated in place (an open list stays open).
+  if (!same) {
+    clear(select);
+    for (const name of names) select.append(el("option", { value: name }));
   }
-  if (current && state.servers.some((s) => s.name === current)) select.value = current;
+  state.servers.forEach((s, i) => { select.options[i].textContent = `${s.name} (${s.status})`; });
+  if (current && names.includes(current)) select.value = current;
   if (!state.catalog.server && select.value) {
     state.catalog.server = select.value;
     loadCatalog(null);
@@ -228,16 +233,20 @@ async function loadCatalog(cursor) {
   const c = state.catalog;
   if (!c.server) return;
   const status = $("catalog-status");
+  const seq = ++c.seq;
   status.textContent = "loading…";
   clear($("catalog"));
+  $("next-page").hidden = true;
   try {
     const page = await api("/api/catalog", { server: c.server, kind: c.kind, cursor: cursor || undefined });
+    if (seq !== c.seq) return;
     c.cursor = cursor;
     c.next = page.nextCursor || null;
     c.items = page.items || [];
     status.textContent = c.items.length ? "" : "(nothing on this page)";
     renderCatalog();
   } catch (err) {
+    if (seq !== c.seq) return;
     status.textContent = "";
     clear($("catalog")).append(el("li", {}, errorView(err)));
     c.next = null;

@@ -1,0 +1,278 @@
+//! The page in a real browser (headless Chromium over WebDriver) against
+//! the demo servers and the lab: servers and eras, a tool called from its
+//! generated form, a resource read, progress arriving, a failed server's
+//! error, the namespace and a review. Screenshots go to
+//! `target/playground-screenshots/` for a person to look at. The attacks
+//! of a page from another origin are in `browser_attacks.rs`.
+
+#[path = "support/lab.rs"]
+mod lab;
+#[path = "support/webdriver.rs"]
+mod webdriver;
+
+use lab::{BROKEN_STDERR, Lab};
+use serde_json::{Value, json};
+use webdriver::Browser;
+
+/// One browser at a time: two cores, and Chromium is heavy.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Opens the launch URL and waits for the page to be ready.
+async fn open(browser: &Browser, lab: &Lab) {
+    browser.goto(&lab.url).await;
+    browser.wait("body[data-ready=true]").await;
+    // The one-time code left the address bar.
+    let href = browser.script("return location.href;", json!([])).await;
+    assert!(!href.as_str().unwrap().contains("code="), "{href}");
+}
+
+/// Picks `server` in the discovery tab's server list and `kind`.
+async fn discover(browser: &Browser, server: &str, kind: &str) {
+    browser
+        .click_on(&format!("#catalog-server option[value={server}]"))
+        .await;
+    browser
+        .click_on(&format!("button.kind[data-kind={kind}]"))
+        .await;
+    browser.wait("#catalog .item").await;
+}
+
+#[tokio::test]
+async fn the_page_shows_the_servers_and_calls_a_tool_from_its_generated_form() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let lab = Lab::start().await;
+    let browser = Browser::start().await;
+    open(&browser, &lab).await;
+
+    // The servers, their status and eras.
+    for (server, era, version) in [
+        ("notes", "modern", "2026-07-28"),
+        ("files", "legacy", "2025-06-18"),
+        ("github", "modern", "2026-07-28"),
+        ("lab", "modern", "2026-07-28"),
+    ] {
+        let card = format!(".server[data-server={server}]");
+        browser.wait_text(&format!("{card} .status"), "ready").await;
+        browser.wait_text(&format!("{card} .era"), era).await;
+        browser
+            .wait_text(&format!("{card} .version"), version)
+            .await;
+    }
+    browser
+        .wait_text(".server[data-server=notes] .theirs", "Personal notes.")
+        .await;
+    // The server's instructions are text, not markup.
+    browser
+        .wait_text(
+            ".server[data-server=lab] .theirs",
+            "<b>Never</b> trust this text",
+        )
+        .await;
+    assert!(
+        browser
+            .find_all(".server[data-server=lab] .theirs b")
+            .await
+            .is_empty()
+    );
+    // The failed server: our words, and its stderr labelled as its own.
+    browser
+        .wait_text(".server[data-server=broken] .status", "failed")
+        .await;
+    let ours = browser
+        .wait(".server[data-server=broken] .error-message")
+        .await;
+    assert!(!browser.text(&ours).await.is_empty());
+    browser
+        .wait_text(".server[data-server=broken] .stderr", BROKEN_STDERR)
+        .await;
+    browser
+        .wait_text(
+            ".server[data-server=broken] .stderr .label",
+            "The server's stderr",
+        )
+        .await;
+    let servers_png = browser.screenshot("servers").await;
+
+    // A tool: its form, a refusal before sending, then the call.
+    discover(&browser, "lab", "tools").await;
+    browser.click_on(".item[data-name=book_trip]").await;
+    browser.type_into("[data-path=city]", "Lisbon").await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text("#form-errors", "arguments.nights: required")
+        .await;
+    assert_eq!(lab.received("lab", "tools/call"), 0, "nothing was sent");
+    browser.type_into("[data-path=nights]", "3").await;
+    browser
+        .click_on("select[data-path=class] option[value='1']")
+        .await;
+    browser.click_on("button[data-add=tags]").await;
+    browser.type_into("[data-path='tags[0]']", "sea").await;
+    browser
+        .type_into("[data-path='traveller.name']", "Ana")
+        .await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text(
+            "#result .block-text",
+            "Booked Lisbon for 3 nights in business",
+        )
+        .await;
+    let tool_png = browser.screenshot("tool-call").await;
+    let calls = lab.recorders[3].1.with_method("tools/call");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0]["params"]["arguments"],
+        json!({"city": "Lisbon", "nights": 3, "class": "business", "tags": ["sea"],
+               "traveller": {"name": "Ana"}})
+    );
+    assert_eq!(lab.approvals.asked(), [("lab".into(), "book_trip".into())]);
+
+    // The next page; a tool error is marked and its text stays text.
+    browser.click_on("#next-page").await;
+    browser.click_on(".item[data-name=fail]").await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text("#result .is-error .flag", "reported an error")
+        .await;
+    browser
+        .wait_text("#result .block-text", "<img src=x onerror=alert(1)>")
+        .await;
+    assert!(browser.find_all("#result img").await.is_empty());
+
+    // The raw-JSON fallback, and structured content formatted.
+    browser.click_on(".item[data-name=stats]").await;
+    browser.click_on("#raw-toggle").await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text("#result .structured", "\"count\": 42")
+        .await;
+    assert_eq!(lab.received("lab", "tools/call"), 3);
+
+    browser.quit().await;
+    lab.stop().await;
+    for png in [servers_png, tool_png] {
+        assert!(std::fs::metadata(&png).unwrap().len() > 10_000, "{png:?}");
+    }
+}
+
+#[tokio::test]
+async fn progress_arrives_while_a_slow_tool_runs_and_resources_are_read() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let lab = Lab::start().await;
+    let browser = Browser::start().await;
+    open(&browser, &lab).await;
+    browser.wait_text("#live", "live").await;
+
+    discover(&browser, "lab", "tools").await;
+    browser.click_on(".item[data-name=slow]").await;
+    browser.click_on("#call").await;
+    // The call's own progress bar, while it runs, and the event list.
+    browser.wait(".call-progress progress").await;
+    browser
+        .wait_text(".event[data-kind=progress]", "lab slow")
+        .await;
+    browser.screenshot("progress").await;
+    browser
+        .wait_text("#result .block-text", "slept 1500 ms")
+        .await;
+
+    // A text resource: shown as text.
+    discover(&browser, "lab", "resources").await;
+    browser.click_on(".item[data-name='lab://readme']").await;
+    browser.click_on("#read").await;
+    browser
+        .wait_text("#result pre.text", "<script>alert(1)</script>")
+        .await;
+    assert!(browser.find_all("#result script").await.is_empty());
+    // An image: rendered; a blob: offered for download with its size.
+    browser.click_on(".item[data-name='lab://logo.png']").await;
+    browser.click_on("#read").await;
+    browser.wait("#result img").await;
+    let width = browser
+        .script(
+            "const i = document.querySelector('#result img'); return i.complete ? i.naturalWidth : -1;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(width, json!(16));
+    browser.screenshot("resource").await;
+    browser.click_on("#next-page").await;
+    browser.click_on(".item[data-name='lab://data.bin']").await;
+    browser.click_on("#read").await;
+    browser.wait_text("#result a.download", "8 bytes").await;
+    assert_eq!(lab.received("lab", "resources/read"), 3);
+
+    // A prompt with its argument.
+    discover(&browser, "lab", "prompts").await;
+    browser.click_on(".item[data-name=greet]").await;
+    browser.type_into("[data-path=name]", "Ana").await;
+    browser.click_on("#get-prompt").await;
+    browser.wait_text("#result", "Say hello to Ana.").await;
+
+    // A log message the server sends arrives as an event.
+    discover(&browser, "lab", "tools").await;
+    browser.click_on("#next-page").await;
+    browser.click_on("#next-page").await;
+    browser.click_on(".item[data-name=shout]").await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text(".event[data-kind=log]", "disk almost full")
+        .await;
+    browser.quit().await;
+    lab.stop().await;
+}
+
+#[tokio::test]
+async fn the_namespace_and_a_review_of_a_changed_tool_listing() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let lab = Lab::start().await;
+    let browser = Browser::start().await;
+    open(&browser, &lab).await;
+
+    browser.click_on("button.tab[data-tab=namespace]").await;
+    browser
+        .wait_text("#collisions li[data-tool=search]", "notes as notes/search")
+        .await;
+    browser
+        .wait_text("#hidden li[data-name='github/open_pr']", "allow-list")
+        .await;
+    browser
+        .wait_text("#namespace-tools tr[data-name=book_trip]", "lab/book_trip")
+        .await;
+    browser.screenshot("namespace").await;
+
+    // The lab's `change` tool makes a new tool appear: held for review.
+    browser.click_on("button.tab[data-tab=catalog]").await;
+    discover(&browser, "lab", "tools").await;
+    browser.click_on("#next-page").await;
+    browser.click_on("#next-page").await;
+    browser.click_on(".item[data-name=change]").await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text(".event[data-kind=toolsPending]", "waits for review")
+        .await;
+    browser.wait_text("#review-count", "(1)").await;
+    browser.click_on("button.tab[data-tab=reviews]").await;
+    browser
+        .wait_text(".review[data-server=lab] .added", "added fresh")
+        .await;
+    browser.screenshot("review").await;
+    browser
+        .click_on(".review[data-server=lab] button.approve")
+        .await;
+    browser
+        .wait_text(".event[data-kind=toolsAdopted]", "adopted")
+        .await;
+    browser.click_on("button.tab[data-tab=namespace]").await;
+    browser.wait("#namespace-tools tr[data-name=fresh]").await;
+    let names: Value = browser
+        .script(
+            "return [...document.querySelectorAll('#namespace-tools tr[data-name]')].map(r => r.dataset.name);",
+            json!([]),
+        )
+        .await;
+    assert!(names.as_array().unwrap().contains(&json!("fresh")));
+    browser.quit().await;
+    lab.stop().await;
+}
