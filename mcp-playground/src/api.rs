@@ -481,7 +481,11 @@ fn events(app: &Arc<App>) -> Response {
         _permit: permit,
     };
     let stream = futures::stream::unfold(state, |mut s| async move {
-        let event = s.next().await?;
+        let (id, data) = s.next().await?;
+        let mut event = Event::default().data(data);
+        if let Some(id) = id {
+            event = event.id(id.to_string());
+        }
         Some((Ok::<_, Infallible>(event), s))
     });
     Sse::new(stream)
@@ -499,10 +503,11 @@ struct Stream {
 }
 
 impl Stream {
-    async fn next(&mut self) -> Option<Event> {
+    /// The next event: its id (none for a `dropped` notice) and its JSON.
+    async fn next(&mut self) -> Option<(Option<u64>, String)> {
         if let Some(item) = self.backlog.pop_front() {
             self.last = item.id;
-            return Some(Event::default().id(item.id.to_string()).data(&item.json));
+            return Some((Some(item.id), item.json.clone()));
         }
         loop {
             tokio::select! {
@@ -511,14 +516,70 @@ impl Stream {
                     Ok(item) if item.id <= self.last => continue,
                     Ok(item) => {
                         self.last = item.id;
-                        return Some(Event::default().id(item.id.to_string()).data(&item.json));
+                        return Some((Some(item.id), item.json.clone()));
                     }
                     Err(RecvError::Lagged(n)) => {
-                        return Some(Event::default().data(json!({"kind": "dropped", "count": n}).to_string()));
+                        return Some((None, json!({"kind": "dropped", "count": n}).to_string()));
                     }
                     Err(RecvError::Closed) => return None,
                 },
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventBus;
+
+    fn stream(bus: &EventBus) -> (Stream, tokio::sync::watch::Sender<bool>) {
+        let (history, rx) = bus.subscribe();
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let permit = Arc::new(tokio::sync::Semaphore::new(1))
+            .try_acquire_owned()
+            .unwrap();
+        let stream = Stream {
+            backlog: history.into(),
+            rx,
+            last: 0,
+            stop: stop_rx,
+            _permit: permit,
+        };
+        (stream, stop)
+    }
+
+    #[tokio::test]
+    async fn a_stream_gets_the_history_once_then_new_events_then_ends_with_serving() {
+        let bus = EventBus::new(10);
+        bus.publish(json!({"kind": "a"}));
+        let (mut s, stop) = stream(&bus);
+        bus.publish(json!({"kind": "b"}));
+        let (id, first) = s.next().await.unwrap();
+        assert_eq!(id, Some(1));
+        assert!(first.contains("\"a\""));
+        // `b` is in the receiver only; `a` is not sent twice.
+        let (id, second) = s.next().await.unwrap();
+        assert_eq!(id, Some(2));
+        assert!(second.contains("\"b\""));
+        stop.send_replace(true);
+        assert!(s.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_falls_behind_is_told_how_many_events_it_lost() {
+        let bus = EventBus::new(0);
+        let (mut s, _stop) = stream(&bus);
+        for i in 0..(crate::events::STREAM_BACKLOG + 10) {
+            bus.publish(json!({"kind": "log", "i": i}));
+        }
+        let (id, notice) = s.next().await.unwrap();
+        assert_eq!(id, None);
+        let notice: Value = serde_json::from_str(&notice).unwrap();
+        assert_eq!(notice["kind"], "dropped");
+        assert_eq!(notice["count"], 10);
+        // Then it goes on with what is still queued.
+        let (id, _) = s.next().await.unwrap();
+        assert_eq!(id, Some(11));
     }
 }

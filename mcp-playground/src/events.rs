@@ -27,7 +27,7 @@ pub const MAX_EVENT_BYTES: usize = 16 * 1024;
 /// page can read the whole resource on a click).
 const RESOURCE_TEXT_BYTES: usize = 4 * 1024;
 /// Events queued for one stream before it counts as fallen behind.
-const STREAM_BACKLOG: usize = 256;
+pub(crate) const STREAM_BACKLOG: usize = 256;
 
 /// One event, numbered.
 #[derive(Debug)]

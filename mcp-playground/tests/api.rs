@@ -206,10 +206,18 @@ async fn catalogues_come_one_page_at_a_time_with_their_cursors() {
             break;
         }
     }
-    assert_eq!(pages, 3);
+    assert_eq!(pages, 4);
     assert_eq!(
         names,
-        ["slow", "book_trip", "fail", "stats", "shout", "change"]
+        [
+            "slow",
+            "book_trip",
+            "fail",
+            "stats",
+            "shout",
+            "change",
+            "touch"
+        ]
     );
     let (_, resources) = post(
         &lab,
@@ -228,6 +236,17 @@ async fn catalogues_come_one_page_at_a_time_with_their_cursors() {
     )
     .await;
     assert_eq!(prompts["result"]["items"][0]["name"], "greet");
+    let (_, templates) = post(
+        &lab,
+        &s,
+        "/api/catalog",
+        json!({"server": "lab", "kind": "resource-templates"}),
+    )
+    .await;
+    assert_eq!(
+        templates["result"]["items"][0]["uriTemplate"],
+        "lab://notes/{id}"
+    );
     // The allow-list applies to listings too.
     let (_, github) = post(
         &lab,
@@ -471,6 +490,65 @@ async fn progress_logs_and_restarts_arrive_as_events() {
     events
         .wait_for(WAIT, |e| e["kind"] == "ready" && e["server"] == "lab")
         .await;
+    lab.stop().await;
+}
+
+#[tokio::test]
+async fn a_followed_resource_is_read_at_once_and_again_when_the_server_says_it_changed() {
+    let lab = Lab::start().await;
+    let s = session(&lab).await;
+    let mut events = Events::open(lab.address, &lab.origin, &s).await;
+    let (status, body) = post(
+        &lab,
+        &s,
+        "/api/subscribe",
+        json!({"server": "lab", "uri": "lab://readme"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let start = events
+        .wait_for(WAIT, |e| {
+            e["kind"] == "resourceUpdated" && e["reason"] == "start"
+        })
+        .await;
+    assert_eq!(start["uri"], "lab://readme");
+    assert!(
+        start["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hello from the lab.")
+    );
+    assert_eq!(start["contents"][0]["cut"], false);
+    post(
+        &lab,
+        &s,
+        "/api/call",
+        json!({"server": "lab", "tool": "touch", "arguments": {}}),
+    )
+    .await;
+    // The server says it changed: the hub reads it again (the fake's text
+    // is the same, so the hub hands nothing new on to the page).
+    let recorder = &lab.recorders.iter().find(|(n, _)| *n == "lab").unwrap().1;
+    let read_again = recorder
+        .wait_until(WAIT, |frames| {
+            frames
+                .iter()
+                .filter(|f| f["method"] == "resources/read")
+                .count()
+                >= 2
+        })
+        .await;
+    assert!(read_again, "no read after the change");
+    // A server the hub does not know is refused by the hub.
+    let (status, refused) = post(
+        &lab,
+        &s,
+        "/api/subscribe",
+        json!({"server": "nope", "uri": "lab://readme"}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(refused["error"]["kind"], "unknown_server");
     lab.stop().await;
 }
 

@@ -185,6 +185,11 @@ async fn progress_arrives_while_a_slow_tool_runs_and_resources_are_read() {
         .wait_text("#result pre.text", "<script>alert(1)</script>")
         .await;
     assert!(browser.find_all("#result script").await.is_empty());
+    // Followed: its contents arrive as an event.
+    browser.click_on("#follow").await;
+    browser
+        .wait_text(".event[data-kind=resourceUpdated]", "Hello from the lab.")
+        .await;
     // An image: rendered; a blob: offered for download with its size.
     browser.click_on(".item[data-name='lab://logo.png']").await;
     browser.click_on("#read").await;
@@ -201,7 +206,8 @@ async fn progress_arrives_while_a_slow_tool_runs_and_resources_are_read() {
     browser.click_on(".item[data-name='lab://data.bin']").await;
     browser.click_on("#read").await;
     browser.wait_text("#result a.download", "8 bytes").await;
-    assert_eq!(lab.received("lab", "resources/read"), 3);
+    // Three reads on a click, one by the subscription.
+    assert_eq!(lab.received("lab", "resources/read"), 4);
 
     // A prompt with its argument.
     discover(&browser, "lab", "prompts").await;

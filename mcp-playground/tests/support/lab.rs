@@ -8,8 +8,8 @@
 //!   is left out by an allow-list;
 //! - `lab` (dual-era): a slow tool with progress, a tool whose schema has
 //!   every kind of field, a tool error, a structured result, a log message,
-//!   a tool-list change, text / image / binary resources, a prompt; lists
-//!   paged two at a time;
+//!   a tool-list change, a resource change, text / image / binary
+//!   resources, a resource template, a prompt; lists paged two at a time;
 //! - `broken`: a program that writes to stderr and exits at once.
 #![allow(dead_code, unreachable_pub)]
 
@@ -23,7 +23,8 @@ use mcp_hub::{
 };
 use mcp_playground::{Playground, PlaygroundConfig, PlaygroundError};
 use mcp_testkit::{
-    Behavior, FakeServer, ListKind, PromptSpec, Recorder, ResourceSpec, Script, ToolSpec, demo,
+    Behavior, FakeServer, ListKind, PromptSpec, Recorder, ResourceSpec, ResourceTemplateSpec,
+    Script, ToolSpec, demo,
 };
 use mcp_transport::{BoxFuture, Connector, MemoryConnector, StdioConfig, StdioConnector};
 use serde_json::json;
@@ -309,6 +310,16 @@ pub fn lab_script() -> Script {
                 list: ListKind::Tools,
             },
         )
+        .tool_json(
+            json!({
+                "name": "touch",
+                "description": "Says the readme changed.",
+                "inputSchema": {"type": "object", "properties": {}},
+            }),
+            Behavior::TouchResource {
+                uri: "lab://readme".into(),
+            },
+        )
         .tool_spec(
             ToolSpec::from_json(
                 json!({
@@ -338,6 +349,11 @@ pub fn lab_script() -> Script {
             "data",
             "application/octet-stream",
             "AAECAwQFBgc=",
+        ))
+        .resource_template(ResourceTemplateSpec::new(
+            "lab://notes/{id}",
+            "note",
+            "Note {id}",
         ))
         .prompt(
             PromptSpec::new("greet")
