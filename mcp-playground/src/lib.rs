@@ -73,4 +73,4 @@ mod server;
 
 pub use error::PlaygroundError;
 pub use events::MAX_EVENT_BYTES;
-pub use server::{Playground, PlaygroundConfig};
+pub use server::{Playground, PlaygroundConfig, SHUTDOWN_GRACE};

@@ -2,9 +2,10 @@
 //! request goes through (checks first, then the route), the headers every
 //! answer carries, and the end of serving.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -17,6 +18,9 @@ use crate::PlaygroundError;
 use crate::events::EventBus;
 use crate::guard::{Class, Guard};
 use crate::secret::Secret;
+
+/// How long requests in flight may take once serving is told to stop.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The playground's settings.
 #[derive(Clone, Debug)]
@@ -150,20 +154,33 @@ impl Playground {
     }
 
     /// Serves until `shutdown` completes, then ends the event streams and
-    /// stops. The hub is left running: shutting it down is its owner's.
+    /// stops: requests in flight get [`SHUTDOWN_GRACE`] to finish, then
+    /// are dropped (a tool call among them is cancelled at its server) and
+    /// answered 503.
+    /// The hub is left running: shutting it down is its owner's.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), PlaygroundError> {
         let router = Router::new().fallback(handle).with_state(self.app);
         let stop = self.stop;
-        axum::serve(self.listener, router)
+        let mut stopping = stop.subscribe();
+        let server = axum::serve(self.listener, router)
             .with_graceful_shutdown(async move {
                 shutdown.await;
                 stop.send_replace(true);
             })
-            .await
-            .map_err(PlaygroundError::Serve)
+            .into_future();
+        tokio::select! {
+            served = server => served.map_err(PlaygroundError::Serve),
+            () = async {
+                let _ = stopping.wait_for(|stop| *stop).await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } => {
+                tracing::info!("playground stopped with requests still running");
+                Ok(())
+            }
+        }
     }
 }
 
@@ -189,7 +206,16 @@ async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
         Ok(()) => match class {
             Class::Page => page(&parts.method, path),
             Class::Exchange | Class::Api => {
-                crate::api::route(&app, &parts.method, path, &parts.headers, body).await
+                // Bounded by the shutdown: past its grace the request is
+                // dropped (a tool call with it is cancelled at its server).
+                let mut stop = app.stop.clone();
+                tokio::select! {
+                    response = crate::api::route(&app, &parts.method, path, &parts.headers, body) => response,
+                    () = async {
+                        let _ = stop.wait_for(|stop| *stop).await;
+                        tokio::time::sleep(SHUTDOWN_GRACE).await;
+                    } => (StatusCode::SERVICE_UNAVAILABLE, "the playground stopped").into_response(),
+                }
             }
         },
     };

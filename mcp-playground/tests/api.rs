@@ -216,7 +216,8 @@ async fn catalogues_come_one_page_at_a_time_with_their_cursors() {
             "stats",
             "shout",
             "change",
-            "touch"
+            "touch",
+            "hang"
         ]
     );
     let (_, resources) = post(
@@ -654,6 +655,50 @@ async fn a_rejected_tool_listing_is_never_exposed() {
     .await;
     assert_eq!(status, 422, "a rejected tool cannot be called");
     lab.stop().await;
+}
+
+#[tokio::test]
+async fn serving_ends_promptly_with_a_call_in_flight_which_is_cancelled() {
+    let lab = Lab::start().await;
+    let s = session(&lab).await;
+    let _events = Events::open(lab.address, &lab.origin, &s).await;
+    let (address, origin, session) = (lab.address, lab.origin.clone(), s.clone());
+    let hanging = tokio::spawn(async move {
+        let body = json!({"server": "lab", "tool": "hang", "arguments": {}});
+        api(
+            address,
+            &origin,
+            &session,
+            "POST",
+            "/api/call",
+            Some(&body.to_string()),
+        )
+        .await
+    });
+    let recorder = lab
+        .recorders
+        .iter()
+        .find(|(n, _)| *n == "lab")
+        .unwrap()
+        .1
+        .clone();
+    assert!(recorder.wait_for("tools/call", WAIT).await.is_some());
+    let began = std::time::Instant::now();
+    lab.stop().await;
+    // The event stream ended at once; the call had its grace, then went.
+    assert!(
+        began.elapsed() < mcp_playground::SHUTDOWN_GRACE + Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        recorder
+            .wait_for("notifications/cancelled", WAIT)
+            .await
+            .is_some(),
+        "the server was told the call is cancelled"
+    );
+    assert_eq!(hanging.await.unwrap().status, 503);
 }
 
 #[tokio::test]

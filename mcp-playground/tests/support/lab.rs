@@ -8,7 +8,7 @@
 //!   is left out by an allow-list;
 //! - `lab` (dual-era): a slow tool with progress, a tool whose schema has
 //!   every kind of field, a tool error, a structured result, a log message,
-//!   a tool-list change, a resource change, text / image / binary
+//!   a tool-list change, a resource change, a call that never ends, text / image / binary
 //!   resources, a resource template, a prompt; lists paged two at a time;
 //! - `broken`: a program that writes to stderr and exits at once.
 #![allow(dead_code, unreachable_pub)]
@@ -319,6 +319,14 @@ pub fn lab_script() -> Script {
             Behavior::TouchResource {
                 uri: "lab://readme".into(),
             },
+        )
+        .tool_json(
+            json!({
+                "name": "hang",
+                "description": "Never answers.",
+                "inputSchema": {"type": "object", "properties": {}},
+            }),
+            Behavior::Hang,
         )
         .tool_spec(
             ToolSpec::from_json(
