@@ -247,6 +247,9 @@ pub enum Operation {
     LoadSkill,
     /// One file of a loaded skill, verified.
     ReadSkillFile,
+    /// An argument completion (`completion/complete`) for a prompt or a
+    /// resource template.
+    Complete,
 }
 
 /// How a governed operation ended.

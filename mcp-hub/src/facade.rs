@@ -157,6 +157,19 @@ impl<'a> Facade<'a> {
         calls::get_prompt(self.hub, cell, name, arguments, Caller::Host).await
     }
 
+    /// Completes an argument (`completion/complete`) of one of the server's
+    /// prompts or resource templates, under the same allow-lists as the
+    /// prompt or the template (the resources allow-list names templates
+    /// verbatim).
+    pub async fn complete(
+        &self,
+        server: &str,
+        params: mcp_types::CompleteParams,
+    ) -> Result<mcp_types::CompleteResult, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::complete(self.hub, cell, params, Caller::Host).await
+    }
+
     /// Calls a tool by its local name on `server`. The tool must be in the
     /// server's active snapshot and allowed by the authority.
     ///

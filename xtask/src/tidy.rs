@@ -37,6 +37,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // facade hands any host, never a transport. Only the CLI links it (a
     // feature), so a library user who builds a hub never does.
     ("mcp-playground", &["mcp-hub", "mcp-types", "mcp-session"]),
+    // The gateway: a hub's governed view served through the server half
+    // (the client features it forwards are the session's handler traits).
+    (
+        "mcp-gateway",
+        &[
+            "mcp-hub",
+            "mcp-server",
+            "mcp-session",
+            "mcp-types",
+            "mcp-transport",
+            "mcp-codec",
+        ],
+    ),
     // The facade: one dependency for hosts, re-exporting the crates below.
     (
         "mcp-client",

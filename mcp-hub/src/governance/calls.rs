@@ -178,6 +178,50 @@ pub(crate) async fn get_prompt(
     .await
 }
 
+/// Completes an argument of a prompt or a resource template: governed as
+/// the prompt (by name) or the template (by its URI template, as the
+/// resources allow-list lists it); another kind of reference is
+/// [`HubError::Unsupported`] before anything is sent.
+pub(crate) async fn complete(
+    hub: &HubShared,
+    cell: &ServerCell,
+    params: mcp_types::CompleteParams,
+    caller: Caller<'_>,
+) -> Result<mcp_types::CompleteResult, HubError> {
+    use mcp_types::CompletionReference;
+    let name = match &params.reference {
+        CompletionReference::Prompt(prompt) => prompt.name.clone(),
+        CompletionReference::ResourceTemplate(template) => template.uri.clone(),
+        _ => {
+            return Err(HubError::Unsupported {
+                server: cell.spec.name.clone(),
+                operation: mcp_types::requests::Complete::METHOD,
+            });
+        }
+    };
+    let target = match &params.reference {
+        CompletionReference::Prompt(_) => Target::Prompt(&name),
+        _ => Target::Resource(&name),
+    };
+    let step = Step {
+        operation: Operation::Complete,
+        method: mcp_types::requests::Complete::METHOD,
+        caller,
+        target,
+        supported: capabilities(cell).is_none_or(|c| c.completions.is_some()),
+        repeatable: Repeatable::Idempotent,
+        options: CallOptions::default(),
+        arguments: Map::new(),
+    };
+    let params = &params;
+    governed(hub, cell, step, None, |session, options, _| async move {
+        session
+            .request_with::<mcp_types::requests::Complete>(params, &options)
+            .await
+    })
+    .await
+}
+
 /// The step of a listing (its items are filtered by the caller after).
 fn listing(operation: Operation, caller: Caller<'_>, supported: bool) -> Step<'_> {
     Step {

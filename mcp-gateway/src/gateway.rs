@@ -1,0 +1,200 @@
+//! The gateway: one hub served to one host connection.
+
+use std::sync::Arc;
+
+use mcp_hub::{Hub, HubEvents, SnapshotDiff};
+use mcp_server::{ServerConfig, ServerHandle, serve_with};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+
+use crate::handler::GatewayHandler;
+use crate::surface::Served;
+use crate::{GatewayConfig, GatewayError, HostLink, control, pump};
+
+/// A changed tool list waiting for the operator's review.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Pending {
+    /// The server.
+    pub server: String,
+    /// The snapshot's generation (what `adopt` and `discard` name).
+    pub generation: u64,
+    /// What would change for the host (the servers' tool names).
+    pub diff: SnapshotDiff,
+}
+
+/// A hub served as one MCP server; see the crate docs.
+#[derive(Debug)]
+pub struct Gateway {
+    hub: Arc<Hub>,
+    events: HubEvents,
+    link: HostLink,
+    config: GatewayConfig,
+    served: Arc<Served>,
+    changes: watch::Sender<u64>,
+}
+
+/// The operator's review of changed tool lists, usable while the gateway
+/// serves (cheap to clone): what waits, adopt, discard, and a wait for the
+/// next change.
+#[derive(Clone, Debug)]
+pub struct Reviews {
+    hub: Arc<Hub>,
+    changes: watch::Receiver<u64>,
+}
+
+impl Reviews {
+    /// The changed tool lists waiting for review, in server order.
+    pub fn pending(&self) -> Vec<Pending> {
+        pending(&self.hub)
+    }
+
+    /// Adopts `server`'s changed tool list of `generation`: the host is
+    /// served it (and told, when the served tools change).
+    pub fn adopt(&self, server: &str, generation: u64) -> Result<(), GatewayError> {
+        adopt(&self.hub, server, generation)
+    }
+
+    /// Discards `server`'s changed tool list of `generation`: the host
+    /// keeps the approved one.
+    pub fn discard(&self, server: &str, generation: u64) -> Result<(), GatewayError> {
+        discard(&self.hub, server, generation)
+    }
+
+    /// Waits until what waits for review satisfies `until` (checked now,
+    /// then after each snapshot event the gateway follows) and returns it;
+    /// after the gateway stopped, returns what waits then.
+    pub async fn until(&self, mut until: impl FnMut(&[Pending]) -> bool) -> Vec<Pending> {
+        let mut changes = self.changes.clone();
+        loop {
+            changes.borrow_and_update();
+            let now = self.pending();
+            if until(&now) || changes.changed().await.is_err() {
+                return now;
+            }
+        }
+    }
+}
+
+impl Gateway {
+    /// The gateway of `hub`, whose servers were registered through `link`
+    /// ([`HostLink::attach`]). Takes the hub's events (it follows them);
+    /// the tools served first are the hub's namespace now.
+    pub fn new(hub: Hub, link: HostLink, config: GatewayConfig) -> Result<Self, GatewayError> {
+        config.validate()?;
+        let events = hub.take_events().ok_or(GatewayError::EventsTaken)?;
+        let served = Arc::new(Served::default());
+        served.refresh(&hub);
+        Ok(Self {
+            hub: Arc::new(hub),
+            events,
+            link,
+            config,
+            served,
+            changes: watch::channel(0).0,
+        })
+    }
+
+    /// The hub behind the gateway.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
+    /// The operator's review, for use while the gateway serves.
+    pub fn reviews(&self) -> Reviews {
+        Reviews {
+            hub: Arc::clone(&self.hub),
+            changes: self.changes.subscribe(),
+        }
+    }
+
+    /// Serves the host on stdin and stdout until it closes its side, then
+    /// shuts the servers down.
+    pub async fn serve_stdio(self) -> Result<(), GatewayError> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one host over a byte stream of newline-delimited JSON-RPC
+    /// (both eras) until it closes its side, then shuts the servers down
+    /// (within the hub's shutdown bound). With
+    /// [`GatewayConfig::control`], the control socket is open meanwhile.
+    pub async fn serve<R, W>(self, read: R, write: W) -> Result<(), GatewayError>
+    where
+        R: AsyncRead + Unpin + Send,
+        W: AsyncWrite + Unpin + Send,
+    {
+        let Gateway {
+            hub,
+            events,
+            link,
+            config,
+            served,
+            changes,
+        } = self;
+        let control = match &config.control {
+            Some(path) => Some(control::open(path, Arc::clone(&hub))?),
+            None => None,
+        };
+        let (handle, outbox) = ServerHandle::new();
+        link.connect(handle.clone());
+        let pump = tokio::spawn(pump::run(
+            Arc::clone(&hub),
+            events,
+            Arc::clone(&served),
+            handle.clone(),
+            changes,
+        ));
+        let roots = {
+            let link = link.clone();
+            tokio::spawn(async move {
+                if handle.initialized().await.is_some() {
+                    link.refresh_roots().await;
+                }
+            })
+        };
+        let handler = Arc::new(GatewayHandler {
+            hub: Arc::clone(&hub),
+            served,
+            link,
+            page_size: config.page_size,
+        });
+        let mut server = ServerConfig::new(
+            config.server_info.name.clone(),
+            config.server_info.version.clone(),
+        )
+        .limits(config.limits.clone());
+        server.server_info = config.server_info.clone();
+        server.instructions = config.instructions.clone();
+        let served = serve_with(read, write, handler, server, outbox).await;
+        pump.abort();
+        roots.abort();
+        drop(control);
+        let report = hub.shutdown().await;
+        tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
+        served.map_err(GatewayError::Host)
+    }
+}
+
+pub(crate) fn pending(hub: &Hub) -> Vec<Pending> {
+    hub.servers()
+        .into_iter()
+        .filter_map(|server| {
+            let waiting = hub.pending_snapshot(server.as_str()).ok()??;
+            let active = hub.active_snapshot(server.as_str()).ok().flatten();
+            Some(Pending {
+                server: server.to_string(),
+                generation: waiting.generation(),
+                diff: waiting.diff(active.as_deref()),
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn adopt(hub: &Hub, server: &str, generation: u64) -> Result<(), GatewayError> {
+    hub.adopt(server, generation)?;
+    Ok(())
+}
+
+pub(crate) fn discard(hub: &Hub, server: &str, generation: u64) -> Result<(), GatewayError> {
+    Ok(hub.discard(server, generation)?)
+}

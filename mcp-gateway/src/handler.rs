@@ -1,0 +1,426 @@
+//! The host's requests, answered through the hub: tools by the served
+//! surface and the namespace, resources, templates and prompts of every
+//! server spanned into one listing, reads, prompts and completions routed
+//! by the server named in the URI or prompt name. Every operation takes
+//! the hub's governed path; nothing here decides policy.
+
+use std::sync::Arc;
+
+use mcp_hub::{CallOptions, Hub, HubError, Page};
+use mcp_server::{BoxFuture, HandlerResult, RequestContext, ServerHandler};
+use mcp_types::notifications::RootsListChanged;
+use mcp_types::text::Untrusted;
+use mcp_types::{
+    CallToolParams, CallToolResult, CompleteParams, CompleteResult, CompletionReference,
+    ContentBlock, Cursor, ErrorCause, ErrorObject, GetPromptParams, GetPromptResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, Meta, Notification, PromptsCapability, ReadResourceParams, ReadResourceResult,
+    ResourceContents, ResourcesCapability, ServerCapabilities, ToolsCapability, error_codes,
+};
+use serde_json::json;
+
+use crate::HostLink;
+use crate::names::{SpanCursor, prompt_name, resource_uri, split_prompt_name, split_resource_uri};
+use crate::surface::{Served, page};
+
+/// The `_meta` key of a refused or failed call's reason.
+pub(crate) const ERROR_META: &str = "mcp-gateway/error";
+
+/// Servers looked at for one page of a spanned listing before an empty
+/// page is answered (with a cursor to go on from).
+const MAX_SERVERS_PER_PAGE: usize = 16;
+
+/// Serves the host; see the module docs.
+#[derive(Debug)]
+pub(crate) struct GatewayHandler {
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) served: Arc<Served>,
+    pub(crate) link: HostLink,
+    pub(crate) page_size: usize,
+}
+
+impl GatewayHandler {
+    /// The registered server `name` names: exactly, else the one server
+    /// whose name matches without regard to case (some hosts lower-case
+    /// the authority of a URI).
+    fn server(&self, name: &str) -> Option<String> {
+        let servers = self.hub.servers();
+        if let Some(exact) = servers.iter().find(|s| s.as_str() == name) {
+            return Some(exact.to_string());
+        }
+        let mut loose = servers
+            .iter()
+            .filter(|s| s.as_str().eq_ignore_ascii_case(name));
+        match (loose.next(), loose.next()) {
+            (Some(only), None) => Some(only.to_string()),
+            _ => None,
+        }
+    }
+
+    /// One page of a catalogue spanning every server that is up, in
+    /// registration order: each page comes from one server, and the cursor
+    /// says which and carries that server's own.
+    async fn span<T, F>(
+        &self,
+        cursor: Option<Cursor>,
+        list: F,
+    ) -> Result<(Vec<(String, T)>, Option<String>), ErrorObject>
+    where
+        F: for<'h> Fn(&'h Hub, String, Option<String>) -> BoxFuture<'h, Result<Page<T>, HubError>>,
+    {
+        let servers = self.hub.servers();
+        let mut at = match cursor.as_deref() {
+            None => SpanCursor {
+                server: 0,
+                inner: None,
+            },
+            Some(text) => SpanCursor::decode(text).ok_or_else(|| {
+                ErrorObject::new(error_codes::INVALID_PARAMS, "not a cursor of this server")
+            })?,
+        };
+        for _ in 0..MAX_SERVERS_PER_PAGE {
+            let Some(server) = servers.get(at.server).map(|s| s.to_string()) else {
+                return Ok((Vec::new(), None));
+            };
+            let (items, inner_next) = if self.served.is_up(&self.hub, &server) {
+                match list(&self.hub, server.clone(), at.inner.clone()).await {
+                    Ok(page) => (page.items, page.next_cursor),
+                    Err(e) => {
+                        tracing::debug!(%server, error = %e, "a listing of the server was left out");
+                        (Vec::new(), None)
+                    }
+                }
+            } else {
+                (Vec::new(), None)
+            };
+            let next = match inner_next {
+                Some(inner) => Some(SpanCursor {
+                    server: at.server,
+                    inner: Some(inner),
+                }),
+                None => (at.server + 1 < servers.len()).then(|| SpanCursor {
+                    server: at.server + 1,
+                    inner: None,
+                }),
+            };
+            if !items.is_empty() || next.is_none() {
+                let items = items.into_iter().map(|i| (server.clone(), i)).collect();
+                return Ok((items, next.map(|n| n.encode())));
+            }
+            if let Some(next) = next {
+                at = next;
+            }
+        }
+        Ok((Vec::new(), Some(at.encode())))
+    }
+}
+
+/// A hub's refusal of a request other than a tool call, as the JSON-RPC
+/// error the host gets: the host's mistakes and the authority's refusals
+/// are `-32602`, an operation the server does not offer `-32601`, the
+/// server's own error keeps its code (its message labelled), the rest
+/// `-32603`. Our words only, except the server's message, bounded.
+fn error_object(error: &HubError) -> ErrorObject {
+    let mut object = match error.cause() {
+        ErrorCause::Input | ErrorCause::Policy => {
+            ErrorObject::new(error_codes::INVALID_PARAMS, error.to_string())
+        }
+        ErrorCause::Server if matches!(error, HubError::Unsupported { .. }) => {
+            ErrorObject::new(error_codes::METHOD_NOT_FOUND, error.to_string())
+        }
+        _ => ErrorObject::new(error_codes::INTERNAL_ERROR, error.to_string()),
+    };
+    if let HubError::Session { error: session, .. } = error
+        && let Some(server) = session.error_object()
+    {
+        object.code = server.code;
+        object.message = format!(
+            "{error}; the server said: {}",
+            Untrusted::new(&server.message)
+        );
+    }
+    object.data = Some(json!({ "kind": error.kind() }));
+    object
+}
+
+/// A hub's refusal of a tool call, as a tool result with `isError`, so the
+/// model reads why (an unknown or ambiguous name stays a JSON-RPC error).
+fn call_failure(error: &HubError) -> HandlerResult<CallToolResult> {
+    if matches!(
+        error,
+        HubError::UnknownTool { .. } | HubError::Ambiguous { .. }
+    ) {
+        return Err(error_object(error));
+    }
+    let mut text = error.to_string();
+    if let Some(said) = error.server_message() {
+        text.push_str(&format!("\nthe server said: {}", Untrusted::new(said)));
+    }
+    let mut meta = Meta::new();
+    meta.insert(
+        ERROR_META,
+        json!({ "kind": error.kind(), "server": error.server().map(|s| s.as_str()) }),
+    );
+    Ok(CallToolResult {
+        content: vec![ContentBlock::text(text)],
+        is_error: Some(true),
+        meta: Some(meta),
+        ..Default::default()
+    })
+}
+
+fn not_found(uri: &str) -> ErrorObject {
+    let mut error = ErrorObject::new(
+        error_codes::RESOURCE_NOT_FOUND,
+        "no server behind the gateway has this resource",
+    );
+    error.data = Some(json!({ "uri": uri }));
+    error
+}
+
+impl ServerHandler for GatewayHandler {
+    fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: Some(ToolsCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            }),
+            resources: Some(ResourcesCapability::default()),
+            prompts: Some(PromptsCapability::default()),
+            completions: Some(Default::default()),
+            logging: Some(Default::default()),
+            ..Default::default()
+        }
+    }
+
+    fn list_tools(
+        &self,
+        cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListToolsResult>> {
+        Box::pin(async move { page(&self.served.surface(), cursor.as_deref(), self.page_size) })
+    }
+
+    fn call_tool(
+        &self,
+        params: CallToolParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CallToolResult>> {
+        Box::pin(async move {
+            let mut options = CallOptions::new();
+            if ctx.wants_progress() {
+                let sink = ctx.clone();
+                options = options.on_progress(move |p| {
+                    if let Some(progress) = p.progress_f64() {
+                        // Progress that does not increase is dropped by the
+                        // server half (progress is advisory).
+                        sink.progress(progress, p.total_f64(), p.message.clone());
+                    }
+                });
+            }
+            let arguments = params.arguments.unwrap_or_default();
+            let call = self.hub.call_with(&params.name, arguments, &options);
+            tokio::select! {
+                result = call => match result {
+                    Ok(result) => Ok(result),
+                    Err(error) => call_failure(&error),
+                },
+                // Dropping the call cancels it downstream.
+                () = ctx.cancelled() => Err(ErrorObject::new(error_codes::INTERNAL_ERROR, "cancelled")),
+            }
+        })
+    }
+
+    fn list_resources(
+        &self,
+        cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListResourcesResult>> {
+        Box::pin(async move {
+            let (items, next) = self
+                .span(cursor, |hub, server, cursor| {
+                    Box::pin(async move {
+                        hub.facade()
+                            .list_resources(&server, cursor.as_deref())
+                            .await
+                    })
+                })
+                .await?;
+            Ok(ListResourcesResult {
+                resources: items
+                    .into_iter()
+                    .map(|(server, mut r)| {
+                        r.uri = resource_uri(&server, &r.uri);
+                        r
+                    })
+                    .collect(),
+                next_cursor: next,
+                ..Default::default()
+            })
+        })
+    }
+
+    fn list_resource_templates(
+        &self,
+        cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListResourceTemplatesResult>> {
+        Box::pin(async move {
+            let (items, next) = self
+                .span(cursor, |hub, server, cursor| {
+                    Box::pin(async move {
+                        hub.facade()
+                            .list_resource_templates(&server, cursor.as_deref())
+                            .await
+                    })
+                })
+                .await?;
+            Ok(ListResourceTemplatesResult {
+                resource_templates: items
+                    .into_iter()
+                    .map(|(server, mut t)| {
+                        t.uri_template = resource_uri(&server, &t.uri_template);
+                        t
+                    })
+                    .collect(),
+                next_cursor: next,
+                ..Default::default()
+            })
+        })
+    }
+
+    fn read_resource(
+        &self,
+        params: ReadResourceParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ReadResourceResult>> {
+        Box::pin(async move {
+            let (server, uri) = split_resource_uri(&params.uri)
+                .and_then(|(server, uri)| Some((self.server(server)?, uri)))
+                .ok_or_else(|| not_found(&params.uri))?;
+            let mut result = self
+                .hub
+                .facade()
+                .read_resource(&server, uri)
+                .await
+                .map_err(|e| error_object(&e))?;
+            for contents in &mut result.contents {
+                match contents {
+                    ResourceContents::Text(t) => t.uri = resource_uri(&server, &t.uri),
+                    ResourceContents::Blob(b) => b.uri = resource_uri(&server, &b.uri),
+                    _ => {}
+                }
+            }
+            Ok(result)
+        })
+    }
+
+    fn list_prompts(
+        &self,
+        cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListPromptsResult>> {
+        Box::pin(async move {
+            let (items, next) = self
+                .span(cursor, |hub, server, cursor| {
+                    Box::pin(
+                        async move { hub.facade().list_prompts(&server, cursor.as_deref()).await },
+                    )
+                })
+                .await?;
+            Ok(ListPromptsResult {
+                prompts: items
+                    .into_iter()
+                    .map(|(server, mut p)| {
+                        p.name = prompt_name(&server, &p.name);
+                        p
+                    })
+                    .collect(),
+                next_cursor: next,
+                ..Default::default()
+            })
+        })
+    }
+
+    fn get_prompt(
+        &self,
+        params: GetPromptParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<GetPromptResult>> {
+        Box::pin(async move {
+            let unknown = || {
+                ErrorObject::new(
+                    error_codes::INVALID_PARAMS,
+                    format!(
+                        "no prompt `{}` behind the gateway (prompts are named SERVER/PROMPT)",
+                        Untrusted::new(&params.name)
+                    ),
+                )
+            };
+            let (server, name) = split_prompt_name(&params.name)
+                .and_then(|(server, name)| Some((self.server(server)?, name)))
+                .ok_or_else(unknown)?;
+            let arguments = params.arguments.clone().unwrap_or_default();
+            self.hub
+                .facade()
+                .get_prompt(&server, name, arguments)
+                .await
+                .map_err(|e| error_object(&e))
+        })
+    }
+
+    fn complete(
+        &self,
+        mut params: CompleteParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CompleteResult>> {
+        Box::pin(async move {
+            let refused = || {
+                ErrorObject::new(
+                    error_codes::INVALID_PARAMS,
+                    "the reference names no prompt or resource template behind the gateway",
+                )
+            };
+            let server = match &mut params.reference {
+                CompletionReference::Prompt(prompt) => {
+                    let (server, name) = split_prompt_name(&prompt.name).ok_or_else(refused)?;
+                    let (server, name) =
+                        (self.server(server).ok_or_else(refused)?, name.to_owned());
+                    prompt.name = name;
+                    server
+                }
+                CompletionReference::ResourceTemplate(template) => {
+                    let (server, uri) = split_resource_uri(&template.uri).ok_or_else(refused)?;
+                    let (server, uri) = (self.server(server).ok_or_else(refused)?, uri.to_owned());
+                    template.uri = uri;
+                    server
+                }
+                _ => return Err(refused()),
+            };
+            // The host's own `_meta` (its progress token, its version) is
+            // not the downstream session's.
+            params.meta = None;
+            self.hub
+                .facade()
+                .complete(&server, params)
+                .await
+                .map_err(|e| error_object(&e))
+        })
+    }
+
+    fn set_log_level(
+        &self,
+        level: LoggingLevel,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        self.served.set_level(level);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn notification(&self, method: &str, _params: Option<serde_json::Value>) {
+        if method == RootsListChanged::METHOD {
+            let link = self.link.clone();
+            tokio::spawn(async move { link.refresh_roots().await });
+        }
+    }
+}

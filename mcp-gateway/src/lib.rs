@@ -1,0 +1,88 @@
+//! A hub's governed view served as one MCP server, in both eras, to any
+//! host: desktop chat apps, IDEs, other agents.
+//!
+//! The host sees one server. Behind it, a [`Hub`](mcp_hub::Hub) holds the
+//! configured servers under its authority, and every request the host makes
+//! takes the hub's governed path (allow-lists, permissions, approval,
+//! content limits, audit): the gateway adds routing, never policy.
+//!
+//! ```no_run
+//! # async fn demo(spec: mcp_hub::ServerSpec) -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_gateway::{Gateway, GatewayConfig, HostLink};
+//! use mcp_hub::{Hub, HubConfig};
+//!
+//! let link = HostLink::new(&GatewayConfig::default());
+//! let hub = Hub::builder(HubConfig::default())
+//!     .server(link.attach(spec)) // sampling, elicitation and roots go to the host
+//!     .start()
+//!     .await?;
+//! Gateway::new(hub, link, GatewayConfig::default())?.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # What the host is served
+//!
+//! - **Tools**: the hub's namespace exactly as `mcp tools` shows it (the
+//!   collision policy, aliases, ambiguity refusals, the authority), less the
+//!   tools of servers that are down, in pages of
+//!   [`GatewayConfig::page_size`]. A call goes through
+//!   [`Hub::call_with`](mcp_hub::Hub::call_with) as the model's call: its
+//!   progress comes back to the host, the host's cancellation cancels it
+//!   downstream, and a call whose server dies fails at once and is never
+//!   repeated. What the hub refuses is a tool result with `isError` and
+//!   `_meta["mcp-gateway/error"]` naming the kind (an unknown or ambiguous
+//!   name is `-32602`).
+//! - **Resources and templates** of every server under its allow-list, with
+//!   URIs made unambiguous ([`resource_uri`]): `mcp-gateway://SERVER/URI`,
+//!   the server's own URI kept verbatim after the server's name.
+//! - **Prompts** of every server, named `SERVER/PROMPT` ([`prompt_name`]),
+//!   and **completion** of their arguments and of template variables.
+//! - **Log messages** of the servers, with `logger` set to `SERVER` or
+//!   `SERVER/LOGGER`, at or above the host's `logging/setLevel`.
+//!
+//! # Snapshots
+//!
+//! The host is served the snapshot active when it connected. A changed tool
+//! list waits for the operator's review (unless the servers were registered
+//! with automatic adoption): [`Gateway::reviews`] ([`Reviews::pending`],
+//! [`Reviews::adopt`], [`Reviews::discard`]), or the control socket
+//! ([`GatewayConfig::control`], [`control`]). `notifications/tools/list_changed` goes to the host only
+//! when the served tools change: after an adoption, and when a server goes
+//! down (its tools disappear) or comes back (they return).
+//!
+//! # Requests from servers
+//!
+//! A server's `sampling/createMessage` and `elicitation/create` go to the
+//! host when the host declared the capability (labelled with the server in
+//! `_meta["mcp-gateway/server"]`), and are refused by name when it did not,
+//! or when its connection cannot carry them (a 2026-07-28 host without a
+//! legacy session). The host's roots go to the stdio servers; a remote
+//! server keeps the roots its own configuration gives it, never the host's.
+//!
+//! # Bounds
+//!
+//! The server half's bounds hold on the host's side
+//! ([`GatewayConfig::limits`]); cursors the host sends back are at most
+//! [`MAX_CURSOR_BYTES`]; requests to the host wait at most
+//! [`GatewayConfig::host_request_timeout`]; the control socket reads lines
+//! of at most 1 KiB from at most 4 connections at once.
+#![forbid(unsafe_code)]
+
+mod config;
+pub mod control;
+mod error;
+mod gateway;
+mod handler;
+mod host;
+mod names;
+mod pump;
+mod surface;
+
+pub use config::GatewayConfig;
+pub use error::GatewayError;
+pub use gateway::{Gateway, Pending, Reviews};
+pub use host::HostLink;
+pub use names::{
+    MAX_CURSOR_BYTES, RESOURCE_SCHEME, prompt_name, resource_uri, split_prompt_name,
+    split_resource_uri,
+};

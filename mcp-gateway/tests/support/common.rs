@@ -1,0 +1,206 @@
+//! A gateway in front of testkit servers, with our own session as the
+//! host, all in-process.
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use mcp_gateway::{Gateway, GatewayConfig, GatewayError, HostLink, Reviews};
+use mcp_hub::{
+    Authority, Backoff, CollisionPolicy, Hub, HubConfig, Principal, RestartPolicy, ServerSpec,
+};
+use mcp_session::{ClientHandlers, Negotiation, Ready, Session, SessionConfig, SessionEvents};
+use mcp_testkit::{FakeServer, Recorder, Script};
+use mcp_transport::{Connector, MemoryConnector, StdioConfig, StdioConnector};
+use tokio::task::JoinHandle;
+
+/// A connector starting a fresh in-process fake server on every connect,
+/// all recording into one recorder.
+pub fn memory(script: Script) -> (Arc<dyn Connector>, Recorder) {
+    let recorder = Recorder::new();
+    let rec = recorder.clone();
+    let connector = MemoryConnector::new(move |end| {
+        let server = FakeServer::new(script.clone()).with_recorder(rec.clone());
+        tokio::spawn(async move { server.serve(end.input, end.output).await });
+    });
+    (Arc::new(connector), recorder)
+}
+
+/// The testkit server binary, built once.
+pub fn server_binary() -> String {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| {
+        mcp_testkit::build_server_binary()
+            .expect("building mcp-testkit-server")
+            .display()
+            .to_string()
+    })
+    .clone()
+}
+
+/// A stdio connector running the testkit binary with `script`.
+pub fn stdio(script: &Script) -> Arc<dyn Connector> {
+    let json = serde_json::to_string(script).expect("script serialises");
+    let mut config = StdioConfig::new(server_binary()).args(["--script-json".to_owned(), json]);
+    config.shutdown_grace = Duration::from_millis(500);
+    config.term_grace = Duration::from_millis(500);
+    Arc::new(StdioConnector::new(config))
+}
+
+/// A server spec with short deadlines and quick restarts.
+pub fn spec(name: &str, connector: Arc<dyn Connector>) -> ServerSpec {
+    ServerSpec::new(name, connector)
+        .session(SessionConfig {
+            request_timeout: Duration::from_secs(10),
+            probe_timeout: Duration::from_millis(500),
+            ..SessionConfig::default()
+        })
+        .negotiation(Negotiation::Auto)
+        .restart(RestartPolicy::Backoff(Backoff {
+            initial: Duration::from_millis(20),
+            max: Duration::from_millis(100),
+            jitter: 0.0,
+            notify_after: 3,
+            stable_after: Duration::from_secs(30),
+        }))
+}
+
+/// What a test sets up.
+pub struct Setup {
+    pub servers: Vec<ServerSpec>,
+    pub authority: Authority,
+    pub principal: Principal,
+    pub policy: CollisionPolicy,
+    pub config: GatewayConfig,
+    /// The host's client features.
+    pub handlers: ClientHandlers,
+    /// How the host negotiates (legacy carries requests from servers).
+    pub negotiation: Negotiation,
+}
+
+impl Setup {
+    pub fn new(servers: Vec<ServerSpec>) -> Self {
+        Self {
+            servers,
+            authority: Authority::unrestricted(),
+            principal: Principal::new("test"),
+            policy: CollisionPolicy::Prefix,
+            config: GatewayConfig::default(),
+            handlers: ClientHandlers::new(),
+            negotiation: Negotiation::Legacy,
+        }
+    }
+}
+
+/// The gateway's task, once the host connected.
+pub type Served = Arc<Mutex<Option<JoinHandle<Result<(), GatewayError>>>>>;
+
+/// A running gateway and its host.
+pub struct Running {
+    pub host: Session<Ready>,
+    pub events: SessionEvents,
+    pub hub: Arc<Hub>,
+    pub reviews: Reviews,
+    pub served: Served,
+}
+
+impl Running {
+    /// Closes the host's session and waits for the gateway to end.
+    pub async fn close(self) {
+        self.host.close().await;
+        let served = self.served.lock().unwrap().take();
+        if let Some(served) = served {
+            tokio::time::timeout(Duration::from_secs(15), served)
+                .await
+                .expect("the gateway ends when the host goes")
+                .unwrap()
+                .expect("the gateway ends cleanly");
+        }
+    }
+}
+
+pub async fn start(setup: Setup) -> Running {
+    let link = HostLink::new(&setup.config);
+    let mut builder = Hub::builder(HubConfig {
+        policy: setup.policy,
+        shutdown_timeout: Duration::from_secs(5),
+        ..HubConfig::default()
+    })
+    .authority(setup.authority)
+    .principal(setup.principal);
+    for spec in setup.servers {
+        builder = builder.server(link.attach(spec));
+    }
+    let hub = builder.start().await.expect("the hub starts");
+    let gateway = Gateway::new(hub, link, setup.config).expect("a gateway");
+    let hub = Arc::clone(gateway.hub());
+    let reviews = gateway.reviews();
+    let gateway = Mutex::new(Some(gateway));
+    let served: Served = Arc::new(Mutex::new(None));
+    let slot = Arc::clone(&served);
+    let connector = MemoryConnector::new(move |end| {
+        let gateway = gateway.lock().unwrap().take().expect("one host only");
+        *slot.lock().unwrap() = Some(tokio::spawn(gateway.serve(end.input, end.output)));
+    });
+    let config = SessionConfig {
+        handlers: setup.handlers,
+        request_timeout: Duration::from_secs(20),
+        probe_timeout: Duration::from_secs(5),
+        ..SessionConfig::default()
+    };
+    let session = Session::connect(Arc::new(connector), config)
+        .await
+        .expect("connect");
+    let mut host = session
+        .negotiate(setup.negotiation)
+        .await
+        .unwrap_or_else(|e| panic!("negotiation: {e}"));
+    let events = host.take_events().expect("events");
+    Running {
+        host,
+        events,
+        hub,
+        reviews,
+        served,
+    }
+}
+
+/// Waits (bounded) for the host to hear `method`; other events are skipped.
+pub async fn heard(events: &mut SessionEvents, method: &str) -> Option<Vec<u8>> {
+    let wait = async {
+        loop {
+            match events.next().await? {
+                mcp_session::SessionEvent::Notification { method: m, params } if m == method => {
+                    return Some(params.map(|b| b.to_vec()).unwrap_or_default());
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the host hears it in time")
+}
+
+/// Whether the host has heard `method` among the events waiting now.
+pub fn heard_already(events: &mut SessionEvents, method: &str) -> bool {
+    let mut found = false;
+    while let Some(event) = events.try_next() {
+        if matches!(&event, mcp_session::SessionEvent::Notification { method: m, .. } if m == method)
+        {
+            found = true;
+        }
+    }
+    found
+}
+
+/// The names of every tool the host is served (all pages).
+pub async fn tool_names(host: &Session<Ready>) -> Vec<String> {
+    host.list_tools()
+        .await
+        .expect("tools/list")
+        .tools()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect()
+}
