@@ -279,6 +279,17 @@ async fn the_namespace_and_a_review_of_a_changed_tool_listing() {
         )
         .await;
     assert!(names.as_array().unwrap().contains(&json!("fresh")));
+    // Drawn once, however many refreshes raced.
+    assert_eq!(browser.find_all("#namespace-tools").await.len(), 1);
+    assert_eq!(
+        names.as_array().unwrap().len(),
+        names
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    );
     browser.quit().await;
     lab.stop().await;
 }

@@ -160,8 +160,12 @@ function errorView(err) {
 
 // ---------- servers ----------
 
+let serversSeq = 0;
+
 async function loadServers() {
+  const seq = ++serversSeq;
   const result = await api("/api/servers");
+  if (seq !== serversSeq) return;
   state.servers = result.servers;
   $("dropped").textContent = result.droppedEvents ? `${result.droppedEvents} hub events dropped` : "";
   renderServers();
@@ -661,10 +665,18 @@ function openPrompt(server, prompt) {
 
 // ---------- the namespace ----------
 
+/// Loads run concurrently (a tab click, an event): only the newest answer
+/// is drawn, and the old contents go only when it is there.
+const loads = { namespace: 0, reviews: 0 };
+
 async function loadNamespace() {
-  const box = clear($("namespace"));
+  const seq = ++loads.namespace;
   let ns;
-  try { ns = await api("/api/namespace"); } catch (err) { box.append(errorView(err)); return; }
+  let failure = null;
+  try { ns = await api("/api/namespace"); } catch (err) { failure = err; }
+  if (seq !== loads.namespace) return;
+  const box = clear($("namespace"));
+  if (failure) { box.append(errorView(failure)); return; }
   box.append(el("p", { class: "note" }, `namespace generation ${ns.generation}: ${ns.tools.length} names exposed`));
   box.append(el("table", { id: "namespace-tools" },
     el("thead", {}, el("tr", {}, ["exposed name", "aliases", "server", "its tool", ""].map((h) => el("th", {}, h)))),
@@ -700,9 +712,13 @@ function noteText(n) {
 // ---------- reviews ----------
 
 async function loadReviews() {
-  const box = clear($("reviews"));
+  const seq = ++loads.reviews;
   let result;
-  try { result = await api("/api/reviews"); } catch (err) { box.append(errorView(err)); return; }
+  let failure = null;
+  try { result = await api("/api/reviews"); } catch (err) { failure = err; }
+  if (seq !== loads.reviews) return;
+  const box = clear($("reviews"));
+  if (failure) { box.append(errorView(failure)); return; }
   state.reviews = result.reviews;
   $("review-count").textContent = state.reviews.length ? `(${state.reviews.length})` : "";
   if (!state.reviews.length) { box.append(el("p", { class: "note" }, "No tool listing waits for review.")); return; }
