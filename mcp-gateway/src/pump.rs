@@ -36,14 +36,19 @@ pub(crate) async fn run(
                 served.set_down(server.as_str(), false);
                 served.refresh(&hub)
             }
-            HubEvent::Failed { server, .. }
-            | HubEvent::Starting { server, .. }
-            | HubEvent::Restarting { server, .. }
-            | HubEvent::Stopped { server } => {
+            // The status of a server that died can still read `ready` when
+            // its failure is reported.
+            HubEvent::Failed { server, .. } => {
                 served.set_down(server.as_str(), true);
                 served.refresh(&hub)
             }
-            HubEvent::Namespace { .. } | HubEvent::SnapshotAdopted { .. } => served.refresh(&hub),
+            // These the status says (and the events queued at start replay
+            // them, when they are old news).
+            HubEvent::Starting { .. }
+            | HubEvent::Restarting { .. }
+            | HubEvent::Stopped { .. }
+            | HubEvent::Namespace { .. }
+            | HubEvent::SnapshotAdopted { .. } => served.refresh(&hub),
             HubEvent::SnapshotPending {
                 server,
                 generation,

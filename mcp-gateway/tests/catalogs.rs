@@ -1,0 +1,240 @@
+//! Resources, templates, prompts and completion of every server through
+//! the gateway, each named with its server; allow-lists on them; log
+//! messages labelled with their server.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use mcp_hub::{Authority, ServerAuthority};
+use mcp_testkit::{
+    Behavior, CompletionSpec, PromptSpec, ResourceSpec, ResourceTemplateSpec, Script,
+};
+use mcp_types::{CompletionReference, PromptReference, ResourceTemplateReference, error_codes};
+use serde_json::json;
+
+/// Two servers offering the same URI and the same prompt name.
+fn with_catalog(server: &str, page: usize) -> Script {
+    Script::legacy()
+        .tool("noop", Behavior::Text { text: "ok".into() })
+        .resource(ResourceSpec::text(
+            "file:///readme.txt",
+            "readme",
+            &format!("{server} readme"),
+        ))
+        .resource(ResourceSpec::text("file:///secret.txt", "secret", "hidden"))
+        .resource(ResourceSpec::text(
+            &format!("{server}://only"),
+            "only",
+            "one",
+        ))
+        .resource_template(
+            ResourceTemplateSpec::new("file:///{name}", "any file", "a file")
+                .complete(CompletionSpec::new("name", ["alpha", "beta", "albert"])),
+        )
+        .prompt(
+            PromptSpec::new("greet")
+                .argument("who", true)
+                .message("user", &format!("{server} greets {{who}}"))
+                .complete(CompletionSpec::new("who", ["ada", "alan", "bob"])),
+        )
+        .page_size(page)
+}
+
+#[tokio::test]
+async fn every_servers_catalogue_is_served_under_its_server_and_read_back_exactly() {
+    let (notes, _) = memory(with_catalog("notes", 2));
+    let (files, _) = memory(with_catalog("files", 10));
+    let running = start(Setup::new(vec![spec("notes", notes), spec("files", files)])).await;
+    let host = &running.host;
+
+    // One listing spanning both servers, page by page.
+    let mut uris = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let page = host.list_resources_page(cursor.as_deref()).await.unwrap();
+        uris.extend(page.items.iter().map(|r| r.uri.clone()));
+        pages += 1;
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert!(pages >= 3, "notes pages by two: {pages} pages");
+    assert_eq!(
+        uris,
+        [
+            "mcp-gateway://notes/file:///readme.txt",
+            "mcp-gateway://notes/file:///secret.txt",
+            "mcp-gateway://notes/notes://only",
+            "mcp-gateway://files/file:///readme.txt",
+            "mcp-gateway://files/file:///secret.txt",
+            "mcp-gateway://files/files://only",
+        ]
+    );
+    let read = host
+        .read_resource("mcp-gateway://files/file:///readme.txt")
+        .await
+        .unwrap();
+    let text = serde_json::to_value(&read.contents).unwrap();
+    assert_eq!(text[0]["text"], "files readme");
+    assert_eq!(text[0]["uri"], "mcp-gateway://files/file:///readme.txt");
+    // A URI of no server of ours is not found, by code.
+    let unknown = host.read_resource("file:///readme.txt").await.unwrap_err();
+    assert!(
+        matches!(unknown, mcp_session::SessionError::ResourceNotFound { .. }),
+        "{unknown:?}"
+    );
+
+    let templates = host.list_resource_templates().await.unwrap();
+    let templates: Vec<String> = templates
+        .items
+        .iter()
+        .map(|t| t.uri_template.clone())
+        .collect();
+    assert_eq!(
+        templates,
+        [
+            "mcp-gateway://notes/file:///{name}",
+            "mcp-gateway://files/file:///{name}"
+        ]
+    );
+    let through_template = host
+        .read_resource("mcp-gateway://notes/file:///anything")
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&through_template.contents).unwrap()[0]["text"],
+        "a file"
+    );
+
+    let prompts = host.list_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["notes/greet", "files/greet"]);
+    let greeting = host
+        .get_prompt("files/greet", [("who", "ada")])
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&greeting.messages).unwrap()[0]["content"]["text"],
+        "files greets ada"
+    );
+
+    let prompt = CompletionReference::Prompt(PromptReference {
+        name: "notes/greet".into(),
+        ..Default::default()
+    });
+    let done = host
+        .complete(prompt, "who", "a", BTreeMap::new())
+        .await
+        .unwrap();
+    assert_eq!(done.completion.values, ["ada", "alan"]);
+    let template = CompletionReference::ResourceTemplate(ResourceTemplateReference {
+        uri: "mcp-gateway://files/file:///{name}".into(),
+        ..Default::default()
+    });
+    let done = host
+        .complete(template, "name", "al", BTreeMap::new())
+        .await
+        .unwrap();
+    assert_eq!(done.completion.values, ["alpha", "albert"]);
+    running.close().await;
+}
+
+#[tokio::test]
+async fn the_allow_lists_hold_for_resources_prompts_and_their_completion() {
+    let (notes, recorder) = memory(with_catalog("notes", 10));
+    let mut setup = Setup::new(vec![spec("notes", notes)]);
+    setup.authority = Authority::named().with_server(
+        "notes",
+        ServerAuthority::default()
+            .resources(["file:///readme.txt"])
+            .prompts(Vec::<String>::new()),
+    );
+    let running = start(setup).await;
+    let host = &running.host;
+    let resources = host.list_resources().await.unwrap();
+    let uris: Vec<&str> = resources.items.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["mcp-gateway://notes/file:///readme.txt"]);
+    let denied = host
+        .read_resource("mcp-gateway://notes/file:///secret.txt")
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Some(error_codes::INVALID_PARAMS));
+    assert!(host.list_prompts().await.unwrap().items.is_empty());
+    let prompt = host
+        .get_prompt("notes/greet", [("who", "x")])
+        .await
+        .unwrap_err();
+    assert_eq!(prompt.code(), Some(error_codes::INVALID_PARAMS));
+    let completion = host
+        .complete(
+            CompletionReference::Prompt(PromptReference {
+                name: "notes/greet".into(),
+                ..Default::default()
+            }),
+            "who",
+            "a",
+            BTreeMap::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(completion.code(), Some(error_codes::INVALID_PARAMS));
+    // Nothing refused was asked of the server.
+    for method in ["prompts/get", "completion/complete"] {
+        assert!(recorder.with_method(method).is_empty(), "{method}");
+    }
+    assert!(
+        recorder
+            .with_method("resources/read")
+            .iter()
+            .all(|f| f["params"]["uri"] == "file:///readme.txt")
+    );
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_servers_log_messages_reach_the_host_labelled_with_it() {
+    let script = Script::legacy()
+        .tool(
+            "chatter",
+            Behavior::Log {
+                level: "debug".into(),
+                message: json!("noise"),
+                logger: None,
+            },
+        )
+        .tool(
+            "work",
+            Behavior::Log {
+                level: "warning".into(),
+                message: json!("disk almost full"),
+                logger: Some("disk".into()),
+            },
+        );
+    let (server, _) = memory(script);
+    let setup = Setup::new(vec![
+        spec("store", server).log_level(mcp_types::LoggingLevel::Debug),
+    ]);
+    let mut running = start(setup).await;
+    running
+        .host
+        .set_log_level(mcp_types::LoggingLevel::Info)
+        .await
+        .unwrap();
+    // Below the host's level: not passed on (the server sends both, in
+    // order, so the first the host hears is the second).
+    running.host.call_tool("chatter", json!({})).await.unwrap();
+    running.host.call_tool("work", json!({})).await.unwrap();
+    let params = heard(&mut running.events, "notifications/message")
+        .await
+        .unwrap();
+    let message: serde_json::Value = serde_json::from_slice(&params).unwrap();
+    assert_eq!(message["logger"], "store/disk");
+    assert_eq!(message["level"], "warning");
+    assert_eq!(message["data"], "disk almost full");
+    running.close().await;
+}

@@ -1,0 +1,281 @@
+//! What changes while the host is connected: a changed tool list held for
+//! the operator's review (the host hears `list_changed` only once it is
+//! adopted), a server that dies and comes back, requests from servers
+//! passed to the host, the host's roots passed to stdio servers.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use mcp_gateway::{GatewayConfig, GatewayError, control};
+use mcp_session::{ClientHandlers, Roots};
+use mcp_testkit::{Behavior, ListKind, Script, ToolSpec};
+use mcp_transport::{BoxFuture, Connection, Connector, TransportError};
+use mcp_types::{CreateMessageParams, CreateMessageResult, Root};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+const LIST_CHANGED: &str = "notifications/tools/list_changed";
+
+#[tokio::test]
+async fn a_changed_tool_list_waits_for_review_and_the_host_hears_of_it_once_adopted() {
+    let script = Script::legacy()
+        .tool(
+            "change",
+            Behavior::ChangeList {
+                list: ListKind::Tools,
+            },
+        )
+        .tool_spec(
+            ToolSpec::new("fresh", Behavior::Text { text: "new".into() }).appearing_at_change(1),
+        );
+    let (server, _) = memory(script);
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("gateway.sock");
+    let mut setup = Setup::new(vec![spec("lab", server)]);
+    setup.config = GatewayConfig::default().control(&socket);
+    let mut running = start(setup).await;
+    assert_eq!(tool_names(&running.host).await, ["change"]);
+
+    running.host.call_tool("change", json!({})).await.unwrap();
+    let pending = running.reviews.until(|p| !p.is_empty()).await;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].server, "lab");
+    assert_eq!(pending[0].diff.added, ["fresh"]);
+    let generation = pending[0].generation;
+    // Held for review: the host is served the approved list and told nothing.
+    assert!(!heard_already(&mut running.events, LIST_CHANGED));
+    assert_eq!(tool_names(&running.host).await, ["change"]);
+
+    // The operator reviews through the control socket.
+    let listed = control::send(&socket, "pending").await.unwrap();
+    let line: Value = serde_json::from_str(&listed[0]).unwrap();
+    assert_eq!(line["server"], "lab");
+    assert_eq!(line["added"], json!(["fresh"]));
+    assert_eq!(line["generation"], generation);
+    control::send(&socket, &format!("adopt lab {generation}"))
+        .await
+        .unwrap();
+    heard(&mut running.events, LIST_CHANGED).await.unwrap();
+    let mut names = tool_names(&running.host).await;
+    names.sort();
+    assert_eq!(names, ["change", "fresh"]);
+    assert_eq!(
+        running
+            .host
+            .call_tool("fresh", json!({}))
+            .await
+            .unwrap()
+            .text(),
+        "new"
+    );
+    // Nothing waits any more: a second adoption is refused, in our words.
+    let again = control::send(&socket, &format!("adopt lab {generation}"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(again, GatewayError::ControlRefused(_)),
+        "{again:?}"
+    );
+    let unknown = control::send(&socket, "promote lab 1").await.unwrap_err();
+    assert!(matches!(unknown, GatewayError::ControlRefused(_)));
+    running.close().await;
+    // The socket goes with the gateway.
+    assert!(!socket.exists());
+}
+
+/// Connects through `inner` once per permit the test gives.
+#[derive(Debug)]
+struct Gated {
+    inner: Arc<dyn Connector>,
+    permits: Arc<Semaphore>,
+}
+
+impl Connector for Gated {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, TransportError>> {
+        Box::pin(async move {
+            self.permits
+                .acquire()
+                .await
+                .expect("the gate stays open")
+                .forget();
+            self.inner.connect().await
+        })
+    }
+
+    fn is_stdio(&self) -> bool {
+        self.inner.is_stdio()
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_dies_shows_as_its_tools_leaving_and_returning_and_its_call_fails_once() {
+    let script = Script::legacy().tool("stuck", Behavior::Hang).tool(
+        "ok",
+        Behavior::Text {
+            text: "fine".into(),
+        },
+    );
+    let (inner, recorder) = memory(script);
+    let permits = Arc::new(Semaphore::new(1));
+    let gated = Arc::new(Gated {
+        inner,
+        permits: Arc::clone(&permits),
+    });
+    let (other, _) = memory(Script::legacy().tool(
+        "steady",
+        Behavior::Text {
+            text: "here".into(),
+        },
+    ));
+    let mut running = start(Setup::new(vec![spec("lab", gated), spec("other", other)])).await;
+    let mut names = tool_names(&running.host).await;
+    names.sort();
+    assert_eq!(names, ["ok", "steady", "stuck"]);
+    // Starting the servers changed nothing the host was served.
+    assert!(!heard_already(&mut running.events, LIST_CHANGED));
+
+    let call = running.host.call_tool("stuck", json!({}));
+    let kill = async {
+        let reached = recorder
+            .wait_until(Duration::from_secs(10), |frames| {
+                frames.iter().any(|f| f["params"]["name"] == "stuck")
+            })
+            .await;
+        assert!(reached);
+        assert!(running.hub.kill_server("lab").unwrap());
+    };
+    let (result, ()) =
+        tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(call, kill) })
+            .await
+            .expect("the call in flight fails promptly");
+    let result = result.unwrap();
+    assert!(result.failed());
+    let kind = &result.meta.as_ref().unwrap().0["mcp-gateway/error"]["kind"];
+    assert_eq!(kind, "server_died", "{}", result.text());
+
+    // Down: its tools leave the host's list, and the host is told.
+    heard(&mut running.events, LIST_CHANGED).await.unwrap();
+    assert_eq!(tool_names(&running.host).await, ["steady"]);
+    let refused = running.host.call_tool("ok", json!({})).await.unwrap();
+    assert!(refused.failed());
+
+    // Back: they return, and the host is told again.
+    permits.add_permits(1);
+    heard(&mut running.events, LIST_CHANGED).await.unwrap();
+    let mut names = tool_names(&running.host).await;
+    names.sort();
+    assert_eq!(names, ["ok", "steady", "stuck"]);
+    assert_eq!(
+        running
+            .host
+            .call_tool("ok", json!({}))
+            .await
+            .unwrap()
+            .text(),
+        "fine"
+    );
+    // The call that was in flight was never replayed.
+    let stuck_calls = recorder
+        .with_method("tools/call")
+        .iter()
+        .filter(|f| f["params"]["name"] == "stuck")
+        .count();
+    assert_eq!(stuck_calls, 1);
+    running.close().await;
+}
+
+fn asking(script: Script) -> Script {
+    script.tool(
+        "ask",
+        Behavior::AskClient {
+            method: "sampling/createMessage".into(),
+            params: json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+                "maxTokens": 5,
+            }),
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_servers_sampling_request_is_answered_by_the_host_in_either_era_of_the_server() {
+    let (old, _) = memory(asking(Script::legacy()));
+    let (new, _) = memory(asking(Script::modern()));
+    let mut setup = Setup::new(vec![spec("old", old), spec("new", new)]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    setup.handlers = ClientHandlers::new().on_sampling(move |params: CreateMessageParams| {
+        let seen = Arc::clone(&seen);
+        async move {
+            let server = params
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("mcp-gateway/server").cloned());
+            seen.lock().unwrap().push(server);
+            Ok(CreateMessageResult::text("host-model", "four"))
+        }
+    });
+    let running = start(setup).await;
+    for name in ["old/ask", "new/ask"] {
+        let result = running.host.call_tool(name, json!({})).await.unwrap();
+        assert!(!result.failed(), "{name}: {}", result.text());
+        assert!(result.text().contains("four"), "{}", result.text());
+        assert!(result.text().contains("host-model"), "{}", result.text());
+    }
+    // Each request came labelled with the server that made it.
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [Some(json!("old")), Some(json!("new"))]
+    );
+    running.close().await;
+}
+
+#[tokio::test]
+async fn without_the_hosts_sampling_capability_a_servers_request_is_refused_by_name() {
+    let (old, _) = memory(asking(Script::legacy()));
+    let running = start(Setup::new(vec![spec("old", old)])).await;
+    let result = running.host.call_tool("ask", json!({})).await.unwrap();
+    // The testkit reports the error answer it got as `isError`.
+    assert!(result.failed());
+    assert!(
+        result.text().contains("did not declare `sampling`"),
+        "{}",
+        result.text()
+    );
+    running.close().await;
+}
+
+#[tokio::test]
+async fn the_hosts_roots_go_to_a_stdio_server() {
+    let script = Script::legacy().tool(
+        "roots",
+        Behavior::AskClient {
+            method: "roots/list".into(),
+            params: json!({}),
+        },
+    );
+    let mut setup = Setup::new(vec![spec("local", stdio(&script))]);
+    setup.handlers =
+        ClientHandlers::new().roots(Roots::new(vec![Root::new("file:///host/project")]));
+    let running = start(setup).await;
+    // The gateway asks the host for its roots once the host is initialized;
+    // until that answer is in, the server sees its configured ones (none
+    // here). Each try is a real round trip, bounded.
+    let found = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let result = running.host.call_tool("roots", json!({})).await.unwrap();
+            if result.text().contains("file:///host/project") {
+                return result.text();
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the host's roots reach the server");
+    assert!(!found.contains("error"), "{found}");
+    running.close().await;
+}
