@@ -92,6 +92,11 @@ pub(crate) enum Command {
     /// click, live events and reviews. Ctrl-C ends it.
     #[cfg(feature = "playground")]
     Playground(PlaygroundArgs),
+    /// Serves every configured server as one MCP server on stdin/stdout
+    /// (`mcp serve --stdio`, one entry in a host's mcpServers), governed as
+    /// `mcp tools` shows; or, with `--control SOCKET` and a command,
+    /// reviews a running gateway's changed tool lists.
+    Serve(ServeArgs),
     /// A built-in walk-through with three local servers (no configuration,
     /// no network).
     #[cfg(feature = "demo")]
@@ -434,6 +439,38 @@ pub(crate) struct AuthArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve on standard input and output (what a host starts). Nothing
+    /// else is written to standard output; logs go to standard error.
+    #[arg(long, conflicts_with = "command")]
+    pub(crate) stdio: bool,
+    /// The operator's control socket (a Unix socket, 0600; keep it in a
+    /// private directory): where `mcp serve --control SOCKET adopt …`
+    /// reaches a running gateway.
+    #[arg(long, value_name = "SOCKET")]
+    pub(crate) control: Option<PathBuf>,
+    /// Adopt a changed tool list at once instead of holding it for review.
+    #[arg(long, requires = "stdio")]
+    pub(crate) adopt: bool,
+    /// How tools of different servers sharing a name are exposed.
+    #[arg(long, value_enum, default_value_t = Policy::Prefix)]
+    pub(crate) policy: Policy,
+    /// Expose provider-safe tool names (`notes_search`, as `mcp tools
+    /// --format anthropic` shows) instead of `notes/search`.
+    #[arg(long, requires = "stdio")]
+    pub(crate) provider_safe_names: bool,
+    /// The least severe log messages asked of the servers (passed to the
+    /// host labelled with their server): debug, info, notice, warning,
+    /// error, critical, alert or emergency.
+    #[arg(long, default_value = "info", value_parser = log_level, requires = "stdio")]
+    pub(crate) log_level: mcp_types::LoggingLevel,
+    /// With `--control` (and without `--stdio`): `pending`, `adopt SERVER
+    /// GENERATION` or `discard SERVER GENERATION`.
+    #[arg(value_name = "COMMAND", requires = "control")]
+    pub(crate) command: Vec<String>,
+}
 
 #[cfg(feature = "playground")]
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ pub(crate) mod inspect;
 pub(crate) mod playground;
 pub(crate) mod prompt;
 pub(crate) mod read;
+pub(crate) mod serve;
 pub(crate) mod servers;
 pub(crate) mod skills;
 pub(crate) mod tools;

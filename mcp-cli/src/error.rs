@@ -520,6 +520,15 @@ pub(crate) enum CliError {
     #[cfg(feature = "playground")]
     #[error(transparent)]
     Playground(mcp_playground::PlaygroundError),
+    /// `mcp serve`: the gateway's own error (its host connection, its
+    /// control socket, a refused review).
+    #[error(transparent)]
+    Gateway(mcp_gateway::GatewayError),
+    /// `mcp serve` without `--stdio` or a control command.
+    #[error(
+        "say how to serve: `mcp serve --stdio`, or `mcp serve --control SOCKET pending|adopt SERVER GENERATION|discard SERVER GENERATION`"
+    )]
+    ServeHow,
     /// The conformance client's own (anyhow) error.
     #[cfg(feature = "conformance-client")]
     #[error("{0:#}")]
@@ -621,6 +630,8 @@ impl CliError {
             CliError::Conformance(_) => ErrorCause::Server,
             #[cfg(feature = "playground")]
             CliError::Playground(e) => e.cause(),
+            CliError::Gateway(e) => e.cause(),
+            CliError::ServeHow => ErrorCause::Input,
         }
     }
 
@@ -672,6 +683,8 @@ impl CliError {
             CliError::Conformance(_) => "conformance",
             #[cfg(feature = "playground")]
             CliError::Playground(_) => "playground",
+            CliError::Gateway(_) => "gateway",
+            CliError::ServeHow => "usage",
         }
     }
 

@@ -134,6 +134,7 @@ async fn run(ctx: &Context, command: Command) -> Result<Exit, CliError> {
         Command::Logout(args) => commands::auth::logout(ctx, &args).await.map(ok),
         #[cfg(feature = "playground")]
         Command::Playground(args) => commands::playground::run(ctx, args).await,
+        Command::Serve(args) => commands::serve::run(ctx, args).await,
         #[cfg(feature = "demo")]
         Command::Demo(_) => commands::interruptible(commands::demo::run(ctx))
             .await

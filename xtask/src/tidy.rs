@@ -65,6 +65,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "mcp-auth",
             "mcp-openapi",
             "mcp-playground",
+            "mcp-gateway",
             "mcp-testkit",
         ],
     ),
