@@ -7,6 +7,12 @@
 //! prints one JSON line. One server goes through `mcp-session` directly;
 //! `fleet` (N servers) goes through `mcp-hub`, as a host would. `cargo xtask
 //! bench` builds it and runs the harness.
+//!
+//! Over Streamable HTTP (`cargo xtask bench --http`, `bench/http/`):
+//! `bench_client <cold|seq|conc|big|list> <N> <http://URL> [legacy|2026]`
+//! connects with `HttpConnector` and default settings instead of spawning,
+//! negotiates the named era (`initialize` with 2025-11-25, or 2026-07-28
+//! through `server/discover`) and runs the same workloads.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,7 +20,7 @@ use std::time::Instant;
 use futures::future::try_join_all;
 use mcp_hub::{Hub, HubConfig, ServerSpec};
 use mcp_session::{Negotiation, Ready, Session, SessionConfig};
-use mcp_transport::{StdioConfig, StdioConnector};
+use mcp_transport::{HttpConfig, HttpConnector, StdioConfig, StdioConnector};
 use serde_json::{Map, Value, json};
 
 const ECHO_TEXT: &str = "hello from the MCP peer benchmark";
@@ -37,20 +43,30 @@ fn main() -> Res<()> {
     // (A future driven directly by `block_on` is woken through the runtime's
     // eventfd: one more write and epoll round per response, measured with
     // strace; a task is woken through the scheduler's run queue.)
+    // A URL instead of a server program: Streamable HTTP, in the era named
+    // by the fourth argument.
+    let era = match argv.get(3).map(String::as_str) {
+        Some("2026") | Some("2026-07-28") => Negotiation::Modern,
+        _ => Negotiation::Legacy,
+    };
     let out = rt.block_on(async move {
-        tokio::spawn(async move { run(&workload, n, &server).await }).await
+        tokio::spawn(async move { run(&workload, n, &server, era).await }).await
     })??;
     println!("{}", serde_json::to_string(&out)?);
     Ok(())
 }
 
-async fn run(workload: &str, n: usize, server: &str) -> Res<Value> {
+async fn run(workload: &str, n: usize, server: &str, era: Negotiation) -> Res<Value> {
     let t0 = Instant::now();
     let cpu0 = cpu_s();
     if workload == "fleet" {
         return fleet(if n == 0 { 100 } else { n }, server, t0, cpu0).await;
     }
-    let session = connect(server).await?;
+    let session = if server.starts_with("http://") || server.starts_with("https://") {
+        connect_http(server, era).await?
+    } else {
+        connect(server).await?
+    };
     let mut out = Map::new();
     match workload {
         "cold" => {
@@ -175,6 +191,12 @@ async fn connect(server: &str) -> Res<Session<Ready>> {
     let connector = Arc::new(StdioConnector::new(StdioConfig::new(server)));
     let session = Session::connect(connector, SessionConfig::default()).await?;
     Ok(session.negotiate(Negotiation::Legacy).await?)
+}
+
+async fn connect_http(url: &str, era: Negotiation) -> Res<Session<Ready>> {
+    let connector = Arc::new(HttpConnector::new(HttpConfig::new(url)));
+    let session = Session::connect(connector, SessionConfig::default()).await?;
+    Ok(session.negotiate(era).await?)
 }
 
 async fn echo(session: &Session<Ready>) -> Res<()> {

@@ -9,6 +9,11 @@
 //! passed to the harness (e.g. `--reps 3 --workloads seq,conc,list`). The
 //! harness prints the tables (medians and ratios to the limit client).
 //! Benchmarks are measurements, not tests: nothing here asserts a time.
+//!
+//! `cargo xtask bench --http [OPTIONS]` runs the Streamable HTTP benchmark
+//! of `bench/http/` instead (see `bench/http.rs` and `bench/http/README.md`).
+
+mod http;
 
 use std::path::Path;
 use std::process::Command;
@@ -16,6 +21,9 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    if args.iter().any(|a| a == "--http") {
+        return http::run(root, args);
+    }
     let status = Command::new(crate::cargo())
         .current_dir(root)
         .args([
