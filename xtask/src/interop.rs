@@ -214,6 +214,10 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<(u64, u64)> {
             );
         }
     }
+    // `mcp serve --stdio` behind the official SDKs' hosts.
+    let (gw_passed, gw_failed) = crate::gateway::run(root)?;
+    passed += gw_passed;
+    failed += gw_failed;
     println!("interop: {passed} passed, {failed} failed");
     Ok((passed, failed))
 }

@@ -5,7 +5,11 @@
 //! - `examples`: runs `mcp-client`'s examples against the testkit's servers.
 //! - `conformance`: the official suite against our client, with a ratchet.
 //! - `bench`: our client in the peer benchmark, beside the official SDKs.
-//! - `interop`: our client against real reference servers (npm, PyPI).
+//! - `interop`: our client against real reference servers (npm, PyPI), and
+//!   the SDK hosts of `gateway` in front of `mcp serve --stdio`.
+//! - `gateway [--bench [N]]`: `mcp serve --stdio` behind hosts on the
+//!   official TypeScript, Python and Rust SDKs; with `--bench`, a call
+//!   through the gateway against a direct one, from the same clients.
 //! - `tidy`: repository rules that no compiler checks (dependency direction,
 //!   sans-IO modules free of tokio, crate docs, no `todo!`, stdio-only
 //!   builds free of HTTP, TLS and jsonschema); also runs as a
@@ -17,6 +21,7 @@
 mod bench;
 mod conformance;
 mod examples;
+mod gateway;
 mod interop;
 mod node;
 mod spec;
@@ -49,6 +54,16 @@ fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
+        "gateway" if rest.iter().any(|a| a == "--bench") => {
+            gateway::bench(&workspace_root(), &rest)
+        }
+        "gateway" => {
+            let (_, failed) = gateway::run(&workspace_root())?;
+            if failed > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         "examples" => {
             let (_, failed) = examples::run(&workspace_root())?;
             if failed > 0 {
@@ -65,7 +80,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | examples | conformance [--scenario S] | interop | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | examples | conformance [--scenario S] | interop | gateway [--bench [N]] | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }
