@@ -553,11 +553,13 @@ mod tests {
     fn an_auth_object_shows_its_grant_files_and_variables() {
         let c = config(
             r#"{"mcpServers": {"m": {"url": "https://m.example/mcp", "auth": {
-                "grant": "enterprise", "client_id": "app", "client_secret_env": "AWS_SECRET_ACCESS_KEY",
+                "grant": "enterprise", "client_id": "app", "issuer": "https://as.example",
+                "client_secret_env": "AWS_SECRET_ACCESS_KEY",
                 "idp": {"issuer": "https://idp.example", "client_id": "c",
                         "id_token_file": "/home/u/.idp\u001b[2J"}}},
                 "k": {"url": "https://k.example/mcp", "auth": {"grant": "client_credentials",
-                      "client_id": "svc", "private_key_file": "${HOME}/.ssh/id_ecdsa"}}}}"#,
+                      "client_id": "svc", "issuer": "https://as.example",
+                      "private_key_file": "${HOME}/.ssh/id_ecdsa"}}}}"#,
         );
         let text = summary(&c);
         assert!(
