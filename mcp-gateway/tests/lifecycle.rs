@@ -279,3 +279,137 @@ async fn the_hosts_roots_go_to_a_stdio_server() {
     assert!(!found.contains("error"), "{found}");
     running.close().await;
 }
+
+#[tokio::test]
+async fn a_servers_elicitation_reaches_the_host_in_form_mode_and_url_mode_needs_its_declaration() {
+    let script = Script::legacy()
+        .tool(
+            "form",
+            Behavior::AskClient {
+                method: "elicitation/create".into(),
+                params: json!({
+                    "mode": "form",
+                    "message": "Your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                }),
+            },
+        )
+        .tool(
+            "link",
+            Behavior::AskClient {
+                method: "elicitation/create".into(),
+                params: json!({
+                    "mode": "url",
+                    "message": "Sign in",
+                    "url": "https://example.com/login",
+                    "elicitationId": "e1",
+                }),
+            },
+        );
+    let (server, _) = memory(script);
+    let mut setup = Setup::new(vec![spec("lab", server)]);
+    // Form mode only: the host does not declare URL mode.
+    let labels = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&labels);
+    setup.handlers = ClientHandlers::new().on_elicitation(move |request| {
+        let seen = Arc::clone(&seen);
+        async move {
+            let mcp_session::Elicitation::Form(form) = request else {
+                return Ok(mcp_types::ElicitResult::decline());
+            };
+            let asked_by = form
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("mcp-gateway/server").cloned());
+            seen.lock().unwrap().push(asked_by);
+            Ok(mcp_types::ElicitResult::accept([(
+                "name",
+                mcp_types::ElicitValue::String("Ada".into()),
+            )]))
+        }
+    });
+    let running = start(setup).await;
+    let answered = running.host.call_tool("form", json!({})).await.unwrap();
+    assert!(!answered.failed(), "{}", answered.text());
+    assert!(answered.text().contains("Ada"), "{}", answered.text());
+    assert_eq!(*labels.lock().unwrap(), [Some(json!("lab"))]);
+    let refused = running.host.call_tool("link", json!({})).await.unwrap();
+    assert!(refused.failed());
+    assert!(
+        refused
+            .text()
+            .contains("did not declare URL-mode elicitation"),
+        "{}",
+        refused.text()
+    );
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_2026_host_hears_an_adopted_change_on_its_listen_stream_and_cannot_be_asked_to_sample() {
+    let script = asking(
+        Script::legacy()
+            .tool(
+                "change",
+                Behavior::ChangeList {
+                    list: ListKind::Tools,
+                },
+            )
+            .tool_spec(
+                ToolSpec::new("fresh", Behavior::Text { text: "new".into() })
+                    .appearing_at_change(1),
+            ),
+    );
+    let (server, _) = memory(script);
+    let mut setup = Setup::new(vec![spec("lab", server)]);
+    setup.negotiation = mcp_session::Negotiation::Modern;
+    setup.handlers = ClientHandlers::new()
+        .on_sampling(|_| async { Ok(CreateMessageResult::text("never", "asked")) });
+    let running = start(setup).await;
+    assert_eq!(running.host.era(), mcp_types::Era::Modern);
+    let mut stream = running
+        .host
+        .subscribe(mcp_types::SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(mcp_session::SubscriptionEvent::Acknowledged { .. })
+    ));
+
+    running.host.call_tool("change", json!({})).await.unwrap();
+    let pending = running.reviews.until(|p| !p.is_empty()).await;
+    running
+        .reviews
+        .adopt(&pending[0].server, pending[0].generation)
+        .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("the stream hears the change");
+    assert!(
+        matches!(
+            heard,
+            Some(mcp_session::SubscriptionEvent::ToolsListChanged)
+        ),
+        "{heard:?}"
+    );
+    assert!(
+        tool_names(&running.host)
+            .await
+            .contains(&"fresh".to_owned())
+    );
+
+    // A stateless host has no session to carry a server's request.
+    let refused = running.host.call_tool("ask", json!({})).await.unwrap();
+    assert!(refused.failed());
+    assert!(
+        refused.text().contains("no initialized legacy session"),
+        "{}",
+        refused.text()
+    );
+    drop(stream);
+    running.close().await;
+}
