@@ -56,6 +56,7 @@
 //! | pending events | 1024 | a request is refused like one over the in-flight bound; a notification is dropped and counted ([`ServerStats::dropped_events`]) |
 //! | queued frames | 1024 | a notification is refused ([`ServerError::TransmitQueueFull`]); answers never are (one per request) |
 //! | requests to the client | 32 | [`ServerError::TooManyOutgoing`] |
+//! | a [`ServerHandle`]'s commands waiting for the driver | 64 | the sender waits |
 //! | a cancelled handler's wind-down ([`serve`]) | 5 s | its task is dropped |
 //!
 //! A cancellation does not free its request's slot until the application
