@@ -169,6 +169,22 @@ fn call_failure(error: &HubError) -> HandlerResult<CallToolResult> {
     })
 }
 
+/// Resource links and embedded resources in a result name `server`'s
+/// resources: they are given the URIs the host reads them by.
+fn served_uris(server: &str, content: &mut [ContentBlock]) {
+    for block in content {
+        match block {
+            ContentBlock::ResourceLink(link) => link.uri = resource_uri(server, &link.uri),
+            ContentBlock::Resource(embedded) => match &mut embedded.resource {
+                ResourceContents::Text(t) => t.uri = resource_uri(server, &t.uri),
+                ResourceContents::Blob(b) => b.uri = resource_uri(server, &b.uri),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
 fn not_found(uri: &str) -> ErrorObject {
     let mut error = ErrorObject::new(
         error_codes::RESOURCE_NOT_FOUND,
@@ -218,11 +234,23 @@ impl ServerHandler for GatewayHandler {
                     }
                 });
             }
+            // The server the name routes to, for the URIs in its result.
+            let server = self
+                .hub
+                .namespace()
+                .resolve(&params.name)
+                .ok()
+                .map(|t| t.server().to_string());
             let arguments = params.arguments.unwrap_or_default();
             let call = self.hub.call_with(&params.name, arguments, &options);
             tokio::select! {
                 result = call => match result {
-                    Ok(result) => Ok(result),
+                    Ok(mut result) => {
+                        if let Some(server) = server {
+                            served_uris(&server, &mut result.content);
+                        }
+                        Ok(result)
+                    }
                     Err(error) => call_failure(&error),
                 },
                 // Dropping the call cancels it downstream.

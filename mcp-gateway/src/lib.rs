@@ -34,7 +34,8 @@
 //!   name is `-32602`).
 //! - **Resources and templates** of every server under its allow-list, with
 //!   URIs made unambiguous ([`resource_uri`]): `mcp-gateway://SERVER/URI`,
-//!   the server's own URI kept verbatim after the server's name.
+//!   the server's own URI kept verbatim after the server's name (also in
+//!   the resource links and embedded resources of its tools' results).
 //! - **Prompts** of every server, named `SERVER/PROMPT` ([`prompt_name`]),
 //!   and **completion** of their arguments and of template variables.
 //! - **Log messages** of the servers, with `logger` set to `SERVER` or

@@ -238,3 +238,88 @@ async fn a_servers_log_messages_reach_the_host_labelled_with_it() {
     assert_eq!(message["data"], "disk almost full");
     running.close().await;
 }
+
+/// A server of ours (on the server half) whose tool answers with a link to
+/// one of its resources and the resource embedded.
+struct Linker;
+
+impl mcp_server::ServerHandler for Linker {
+    fn capabilities(&self) -> mcp_types::ServerCapabilities {
+        mcp_types::ServerCapabilities {
+            tools: Some(Default::default()),
+            resources: Some(Default::default()),
+            ..Default::default()
+        }
+    }
+
+    fn list_tools(
+        &self,
+        _cursor: Option<mcp_types::Cursor>,
+        _ctx: mcp_server::RequestContext,
+    ) -> mcp_server::BoxFuture<'_, mcp_server::HandlerResult<mcp_types::ListToolsResult>> {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({"tools": [
+                {"name": "find", "inputSchema": {"type": "object"}}
+            ]}))
+            .unwrap())
+        })
+    }
+
+    fn call_tool(
+        &self,
+        _params: mcp_types::CallToolParams,
+        _ctx: mcp_server::RequestContext,
+    ) -> mcp_server::BoxFuture<'_, mcp_server::HandlerResult<mcp_types::CallToolResult>> {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({"content": [
+                {"type": "resource_link", "uri": "file:///found.txt", "name": "found"},
+                {"type": "resource", "resource": {"uri": "file:///found.txt", "text": "inline"}},
+            ]}))
+            .unwrap())
+        })
+    }
+
+    fn read_resource(
+        &self,
+        params: mcp_types::ReadResourceParams,
+        _ctx: mcp_server::RequestContext,
+    ) -> mcp_server::BoxFuture<'_, mcp_server::HandlerResult<mcp_types::ReadResourceResult>> {
+        Box::pin(async move {
+            Ok(serde_json::from_value(json!({"contents": [
+                {"uri": params.uri, "text": "found it"}
+            ]}))
+            .unwrap())
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_resource_links_in_a_tools_result_are_given_the_uris_the_host_reads_them_by() {
+    let connector = mcp_transport::MemoryConnector::new(|end| {
+        tokio::spawn(mcp_server::serve(
+            end.input,
+            end.output,
+            std::sync::Arc::new(Linker),
+            mcp_server::ServerConfig::new("linker", "1.0"),
+        ));
+    });
+    let running = start(Setup::new(vec![spec(
+        "links",
+        std::sync::Arc::new(connector),
+    )]))
+    .await;
+    let result = running.host.call_tool("find", json!({})).await.unwrap();
+    let content = serde_json::to_value(&result.content).unwrap();
+    let link = content[0]["uri"].as_str().unwrap().to_owned();
+    assert_eq!(link, "mcp-gateway://links/file:///found.txt");
+    assert_eq!(
+        content[1]["resource"]["uri"],
+        "mcp-gateway://links/file:///found.txt"
+    );
+    let read = running.host.read_resource(&link).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&read.contents).unwrap()[0]["text"],
+        "found it"
+    );
+    running.close().await;
+}
