@@ -370,6 +370,33 @@ impl OAuthProvider {
         ])
     }
 
+    /// The token endpoint at `url` of `issuer`, for `client_id`
+    /// authenticating with `auth`, tokens for `resource`, bound to `key`
+    /// (with the authorization server's nonce) when one is given.
+    fn token_endpoint<'a>(
+        &'a self,
+        url: &'a Url,
+        issuer: &'a str,
+        client_id: &'a str,
+        auth: &'a ClientAuthn,
+        resource: &'a str,
+        key: Option<&'a SigningKey>,
+    ) -> TokenEndpoint<'a> {
+        TokenEndpoint {
+            http: self.http.as_ref(),
+            timeout: self.config.request_timeout,
+            url,
+            issuer,
+            client_id,
+            auth,
+            resource: Some(resource),
+            dpop: key.map(|key| DpopBinding {
+                key,
+                nonce: &self.as_nonce,
+            }),
+        }
+    }
+
     /// How the client of `record` authenticates: the configured machine
     /// client's secret or key (read now) when the record is that client's,
     /// else what its registration holds.
@@ -414,21 +441,17 @@ impl OAuthProvider {
         let auth = self.client_authn(&current.client)?;
         let current = st.current.clone().ok_or(AuthError::SignInRequired)?;
         let key = st.dpop_key()?;
-        let result = TokenEndpoint {
-            http: self.http.as_ref(),
-            timeout: self.config.request_timeout,
-            url: &endpoint,
-            issuer: &current.issuer,
-            client_id: &current.client.client_id,
-            auth: &auth,
-            resource: Some(&current.resource),
-            dpop: key.as_deref().map(|key| DpopBinding {
-                key,
-                nonce: &self.as_nonce,
-            }),
-        }
-        .refresh(&refresh_token, &tokens.scopes)
-        .await;
+        let result = self
+            .token_endpoint(
+                &endpoint,
+                &current.issuer,
+                &current.client.client_id,
+                &auth,
+                &current.resource,
+                key.as_deref(),
+            )
+            .refresh(&refresh_token, &tokens.scopes)
+            .await;
         let Some(current) = st.current.as_mut() else {
             return Ok(false);
         };
@@ -624,19 +647,14 @@ impl OAuthProvider {
         } else {
             None
         };
-        let endpoint = TokenEndpoint {
-            http: self.http.as_ref(),
-            timeout: self.config.request_timeout,
-            url: &binding.token_endpoint,
-            issuer: &binding.issuer,
-            client_id: &machine.client_id,
-            auth: &auth,
-            resource: Some(&binding.resource),
-            dpop: key.as_deref().map(|key| DpopBinding {
-                key,
-                nonce: &self.as_nonce,
-            }),
-        };
+        let endpoint = self.token_endpoint(
+            &binding.token_endpoint,
+            &binding.issuer,
+            &machine.client_id,
+            &auth,
+            &binding.resource,
+            key.as_deref(),
+        );
         let tokens = match &self.config.grant {
             Grant::ClientCredentials(_) => endpoint.client_credentials(&scopes).await?,
             Grant::JwtBearer { assertion, .. } => {
@@ -844,21 +862,17 @@ impl OAuthProvider {
             None
         };
         let auth = self.client_authn(&client)?;
-        let tokens = TokenEndpoint {
-            http: self.http.as_ref(),
-            timeout: self.config.request_timeout,
-            url: &server.token_endpoint,
-            issuer: &server.issuer,
-            client_id: &client.client_id,
-            auth: &auth,
-            resource: Some(&discovered.resource),
-            dpop: key.as_deref().map(|key| DpopBinding {
-                key,
-                nonce: &self.as_nonce,
-            }),
-        }
-        .exchange_code(&code, &pkce.verifier, &client.redirect_uri, &scopes)
-        .await?;
+        let tokens = self
+            .token_endpoint(
+                &server.token_endpoint,
+                &server.issuer,
+                &client.client_id,
+                &auth,
+                &discovered.resource,
+                key.as_deref(),
+            )
+            .exchange_code(&code, &pkce.verifier, &client.redirect_uri, &scopes)
+            .await?;
         let binding = Binding {
             issuer: server.issuer.clone(),
             token_endpoint: server.token_endpoint.clone(),
