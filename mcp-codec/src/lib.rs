@@ -15,8 +15,11 @@
 //! end of input it calls `decode_eof` the same way. Each decoder remembers how
 //! far it has looked, so it must always be given the same buffer, with new
 //! bytes only appended. Decoded frames are [`bytes::Bytes`] split off that
-//! buffer (no copy). The crate knows nothing of JSON or MCP methods and uses
-//! no serde: frames are bytes, events are strings. (Who caused a codec error
+//! buffer (no copy). The framing knows nothing of JSON or MCP methods and the
+//! crate uses no serde: frames are bytes, events are strings. The one look
+//! inside a frame is [`peek_notification`]: a scan of a JSON-RPC envelope
+//! that tells a notification's method without parsing the frame, so a
+//! session can drop one nobody wants cheaply (it names no method itself). (Who caused a codec error
 //! is the transport's call: `TransportError::cause`.)
 //!
 //! With the `tokio-util` feature, the decoders and encoders also implement
@@ -46,10 +49,12 @@
 
 mod error;
 mod line;
+mod peek;
 mod sse;
 
 pub use crate::error::CodecError;
 pub use crate::line::{EDGE_BYTES, LineDecoder, LineEncoder, SkippedEdge};
+pub use crate::peek::{MAX_PEEK_DEPTH, peek_notification};
 pub use crate::sse::{SseDecoder, SseEncoder, SseEvent};
 
 /// The default bound on one frame or SSE event: 16 MiB.

@@ -73,6 +73,16 @@ pub struct SessionConfig {
     /// remembered. Share one [`EraCache`] among the sessions that should
     /// learn from each other (a hub shares its own among its servers).
     pub era_cache: Option<EraCache>,
+    /// Drop the server's log messages (`notifications/message`) unparsed:
+    /// for a host that does not read them (a hub server without a log
+    /// level). Counted in [`ProtocolStats::log_messages_discarded`](crate::ProtocolStats).
+    pub discard_log_messages: bool,
+    /// How many log messages and progress notifications the server may send
+    /// before the rest are dropped unparsed and counted (see
+    /// [`NotificationBudget`](crate::NotificationBudget); responses,
+    /// requests, `list_changed` and other notifications are never dropped
+    /// by it).
+    pub notification_budget: crate::NotificationBudget,
 }
 
 /// The protocol era each endpoint spoke, learnt by `Negotiation::Auto`,
@@ -161,6 +171,8 @@ impl Default for SessionConfig {
             max_input_rounds: 8,
             accept_tasks: false,
             era_cache: None,
+            discard_log_messages: false,
+            notification_budget: crate::NotificationBudget::DEFAULT,
         }
     }
 }

@@ -7,9 +7,11 @@
 //! to the caller.
 
 use mcp_types::Notification as _;
-use mcp_types::notifications::RootsListChanged;
+use mcp_types::notifications::{
+    PromptListChanged, ResourceListChanged, RootsListChanged, ToolListChanged,
+};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -27,7 +29,8 @@ use crate::params::Params;
 use crate::protocol::subscriptions::MAX_SUBSCRIPTIONS;
 use crate::protocol::subscriptions::{ListKind, SubscriptionEvent};
 use crate::protocol::{
-    CoreEvent, CoreLimits, Failure, ProtocolCore, RawResult, Refusal, RequestTiming,
+    CoreEvent, CoreLimits, Failure, NotificationIntake, ProtocolCore, RawResult, Refusal,
+    RequestTiming,
 };
 use crate::tools::ProgressSink;
 
@@ -46,6 +49,10 @@ pub(crate) struct Shared {
     version: Mutex<Option<&'static str>>,
     events: mpsc::Sender<SessionEvent>,
     dropped_events: AtomicU64,
+    /// `list_changed` kinds (bit per [`ListKind`]) that found the event
+    /// queue full and wait for room: coalesced, never lost.
+    held_list_changed: AtomicU8,
+    list_changed_coalesced: AtomicU64,
     handlers: ClientHandlers,
     /// Bumped by each `list_changed` notification, per kind (tools,
     /// resources, prompts), so a listing can tell it is stale.
@@ -106,10 +113,12 @@ impl Shared {
         limits: CoreLimits,
         event_queue: usize,
         handlers: ClientHandlers,
+        intake: NotificationIntake,
     ) -> (Arc<Shared>, SessionEvents) {
         let (events_tx, events_rx) = mpsc::channel(event_queue.max(1));
         let mut core = ProtocolCore::new(limits);
         core.set_offered(&handlers.capabilities());
+        core.set_intake(intake);
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
             outbound,
@@ -118,6 +127,8 @@ impl Shared {
             version: Mutex::new(None),
             events: events_tx,
             dropped_events: AtomicU64::new(0),
+            held_list_changed: AtomicU8::new(0),
+            list_changed_coalesced: AtomicU64::new(0),
             handlers,
             generations: Default::default(),
             subscriptions: Mutex::new(HashMap::new()),
@@ -216,7 +227,9 @@ impl Shared {
 
     /// Protocol counters.
     pub(crate) fn stats(&self) -> crate::ProtocolStats {
-        self.core().stats().clone()
+        let mut stats = self.core().stats().clone();
+        stats.list_changed_coalesced = self.list_changed_coalesced.load(Ordering::Relaxed);
+        stats
     }
 
     /// The client features the host offers, as the core admits them.
@@ -405,6 +418,41 @@ impl Shared {
             self.dropped_events.fetch_add(1, Ordering::Relaxed);
         }
     }
+
+    /// Queues a `list_changed` for the host; a full queue holds it (one per
+    /// kind, later ones merged into it) until there is room.
+    fn emit_list_changed(&self, kind: ListKind, event: SessionEvent) {
+        let bit = list_bit(kind);
+        match self.events.try_send(event) {
+            Ok(()) => {
+                // This one tells the host everything a held one would.
+                self.held_list_changed.fetch_and(!bit, Ordering::AcqRel);
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if self.held_list_changed.fetch_or(bit, Ordering::AcqRel) & bit != 0 {
+                    self.list_changed_coalesced.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            // The host dropped its receiver: nobody is told anything.
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+
+    /// Hands the host the held `list_changed` notifications there is room
+    /// for now.
+    fn release_held(&self) {
+        for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
+            let bit = list_bit(kind);
+            if self.held_list_changed.load(Ordering::Acquire) & bit == 0 {
+                continue;
+            }
+            let Ok(permit) = self.events.try_reserve() else {
+                return;
+            };
+            self.held_list_changed.fetch_and(!bit, Ordering::AcqRel);
+            permit.send(held_event(kind));
+        }
+    }
 }
 
 /// Cancels a request when its caller's future is dropped before the answer.
@@ -436,6 +484,10 @@ async fn drive(shared: Arc<Shared>, mut inbound: mpsc::Receiver<Inbound>) {
                 None => std::future::pending().await,
             }
         };
+        let held = shared.held_list_changed.load(Ordering::Acquire) != 0;
+        if held {
+            shared.release_held();
+        }
         let closed = tokio::select! {
             biased;
             msg = inbound.recv() => {
@@ -457,6 +509,11 @@ async fn drive(shared: Arc<Shared>, mut inbound: mpsc::Receiver<Inbound>) {
             }
             () = shared.wake.notified() => {
                 take_events(&mut shared.core(), &mut events);
+                false
+            }
+            // A `list_changed` waits for room in the host's queue.
+            Ok(permit) = shared.events.reserve(), if held => {
+                drop(permit);
                 false
             }
         };
@@ -573,8 +630,13 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<Progres
         CoreEvent::Notification { method, params } => {
             if let Some(kind) = ListKind::from_notification(&method) {
                 shared.generations[kind as usize].fetch_add(1, Ordering::AcqRel);
+                shared.emit_list_changed(kind, SessionEvent::Notification { method, params });
+            } else {
+                shared.emit(SessionEvent::Notification { method, params });
             }
-            shared.emit(SessionEvent::Notification { method, params });
+        }
+        CoreEvent::NotificationsDropped { over_budget } => {
+            shared.emit(SessionEvent::NotificationsDropped { over_budget });
         }
         CoreEvent::Subscription { key, event } => {
             let subs = shared
@@ -602,4 +664,27 @@ fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerReq
         task_shared.core().answer_server_request(&id, answer);
         task_shared.wake.notify_one();
     });
+}
+
+/// The bit of a list kind in [`Shared::held_list_changed`].
+fn list_bit(kind: ListKind) -> u8 {
+    match kind {
+        ListKind::Tools => 1,
+        ListKind::Resources => 2,
+        ListKind::Prompts => 4,
+    }
+}
+
+/// The event a held `list_changed` is delivered as (its params, which
+/// carry nothing a host acts on, are not kept).
+fn held_event(kind: ListKind) -> SessionEvent {
+    let method = match kind {
+        ListKind::Tools => ToolListChanged::METHOD,
+        ListKind::Resources => ResourceListChanged::METHOD,
+        ListKind::Prompts => PromptListChanged::METHOD,
+    };
+    SessionEvent::Notification {
+        method: method.to_owned(),
+        params: None,
+    }
 }

@@ -28,6 +28,13 @@ pub enum SessionEvent {
     },
     /// The server broke the protocol; the offending frame was skipped.
     ProtocolViolation(Violation),
+    /// The server went over its notification budget: log messages or
+    /// progress were dropped unparsed. Sent on the first drop, then at most
+    /// once a second while drops go on.
+    NotificationsDropped {
+        /// Dropped over the budget on this connection so far.
+        over_budget: u64,
+    },
     /// The connection ended; no event follows.
     Closed(ExitInfo),
 }

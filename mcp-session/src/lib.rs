@@ -106,7 +106,10 @@ pub use handler::{
 pub use mcp_transport::BoxFuture;
 pub use page::Page;
 pub use paginate::Paginator;
-pub use protocol::{CoreLimits, ProtocolStats, RawResult, RequestTiming, Violation};
+pub use protocol::{
+    CoreLimits, NotificationBudget, NotificationIntake, ProtocolStats, RawResult, RequestTiming,
+    Violation,
+};
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
 #[cfg(feature = "skills")]
 pub use skills::{

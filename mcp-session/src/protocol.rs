@@ -51,6 +51,7 @@ use serde_json::value::RawValue;
 
 mod abandoned;
 pub(crate) mod era;
+pub(crate) mod intake;
 pub(crate) mod rounds;
 pub(crate) mod server_requests;
 mod skipped;
@@ -58,6 +59,7 @@ mod stats;
 pub(crate) mod subscriptions;
 
 pub use abandoned::AbandonedIds;
+pub use intake::{NotificationBudget, NotificationIntake};
 pub use stats::ProtocolStats;
 
 /// Bounds of one connection's request table.
@@ -328,6 +330,13 @@ pub enum CoreEvent<W> {
     /// The server broke the protocol; the frame was skipped, the connection
     /// lives on. Counted in [`ProtocolStats`].
     Violation(Violation),
+    /// Notifications over the server's budget were dropped (see
+    /// `protocol/intake.rs`): sent on the first drop, then at most once a
+    /// second while drops go on.
+    NotificationsDropped {
+        /// Dropped over the budget on this connection so far.
+        over_budget: u64,
+    },
 }
 
 /// A protocol violation by the server.
@@ -377,6 +386,8 @@ pub struct ProtocolCore<W> {
     server_requests: usize,
     /// Where notifications go for the session's subscriptions.
     routes: subscriptions::Routes,
+    /// Which notifications are dropped before parsing.
+    intake: intake::Intake,
 }
 
 impl<W> std::fmt::Debug for ProtocolCore<W> {
@@ -409,7 +420,14 @@ impl<W> ProtocolCore<W> {
             offered: server_requests::Offered::default(),
             server_requests: 0,
             routes: subscriptions::Routes::default(),
+            intake: intake::Intake::new(NotificationIntake::default()),
         }
+    }
+
+    /// Sets which notifications are dropped before parsing (the default
+    /// keeps log messages and applies [`NotificationBudget::DEFAULT`]).
+    pub fn set_intake(&mut self, settings: NotificationIntake) {
+        self.intake = intake::Intake::new(settings);
     }
 
     // ---- getters -------------------------------------------------------
@@ -516,6 +534,14 @@ impl<W> ProtocolCore<W> {
             );
             return;
         }
+        // A notification is judged by its method before anything parses it.
+        let peeked = mcp_codec::peek_notification(&frame);
+        if let Some(method) = peeked
+            && !self.admit(now, method)
+        {
+            return;
+        }
+        let peeked = peeked.is_some();
         let incoming = match Incoming::parse(&frame) {
             Ok(m) => m,
             Err(_) => {
@@ -541,6 +567,9 @@ impl<W> ProtocolCore<W> {
                 self.server_request(id, &method, params);
             }
             Incoming::Notification { method, params } => {
+                if !peeked && !self.admit(now, &method) {
+                    return;
+                }
                 let params = params.map(|p| frame.slice_ref(p.get().as_bytes()));
                 if method == Progress::METHOD {
                     if let Some(params) = params {
@@ -903,6 +932,27 @@ impl<W> ProtocolCore<W> {
         // Invariant: an integer and a string always serialise.
         .expect("serialising cancel params");
         self.queue_notification(Cancelled::METHOD, Some(&params));
+    }
+
+    /// Whether a notification with this method is handled; a dropped one
+    /// is counted (and the drops reported now and then).
+    fn admit(&mut self, now: Instant, method: &str) -> bool {
+        match self.intake.admit(now, method) {
+            intake::Admit::Parse => true,
+            intake::Admit::Discard => {
+                self.stats.log_messages_discarded += 1;
+                false
+            }
+            intake::Admit::OverBudget => {
+                self.stats.notifications_over_budget += 1;
+                if self.intake.report_due(now) {
+                    self.events.push_back(CoreEvent::NotificationsDropped {
+                        over_budget: self.stats.notifications_over_budget,
+                    });
+                }
+                false
+            }
+        }
     }
 
     fn violation(&mut self, v: Violation) {

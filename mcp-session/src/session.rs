@@ -155,6 +155,7 @@ impl Link {
             config.limits,
             config.event_queue,
             config.handlers.clone(),
+            crate::NotificationIntake::new(config.notification_budget, config.discard_log_messages),
         );
         Ok(Link {
             shared,

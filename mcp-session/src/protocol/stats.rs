@@ -22,4 +22,13 @@ pub struct ProtocolStats {
     pub violations: u64,
     /// Requests refused because the in-flight bound was reached.
     pub refused_in_flight: u64,
+    /// Log messages dropped unparsed because the host does not want them
+    /// (`NotificationIntake::discard_log_messages`).
+    pub log_messages_discarded: u64,
+    /// Log messages and progress notifications dropped unparsed because the
+    /// server went over its `NotificationBudget`.
+    pub notifications_over_budget: u64,
+    /// `list_changed` notifications merged into one already waiting because
+    /// the host's event queue was full (never lost: one per kind waits).
+    pub list_changed_coalesced: u64,
 }
