@@ -129,6 +129,45 @@ pub enum ServerError {
     /// Reading from or writing to the client failed ([`serve`](crate::serve)).
     #[error("i/o error talking to the client")]
     Io(#[from] std::io::Error),
+    /// Serving HTTP on an address that is not loopback needs TLS and a
+    /// bearer token; `missing` names what was not given.
+    #[cfg(feature = "http")]
+    #[error(
+        "serving on {addr} (not a loopback address) needs {missing}; plain or unauthenticated HTTP is served on loopback only"
+    )]
+    Exposure {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// What is missing.
+        missing: &'static str,
+    },
+    /// The HTTP endpoint could not be bound, or its accept loop failed.
+    #[cfg(feature = "http")]
+    #[error("could not serve HTTP on {addr}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A TLS file could not be used.
+    #[cfg(feature = "http")]
+    #[error("TLS file `{}`: {problem}", path.display())]
+    TlsFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: &'static str,
+        /// The system's error, when reading failed.
+        #[source]
+        source: Option<std::io::Error>,
+    },
+    /// The TLS settings were refused (a key that does not fit the
+    /// certificate, an unsupported key type).
+    #[cfg(feature = "http")]
+    #[error("the TLS settings were refused")]
+    Tls(#[source] tokio_rustls::rustls::Error),
 }
 
 impl ServerError {
@@ -161,6 +200,12 @@ impl ServerError {
                 ResponseError::Timeout | ResponseError::Closed => ErrorCause::Connection,
             },
             ServerError::Closed | ServerError::Io(_) => ErrorCause::Connection,
+            #[cfg(feature = "http")]
+            ServerError::Exposure { .. } | ServerError::TlsFile { .. } | ServerError::Tls(_) => {
+                ErrorCause::Configuration
+            }
+            #[cfg(feature = "http")]
+            ServerError::Bind { .. } => ErrorCause::Connection,
         }
     }
 }

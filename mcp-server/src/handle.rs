@@ -47,6 +47,9 @@ pub(crate) enum Command {
         key: u64,
         send: RequestFn,
         reply: oneshot::Sender<RawAnswer>,
+        /// The client's request this one is made for (an HTTP binding
+        /// sends it on that request's stream).
+        related: Option<RequestId>,
     },
     /// The caller of request `key` went away.
     Cancel { key: u64 },
@@ -213,12 +216,34 @@ impl ServerHandle {
         R: ServerRequest,
         R::Params: Send + 'static,
     {
+        self.request_for::<R>(None, params, timeout).await
+    }
+
+    /// [`request`](Self::request), made while serving the client's request
+    /// `related` (when `Some`): over Streamable HTTP it travels on that
+    /// request's response stream, where the client expects it; over a byte
+    /// stream it makes no difference.
+    pub async fn request_for<R>(
+        &self,
+        related: Option<RequestId>,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result, ServerError>
+    where
+        R: ServerRequest,
+        R::Params: Send + 'static,
+    {
         let key = self.keys.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
         let send: RequestFn =
             Box::new(move |core, now| core.send_request::<R>(now, &params, timeout));
         self.commands
-            .send(Command::Request { key, send, reply })
+            .send(Command::Request {
+                key,
+                send,
+                reply,
+                related,
+            })
             .await
             .map_err(|_| ServerError::Closed)?;
         // From here on, a caller that goes away cancels the request.

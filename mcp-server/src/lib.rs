@@ -27,6 +27,12 @@
 //!   (sampling, elicitation, roots) with their answers, deadlines and
 //!   cancellation when the caller gives up. The gateway is built on it.
 //!
+//! - [`http`] (feature `http`): the same handler served over Streamable
+//!   HTTP to many clients at once, both eras (legacy sessions with their
+//!   ids and GET streams; stateless 2026-07-28 requests with their headers
+//!   checked), with the Host / Origin checks, TLS and a bearer token for
+//!   exposure off loopback, and bounded bodies, connections and sessions.
+//!
 //! An in-process server behind the transport's `Connector` seam is `serve`
 //! on the server end of an in-memory pair:
 //!
@@ -73,6 +79,8 @@ mod core;
 mod error;
 mod handle;
 mod handler;
+#[cfg(feature = "http")]
+pub mod http;
 mod serve;
 
 pub use crate::config::{ServerConfig, ServerLimits};

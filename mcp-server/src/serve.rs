@@ -96,22 +96,7 @@ where
     H: ServerHandler + ?Sized,
 {
     let limits = config.limits.clone();
-    let (progress, progress_rx) = mpsc::channel(PROGRESS_QUEUE);
-    let Outbox { commands, peer } = outbox;
-    let mut driver = Driver {
-        core: ServerCore::new(config, handler.capabilities()),
-        handler,
-        tasks: JoinSet::new(),
-        running: HashMap::new(),
-        task_ids: HashMap::new(),
-        progress,
-        progress_rx,
-        grace: limits.cancel_grace,
-        listens: BTreeMap::new(),
-        asked: HashMap::new(),
-        asked_keys: HashMap::new(),
-        peer,
-    };
+    let (mut driver, commands) = Driver::new(handler, config, outbox);
     let mut commands = Some(commands);
     let mut decoder = LineDecoder::with_max_frame(limits.max_frame);
     let encoder = LineEncoder::with_max_frame(limits.max_frame);
@@ -137,7 +122,9 @@ where
             }
             Some(report) = driver.progress_rx.recv() => driver.report(report),
             command = recv(&mut commands), if commands.is_some() => match command {
-                Some(command) => driver.command(command),
+                Some(command) => {
+                    driver.command(command);
+                }
                 // Every handle is gone: nothing more will come.
                 None => commands = None,
             },
@@ -174,6 +161,79 @@ where
     driver.shut_down().await;
     let _ = write.shutdown().await;
     outcome
+}
+
+/// One message the driver of a message binding (Streamable HTTP) hands
+/// on: the bytes of one JSON-RPC message, and the client's request it was
+/// made for when the driver knows it (a request of ours sent with
+/// [`ServerHandle::request_for`]).
+#[cfg(feature = "http")]
+#[derive(Debug)]
+pub(crate) struct OutFrame {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) related: Option<RequestId>,
+}
+
+/// [`serve_with`] over messages instead of a byte stream: each item of
+/// `input` is one JSON-RPC message (its end is the client's end), each
+/// message to send goes to `output` (bounded: the driver waits for room;
+/// when its receiver is gone the connection ends).
+#[cfg(feature = "http")]
+pub(crate) async fn serve_frames<H>(
+    mut input: mpsc::Receiver<bytes::Bytes>,
+    output: mpsc::Sender<OutFrame>,
+    handler: Arc<H>,
+    config: ServerConfig,
+    outbox: Outbox,
+) where
+    H: ServerHandler + ?Sized,
+{
+    let max_frame = config.limits.max_frame;
+    let (mut driver, commands) = Driver::new(handler, config, outbox);
+    let mut commands = Some(commands);
+    loop {
+        let mut ended = false;
+        let mut related = None;
+        tokio::select! {
+            frame = input.recv() => match frame {
+                Some(frame) if frame.len() > max_frame => {
+                    driver.core.handle_oversized(&frame[..frame.len().min(256)]);
+                    driver.dispatch();
+                }
+                Some(frame) => {
+                    driver.core.handle_frame(&frame);
+                    driver.dispatch();
+                }
+                None => ended = true,
+            },
+            Some(joined) = driver.tasks.join_next_with_id(), if !driver.tasks.is_empty() => {
+                driver.finished(joined);
+            }
+            Some(report) = driver.progress_rx.recv() => driver.report(report),
+            command = recv(&mut commands), if commands.is_some() => match command {
+                Some(command) => related = driver.command(command),
+                None => commands = None,
+            },
+            () = expiry(driver.core.poll_timeout()) => {
+                driver.core.handle_timeout(Instant::now());
+                driver.dispatch();
+            }
+        }
+        while let Some(bytes) = driver.core.poll_transmit() {
+            let frame = OutFrame {
+                bytes,
+                related: related.clone(),
+            };
+            if output.send(frame).await.is_err() {
+                ended = true;
+                break;
+            }
+        }
+        if ended {
+            break;
+        }
+    }
+    driver.shut_down().await;
 }
 
 async fn recv(commands: &mut Option<mpsc::Receiver<Command>>) -> Option<Command> {
@@ -225,6 +285,32 @@ struct Driver<H: ServerHandler + ?Sized> {
 }
 
 impl<H: ServerHandler + ?Sized> Driver<H> {
+    /// A driver for one connection, and the handle's command queue.
+    fn new(
+        handler: Arc<H>,
+        config: ServerConfig,
+        outbox: Outbox,
+    ) -> (Self, mpsc::Receiver<Command>) {
+        let (progress, progress_rx) = mpsc::channel(PROGRESS_QUEUE);
+        let Outbox { commands, peer } = outbox;
+        let grace = config.limits.cancel_grace;
+        let driver = Driver {
+            core: ServerCore::new(config, handler.capabilities()),
+            handler,
+            tasks: JoinSet::new(),
+            running: HashMap::new(),
+            task_ids: HashMap::new(),
+            progress,
+            progress_rx,
+            grace,
+            listens: BTreeMap::new(),
+            asked: HashMap::new(),
+            asked_keys: HashMap::new(),
+            peer,
+        };
+        (driver, commands)
+    }
+
     /// Feeds every complete frame to the core, dispatching its events after
     /// each (so a burst of requests never waits behind the event bound).
     fn decode(&mut self, decoder: &mut LineDecoder, input: &mut BytesMut, eof: bool) {
@@ -312,8 +398,9 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         });
     }
 
-    /// Acts on a handle's command.
-    fn command(&mut self, command: Command) {
+    /// Acts on a handle's command; a request sent for a client's request
+    /// returns the latter's id (the frames it made relate to it).
+    fn command(&mut self, command: Command) -> Option<RequestId> {
         match command {
             Command::Notify {
                 method,
@@ -339,10 +426,16 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                 }
                 let _ = reply.send(outcome.map(|()| delivered));
             }
-            Command::Request { key, send, reply } => match send(&mut self.core, Instant::now()) {
+            Command::Request {
+                key,
+                send,
+                reply,
+                related,
+            } => match send(&mut self.core, Instant::now()) {
                 Ok(id) => {
                     self.asked_keys.insert(key, id.clone());
                     self.asked.insert(id, (key, reply));
+                    return related;
                 }
                 Err(e) => {
                     let _ = reply.send(Err(e));
@@ -356,6 +449,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                 }
             }
         }
+        None
     }
 
     /// Keeps a `subscriptions/listen` request open as a stream and

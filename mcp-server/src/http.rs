@@ -1,0 +1,341 @@
+//! Streamable HTTP serving (feature `http`): a [`ServerHandler`] served to
+//! many clients at once over one HTTP endpoint, in both eras.
+//!
+//! - **Legacy era** (2024-11-05 … 2025-11-25): an `initialize` POST opens a
+//!   session, answered with a random `Mcp-Session-Id` (128 bits from the
+//!   OS); every later request must carry it (without: `400`; unknown or
+//!   ended: `404`). Each session is one connection of the server half
+//!   ([`HostConnection`]). A request is answered with JSON, or with an
+//!   event stream when something else travels before its answer (its
+//!   progress, a request of ours made for it with
+//!   [`ServerHandle::request_for`]). `GET` opens the session's stream for
+//!   everything else (one at a time: a second is `409`); without one,
+//!   such a message rides on an open request stream of the session, else
+//!   waits (at most [`BACKLOG`] of them) for the next `GET`. `DELETE`
+//!   ends the session; an idle one ([`HttpConfig::session_idle`]) ends by
+//!   itself.
+//! - **2026-07-28**: stateless. A POST without a session id whose
+//!   `MCP-Protocol-Version` header (or `_meta`) names 2026-07-28 is served
+//!   on a connection of its own that ends with its answer (or, for
+//!   `subscriptions/listen`, when the client closes the stream). The
+//!   headers mirrored from the body must be there and agree with it
+//!   (`MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for
+//!   `tools/call`, `prompts/get` and `resources/read`): otherwise `400`
+//!   with JSON-RPC `-32020`. `GET` is `405`.
+//!
+//! # Exposure
+//!
+//! Every request passes, in order: the `Host` header (on a loopback
+//! address: a loopback name, against DNS rebinding; `421` otherwise), the
+//! `Origin` header when there is one ([`HttpConfig::allowed_origins`],
+//! by default the loopback origins on a loopback address and none
+//! elsewhere; `403` otherwise) and the bearer token when one is set
+//! (compared in constant time; `401`). [`HttpServer::bind`] refuses an
+//! address that is not loopback without TLS and a bearer token
+//! ([`ServerError::Exposure`]). Neither errors nor logs carry a token or
+//! a request body.
+//!
+//! # Bounds
+//!
+//! | bound | default | at the bound |
+//! |---|---|---|
+//! | request body | 4 MiB | `413` naming the bound |
+//! | connections | 256 | a plain connection is answered `503` and closed; a TLS one is closed before its handshake |
+//! | legacy sessions | 128 | `initialize` is answered `503` |
+//! | idle session | 30 min | the session ends (later requests: `404`) |
+//! | messages waiting on one response stream | 64 | a notification is dropped (logged at debug); answers never are |
+//! | messages waiting for the next `GET` | [`BACKLOG`] | the oldest is dropped |
+//! | TLS handshake | 10 s | the connection is closed |
+
+mod guard;
+mod listen;
+mod session;
+mod wire;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{ServerConfig, ServerError, ServerHandle, ServerHandler};
+
+/// Messages for a session's `GET` stream kept while none is open.
+pub const BACKLOG: usize = 64;
+
+/// How the HTTP endpoint is exposed and bounded.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The endpoint's path (default `/mcp`).
+    pub path: String,
+    /// Origins (`scheme://host[:port]`) allowed to send requests. Empty
+    /// (the default): on a loopback address any loopback origin
+    /// (`localhost`, `127.0.0.1`, `[::1]`, any port), elsewhere none. A
+    /// request without `Origin` (not from a browser) is not checked.
+    pub allowed_origins: Vec<String>,
+    /// TLS certificate and key (required off loopback).
+    pub tls: Option<TlsFiles>,
+    /// The bearer token every request must carry (required off loopback).
+    pub bearer: Option<BearerToken>,
+    /// The largest request body (default 4 MiB).
+    pub max_body: usize,
+    /// Connections served at once (default 256).
+    pub max_connections: usize,
+    /// Legacy sessions open at once (default 128).
+    pub max_sessions: usize,
+    /// A legacy session without requests for this long ends (default 30
+    /// minutes).
+    pub session_idle: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".to_owned(),
+            allowed_origins: Vec::new(),
+            tls: None,
+            bearer: None,
+            max_body: 4 * 1024 * 1024,
+            max_connections: 256,
+            max_sessions: 128,
+            session_idle: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Allows one more origin (`scheme://host[:port]`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Serves over TLS with these PEM files.
+    pub fn tls(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        self.tls = Some(TlsFiles {
+            cert: cert.into(),
+            key: key.into(),
+        });
+        self
+    }
+
+    /// Requires this bearer token.
+    pub fn bearer(mut self, token: BearerToken) -> Self {
+        self.bearer = Some(token);
+        self
+    }
+
+    /// Sets [`max_body`](Self::max_body).
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// Sets [`max_connections`](Self::max_connections).
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
+    }
+
+    /// Sets [`max_sessions`](Self::max_sessions).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets [`session_idle`](Self::session_idle).
+    pub fn session_idle(mut self, idle: Duration) -> Self {
+        self.session_idle = idle;
+        self
+    }
+}
+
+/// A certificate chain and its private key, PEM files.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// A static bearer token. Never shown (`Debug` says `BearerToken(..)`).
+#[derive(Clone)]
+pub struct BearerToken(Arc<str>);
+
+impl BearerToken {
+    /// The token; `None` when empty or not visible ASCII (it could not be
+    /// sent in a header).
+    pub fn new(token: impl Into<String>) -> Option<Self> {
+        let token = token.into();
+        let usable = !token.is_empty() && token.bytes().all(|b| (0x21..=0x7e).contains(&b));
+        usable.then(|| Self(token.into()))
+    }
+
+    /// Whether `offered` is the token, in time independent of where they
+    /// differ.
+    pub(crate) fn matches(&self, offered: &[u8]) -> bool {
+        let ours = self.0.as_bytes();
+        let mut differ = u8::from(ours.len() != offered.len());
+        for (i, b) in ours.iter().enumerate() {
+            differ |= b ^ offered.get(i).copied().unwrap_or(!b);
+        }
+        differ == 0
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
+/// Which kind of connection of the server half a [`HostConnection`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionKind {
+    /// A legacy session (its `initialize` opened it; `DELETE`, its idle
+    /// time or the server's end close it).
+    Session,
+    /// One stateless 2026-07-28 request (closed with its answer).
+    Request,
+}
+
+/// A new connection of the server half: the handle to speak first on it
+/// (notifications, requests to the client) and what kind it is. The
+/// application's `connect` function gets one per connection and returns
+/// the handler that serves it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HostConnection {
+    /// The connection's handle; [`ServerHandle::closed`] resolves when it
+    /// ends.
+    pub handle: ServerHandle,
+    /// Its kind.
+    pub kind: ConnectionKind,
+}
+
+/// Whether `addr` is a loopback address.
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    match addr.ip() {
+        IpAddr::V4(ip) => ip.is_loopback(),
+        IpAddr::V6(ip) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
+
+/// Refuses serving on `addr` with `config` when it is not loopback and
+/// TLS or the bearer token is missing ([`ServerError::Exposure`] names
+/// which).
+pub fn check_exposure(addr: &SocketAddr, config: &HttpConfig) -> Result<(), ServerError> {
+    if is_loopback(addr) {
+        return Ok(());
+    }
+    let missing = match (config.tls.is_some(), config.bearer.is_some()) {
+        (true, true) => return Ok(()),
+        (false, false) => "TLS (a certificate and key) and a bearer token",
+        (false, true) => "TLS (a certificate and key)",
+        (true, false) => "a bearer token",
+    };
+    Err(ServerError::Exposure {
+        addr: *addr,
+        missing,
+    })
+}
+
+/// A bound Streamable HTTP endpoint, ready to serve.
+pub struct HttpServer {
+    listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+    config: HttpConfig,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("addr", &self.addr)
+            .field("config", &self.config)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
+}
+
+impl HttpServer {
+    /// Binds `addr` (port 0: one the system picks), after the exposure
+    /// check ([`check_exposure`]) and loading the TLS files.
+    pub async fn bind(addr: SocketAddr, config: HttpConfig) -> Result<Self, ServerError> {
+        check_exposure(&addr, &config)?;
+        let tls = match &config.tls {
+            Some(files) => Some(listen::acceptor(files)?),
+            None => None,
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        Ok(Self {
+            listener,
+            addr,
+            config,
+            tls,
+        })
+    }
+
+    /// The address served.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint's URL (`http://127.0.0.1:PORT/mcp`, `https://…` with
+    /// TLS).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.addr, self.config.path)
+    }
+
+    /// Serves until `shutdown` resolves: each connection of the server
+    /// half (a legacy session, a stateless request) is served by the
+    /// handler `connect` returns for it, under `server`'s protocol
+    /// settings and bounds. At shutdown every session ends (its requests
+    /// in flight are cancelled).
+    pub async fn serve<H, C, S>(
+        self,
+        connect: C,
+        server: ServerConfig,
+        shutdown: S,
+    ) -> Result<(), ServerError>
+    where
+        H: ServerHandler,
+        C: Fn(HostConnection) -> Arc<H> + Send + Sync + 'static,
+        S: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let HttpServer {
+            listener,
+            addr,
+            config,
+            tls,
+        } = self;
+        let shared = session::Shared::new(addr, config.clone(), server, connect);
+        let sweeper = tokio::spawn(session::sweep(Arc::downgrade(&shared)));
+        let router = axum::Router::new()
+            .fallback(session::handle::<H>)
+            .with_state(Arc::clone(&shared));
+        let listener = listen::Listener::new(listener, tls, config.max_connections);
+        let closing = Arc::clone(&shared);
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                // Open streams end, so that their connections can close.
+                closing.end_all();
+            })
+            .await;
+        sweeper.abort();
+        shared.end_all();
+        served.map_err(|source| ServerError::Bind { addr, source })
+    }
+}

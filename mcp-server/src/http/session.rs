@@ -1,0 +1,747 @@
+//! The endpoint: legacy sessions (one connection of the server half each,
+//! shared by the session's POSTs and its GET stream) and stateless
+//! 2026-07-28 requests (one connection each).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use mcp_types::notifications::Progress;
+use mcp_types::requests::Initialize;
+use mcp_types::{Era, Notification, Request as _, RequestId, error_codes};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::guard::Guard;
+use super::wire::{self, Head};
+use super::{BACKLOG, ConnectionKind, HostConnection, HttpConfig, is_loopback};
+use crate::serve::{OutFrame, serve_frames};
+use crate::{ServerConfig, ServerHandle, ServerHandler};
+
+/// Messages waiting on one response stream.
+const STREAM_QUEUE: usize = 64;
+/// Messages waiting for a connection's driver.
+const INPUT_QUEUE: usize = 16;
+/// Messages a driver may have written before the HTTP side takes them.
+const OUTPUT_QUEUE: usize = 64;
+
+type Connect<H> = dyn Fn(HostConnection) -> Arc<H> + Send + Sync;
+
+/// What the endpoint's requests share.
+pub(super) struct Shared<H: ServerHandler> {
+    guard: Guard,
+    config: HttpConfig,
+    server: ServerConfig,
+    connect: Box<Connect<H>>,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Cancelled at shutdown: every stream ends.
+    closing: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl<H: ServerHandler> Shared<H> {
+    pub(super) fn new<C>(
+        addr: SocketAddr,
+        config: HttpConfig,
+        server: ServerConfig,
+        connect: C,
+    ) -> Arc<Self>
+    where
+        C: Fn(HostConnection) -> Arc<H> + Send + Sync + 'static,
+    {
+        Arc::new(Self {
+            guard: Guard::new(&config, is_loopback(&addr)),
+            config,
+            server,
+            connect: Box::new(connect),
+            sessions: Mutex::new(HashMap::new()),
+            closing: CancellationToken::new(),
+        })
+    }
+
+    /// Ends every session and stream (shutdown).
+    pub(super) fn end_all(&self) {
+        self.closing.cancel();
+        let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            session.end();
+        }
+    }
+
+    /// A new connection of the server half: its driver runs on a task of
+    /// its own; returns where to send its input and where its output comes.
+    fn open(
+        &self,
+        kind: ConnectionKind,
+    ) -> (ServerHandle, mpsc::Sender<Bytes>, mpsc::Receiver<OutFrame>) {
+        let (handle, outbox) = ServerHandle::new();
+        let handler = (self.connect)(HostConnection {
+            handle: handle.clone(),
+            kind,
+        });
+        let (input, input_rx) = mpsc::channel(INPUT_QUEUE);
+        let (output_tx, output) = mpsc::channel(OUTPUT_QUEUE);
+        tokio::spawn(serve_frames(
+            input_rx,
+            output_tx,
+            handler,
+            self.server.clone(),
+            outbox,
+        ));
+        (handle, input, output)
+    }
+}
+
+/// Ends idle sessions and forgets ended ones, until the endpoint is gone.
+pub(super) async fn sweep<H: ServerHandler>(shared: Weak<Shared<H>>) {
+    let period = match shared.upgrade() {
+        Some(s) => {
+            (s.config.session_idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(60))
+        }
+        None => return,
+    };
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let idle = shared.config.session_idle;
+        let now = Instant::now();
+        let ended: Vec<Arc<Session>> = {
+            let mut sessions = lock(&shared.sessions);
+            let gone: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.is_over() || s.idle_since(now) >= idle)
+                .map(|(id, _)| id.clone())
+                .collect();
+            gone.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in ended {
+            tracing::debug!("a legacy session ended (idle or closed)");
+            session.end();
+        }
+    }
+}
+
+/// A legacy session.
+struct Session {
+    input: Mutex<Option<mpsc::Sender<Bytes>>>,
+    routes: Mutex<Routes>,
+    last_seen: Mutex<Instant>,
+    handle: ServerHandle,
+}
+
+/// Where the session's messages go.
+#[derive(Default)]
+struct Routes {
+    /// The client's requests waiting for their answers.
+    waiting: HashMap<RequestId, Waiter>,
+    /// Progress token (JSON text) → request.
+    tokens: HashMap<String, RequestId>,
+    /// The GET stream.
+    get: Option<mpsc::Sender<Bytes>>,
+    /// Messages for the next GET stream.
+    backlog: VecDeque<Bytes>,
+    /// The driver ended: nothing more comes.
+    over: bool,
+}
+
+struct Waiter {
+    stream: mpsc::Sender<Bytes>,
+    done: oneshot::Sender<Bytes>,
+    token: Option<String>,
+}
+
+impl Session {
+    fn touch(&self) {
+        *lock(&self.last_seen) = Instant::now();
+    }
+
+    fn idle_since(&self, now: Instant) -> Duration {
+        let routes = lock(&self.routes);
+        if !routes.waiting.is_empty() || routes.get.as_ref().is_some_and(|g| !g.is_closed()) {
+            return Duration::ZERO;
+        }
+        now.saturating_duration_since(*lock(&self.last_seen))
+    }
+
+    fn is_over(&self) -> bool {
+        lock(&self.routes).over || self.handle.peer().closed
+    }
+
+    fn input(&self) -> Option<mpsc::Sender<Bytes>> {
+        lock(&self.input).clone()
+    }
+
+    /// Ends the session: its driver sees the end of its input (requests in
+    /// flight are cancelled), its streams end.
+    fn end(&self) {
+        lock(&self.input).take();
+        let mut routes = lock(&self.routes);
+        routes.over = true;
+        routes.waiting.clear();
+        routes.get = None;
+        routes.backlog.clear();
+    }
+}
+
+impl Routes {
+    /// A message related to no request the session waits on.
+    fn unrelated(&mut self, message: Bytes) {
+        if let Some(get) = &self.get {
+            match get.try_send(message) {
+                Ok(()) => return,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::debug!("a message for a slow GET stream was dropped");
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(m)) => {
+                    self.get = None;
+                    return self.unrelated(m);
+                }
+            }
+        }
+        // Any open response stream of the session: the client takes
+        // requests and notifications on every stream.
+        let mut message = Some(message);
+        for waiter in self.waiting.values() {
+            if let Some(m) = message.take() {
+                match waiter.stream.try_send(m) {
+                    Ok(()) => return,
+                    Err(
+                        mpsc::error::TrySendError::Full(m) | mpsc::error::TrySendError::Closed(m),
+                    ) => message = Some(m),
+                }
+            }
+        }
+        if let Some(m) = message {
+            if self.backlog.len() >= BACKLOG {
+                self.backlog.pop_front();
+                tracing::debug!("a message waiting for a GET stream was dropped (backlog bound)");
+            }
+            self.backlog.push_back(m);
+        }
+    }
+}
+
+/// Hands the session's output to its POSTs and its GET stream.
+async fn route(session: Arc<Session>, mut output: mpsc::Receiver<OutFrame>) {
+    while let Some(frame) = output.recv().await {
+        let bytes = Bytes::from(frame.bytes);
+        let Ok(head) = serde_json::from_slice::<Head<'_>>(&bytes) else {
+            continue;
+        };
+        let mut routes = lock(&session.routes);
+        if head.is_response() {
+            if let Some(id) = &head.id
+                && let Some(waiter) = routes.waiting.remove(id)
+            {
+                if let Some(token) = &waiter.token {
+                    routes.tokens.remove(token);
+                }
+                let _ = waiter.done.send(bytes.clone());
+            }
+            continue;
+        }
+        let is_progress = head.method.as_deref() == Some(Progress::METHOD);
+        let target = frame.related.clone().or_else(|| {
+            is_progress
+                .then(|| wire::progress_token(&head.params_value(), true))
+                .flatten()
+                .and_then(|t| routes.tokens.get(&t).cloned())
+        });
+        drop(head);
+        if let Some(id) = target
+            && let Some(waiter) = routes.waiting.get(&id)
+        {
+            if waiter.stream.try_send(bytes.clone()).is_err() {
+                tracing::debug!("a message for a slow response stream was dropped");
+            }
+            continue;
+        }
+        if is_progress {
+            // For a request answered already: stray.
+            continue;
+        }
+        routes.unrelated(bytes);
+    }
+    let mut routes = lock(&session.routes);
+    routes.over = true;
+    routes.waiting.clear();
+    routes.get = None;
+}
+
+/// Every request to the endpoint.
+pub(super) async fn handle<H: ServerHandler>(
+    State(shared): State<Arc<Shared<H>>>,
+    request: Request,
+) -> Response {
+    if let Err(refusal) = shared.guard.check(request.headers()) {
+        tracing::debug!(?refusal, "a request was refused at the door");
+        let mut response = wire::error(refusal.status(), wire::SERVER_ERROR, refusal.message());
+        if refusal == super::guard::Refusal::Unauthorized {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        return response;
+    }
+    if request.uri().path() != shared.config.path {
+        return wire::error(
+            StatusCode::NOT_FOUND,
+            wire::SERVER_ERROR,
+            "no MCP endpoint at this path",
+        );
+    }
+    match *request.method() {
+        Method::POST => post(&shared, request).await,
+        Method::GET => get(&shared, request.headers()),
+        Method::DELETE => delete(&shared, request.headers()),
+        _ => {
+            let mut response = wire::error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                wire::SERVER_ERROR,
+                "the MCP endpoint takes POST, GET and DELETE",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            response
+        }
+    }
+}
+
+/// A session id that names no open session.
+struct UnknownSession;
+
+fn unknown_session() -> Response {
+    wire::error(
+        StatusCode::NOT_FOUND,
+        wire::SESSION_NOT_FOUND,
+        "Session not found (it ended or never existed): initialize a new one",
+    )
+}
+
+/// The session a request names: `Ok(None)` without the header.
+fn session_of<H: ServerHandler>(
+    shared: &Shared<H>,
+    headers: &HeaderMap,
+) -> Result<Option<Arc<Session>>, UnknownSession> {
+    let Some(id) = headers.get(wire::SESSION_ID) else {
+        return Ok(None);
+    };
+    id.to_str()
+        .ok()
+        .and_then(|id| lock(&shared.sessions).get(id).cloned())
+        .filter(|s| !s.is_over())
+        .map(Some)
+        .ok_or(UnknownSession)
+}
+
+fn session_required() -> Response {
+    wire::error(
+        StatusCode::BAD_REQUEST,
+        wire::SERVER_ERROR,
+        "Bad Request: Mcp-Session-Id header is required",
+    )
+}
+
+async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let json_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !json_type {
+        return wire::error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            wire::SERVER_ERROR,
+            "the body must be application/json",
+        );
+    }
+    let limit = shared.config.max_body;
+    let body = match axum::body::to_bytes(body, limit).await {
+        Ok(body) => body,
+        Err(_) => {
+            return wire::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                wire::SERVER_ERROR,
+                &format!(
+                    "the request body is larger than this server's bound of {limit} bytes (or could not be read)"
+                ),
+            );
+        }
+    };
+    let head = match serde_json::from_slice::<Head<'_>>(&body) {
+        Ok(head) => head,
+        Err(_) => {
+            return wire::error(
+                StatusCode::BAD_REQUEST,
+                error_codes::PARSE_ERROR,
+                "Parse error: the body is not one JSON-RPC message",
+            );
+        }
+    };
+    let version = match wire::header_version(&headers) {
+        Ok(version) => version,
+        Err(message) => return wire::error(StatusCode::BAD_REQUEST, wire::SERVER_ERROR, &message),
+    };
+    let session = match session_of(shared, &headers) {
+        Ok(session) => session,
+        Err(UnknownSession) => return unknown_session(),
+    };
+    let method = head.method.as_deref().map(str::to_owned);
+    let id = head.request_id().cloned();
+    let params = head.params_value();
+    let token = wire::progress_token(&params, false);
+    drop(head);
+    if let Some(session) = session {
+        session.touch();
+        return legacy(session, body, id, token).await;
+    }
+    if method.as_deref() == Some(Initialize::METHOD) {
+        return initialize(shared, body, id).await;
+    }
+    let modern = version.is_some_and(|v| v.era() == Era::Modern)
+        || wire::meta_version(&params)
+            .and_then(mcp_types::ProtocolVersion::parse)
+            .is_some_and(|v| v.era() == Era::Modern);
+    if !modern {
+        return session_required();
+    }
+    if let Some(method) = &method
+        && let Err(message) = wire::check_modern(&headers, method, &params)
+    {
+        return wire::mismatch(&message);
+    }
+    stateless(shared, body, id).await
+}
+
+/// A message to a legacy session.
+async fn legacy(
+    session: Arc<Session>,
+    body: Bytes,
+    id: Option<RequestId>,
+    token: Option<String>,
+) -> Response {
+    let Some(input) = session.input() else {
+        return wire::error(
+            StatusCode::NOT_FOUND,
+            wire::SESSION_NOT_FOUND,
+            "Session not found (it ended)",
+        );
+    };
+    let Some(id) = id else {
+        // A notification or an answer to a request of ours.
+        return match input.send(body).await {
+            Ok(()) => wire::empty(StatusCode::ACCEPTED),
+            Err(_) => wire::error(
+                StatusCode::NOT_FOUND,
+                wire::SESSION_NOT_FOUND,
+                "Session not found (it ended)",
+            ),
+        };
+    };
+    let (stream_tx, stream) = mpsc::channel(STREAM_QUEUE);
+    let (done_tx, done) = oneshot::channel();
+    {
+        let mut routes = lock(&session.routes);
+        if routes.waiting.contains_key(&id) {
+            return wire::error(
+                StatusCode::BAD_REQUEST,
+                error_codes::INVALID_REQUEST,
+                "a request with this id is in flight in this session",
+            );
+        }
+        if let Some(token) = &token {
+            routes.tokens.insert(token.clone(), id.clone());
+        }
+        routes.waiting.insert(
+            id.clone(),
+            Waiter {
+                stream: stream_tx,
+                done: done_tx,
+                token,
+            },
+        );
+    }
+    if input.send(body).await.is_err() {
+        lock(&session.routes).waiting.remove(&id);
+        return wire::error(
+            StatusCode::NOT_FOUND,
+            wire::SESSION_NOT_FOUND,
+            "Session not found (it ended)",
+        );
+    }
+    answer(stream, done).await
+}
+
+/// The answer to one request: JSON when the answer comes first, else an
+/// event stream of what comes before it, then it.
+async fn answer(mut stream: mpsc::Receiver<Bytes>, mut done: oneshot::Receiver<Bytes>) -> Response {
+    let first = tokio::select! {
+        biased;
+        Some(first) = stream.recv() => first,
+        answered = &mut done => return match answered {
+            Ok(message) => wire::json(message),
+            Err(_) => wire::error(
+                StatusCode::NOT_FOUND,
+                wire::SESSION_NOT_FOUND,
+                "the session ended before the request was answered",
+            ),
+        },
+    };
+    let state = (Some(first), stream, Some(done));
+    let events = futures::stream::unfold(state, |(first, mut stream, done)| async move {
+        if let Some(first) = first {
+            return Some((
+                Ok::<_, std::io::Error>(wire::event(&first)),
+                (None, stream, done),
+            ));
+        }
+        if let Some(message) = stream.recv().await {
+            return Some((Ok(wire::event(&message)), (None, stream, done)));
+        }
+        let message = done?.await.ok()?;
+        Some((Ok(wire::event(&message)), (None, stream, None)))
+    });
+    wire::stream(Body::from_stream(events))
+}
+
+/// `initialize` without a session: a new session, if its answer is a
+/// result.
+async fn initialize<H: ServerHandler>(
+    shared: &Arc<Shared<H>>,
+    body: Bytes,
+    id: Option<RequestId>,
+) -> Response {
+    let Some(id) = id else {
+        return wire::error(
+            StatusCode::BAD_REQUEST,
+            error_codes::INVALID_REQUEST,
+            "initialize must be a request",
+        );
+    };
+    let max = shared.config.max_sessions;
+    if lock(&shared.sessions).len() >= max {
+        tracing::warn!(max, "an initialize was refused: too many sessions (bound)");
+        return wire::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            wire::SERVER_ERROR,
+            &format!("too many sessions: this server holds at most {max}"),
+        );
+    }
+    let session_id = match session_id() {
+        Some(id) => id,
+        None => {
+            return wire::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                error_codes::INTERNAL_ERROR,
+                "no random session id could be made",
+            );
+        }
+    };
+    let (handle, input, output) = shared.open(ConnectionKind::Session);
+    let session = Arc::new(Session {
+        input: Mutex::new(Some(input.clone())),
+        routes: Mutex::new(Routes::default()),
+        last_seen: Mutex::new(Instant::now()),
+        handle,
+    });
+    tokio::spawn(route(Arc::clone(&session), output));
+    let (stream_tx, _stream) = mpsc::channel(1);
+    let (done_tx, done) = oneshot::channel();
+    lock(&session.routes).waiting.insert(
+        id,
+        Waiter {
+            stream: stream_tx,
+            done: done_tx,
+            token: None,
+        },
+    );
+    if input.send(body).await.is_err() {
+        return wire::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error_codes::INTERNAL_ERROR,
+            "the session could not start",
+        );
+    }
+    let Ok(message) = done.await else {
+        return wire::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error_codes::INTERNAL_ERROR,
+            "the session ended at once",
+        );
+    };
+    let accepted = serde_json::from_slice::<Head<'_>>(&message).is_ok_and(|h| h.result.is_some());
+    let mut response = wire::json(message);
+    if accepted {
+        lock(&shared.sessions).insert(session_id.clone(), session);
+        if let Ok(value) = HeaderValue::from_str(&session_id) {
+            response.headers_mut().insert(wire::SESSION_ID, value);
+        }
+    } else {
+        session.end();
+    }
+    response
+}
+
+/// 128 random bits from the OS, as hex.
+fn session_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A stateless 2026-07-28 message, on a connection of its own.
+async fn stateless<H: ServerHandler>(
+    shared: &Arc<Shared<H>>,
+    body: Bytes,
+    id: Option<RequestId>,
+) -> Response {
+    let (handle, input, mut output) = shared.open(ConnectionKind::Request);
+    if input.send(body).await.is_err() {
+        return wire::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error_codes::INTERNAL_ERROR,
+            "the request could not be served",
+        );
+    }
+    let Some(id) = id else {
+        // Nothing answers a notification; the connection ends with it.
+        drop(input);
+        return wire::empty(StatusCode::ACCEPTED);
+    };
+    // Hands the connection's output to the answer: everything before the
+    // answer on the stream, then the answer.
+    let (stream_tx, stream) = mpsc::channel(STREAM_QUEUE);
+    let (done_tx, done) = oneshot::channel();
+    let closing = shared.closing.clone();
+    tokio::spawn(async move {
+        let mut done_tx = Some(done_tx);
+        loop {
+            tokio::select! {
+                frame = output.recv() => {
+                    let Some(frame) = frame else { break };
+                    let bytes = Bytes::from(frame.bytes);
+                    let answer = serde_json::from_slice::<Head<'_>>(&bytes)
+                        .is_ok_and(|h| h.is_response() && h.id.as_ref() == Some(&id));
+                    if answer {
+                        if let Some(done) = done_tx.take() {
+                            let _ = done.send(bytes);
+                        }
+                        break;
+                    }
+                    if stream_tx.try_send(bytes).is_err() {
+                        tracing::debug!("a message for a slow response stream was dropped");
+                    }
+                }
+                // The client went away (or the server stops): the
+                // connection ends, its request is cancelled.
+                () = stream_tx.closed() => break,
+                () = closing.cancelled() => break,
+            }
+        }
+        drop(input);
+        drop(handle);
+    });
+    answer(stream, done).await
+}
+
+/// `GET`: the session's stream.
+fn get<H: ServerHandler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Response {
+    let accepts = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    if !accepts {
+        return wire::error(
+            StatusCode::NOT_ACCEPTABLE,
+            wire::SERVER_ERROR,
+            "Not Acceptable: a GET stream needs Accept: text/event-stream",
+        );
+    }
+    let session = match session_of(shared, headers) {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            let modern = wire::header_version(headers)
+                .ok()
+                .flatten()
+                .is_some_and(|v| v.era() == Era::Modern);
+            if modern {
+                let mut response = wire::error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    wire::SERVER_ERROR,
+                    "2026-07-28 has no GET stream: use subscriptions/listen",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
+                return response;
+            }
+            return session_required();
+        }
+        Err(UnknownSession) => return unknown_session(),
+    };
+    session.touch();
+    let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+    {
+        let mut routes = lock(&session.routes);
+        if routes.get.as_ref().is_some_and(|g| !g.is_closed()) {
+            return wire::error(
+                StatusCode::CONFLICT,
+                wire::SERVER_ERROR,
+                "Conflict: this session has a GET stream open already",
+            );
+        }
+        while let Some(m) = routes.backlog.pop_front() {
+            if tx.try_send(m).is_err() {
+                break;
+            }
+        }
+        routes.get = Some(tx);
+    }
+    let closing = shared.closing.clone();
+    let events = futures::stream::unfold((rx, closing), |(mut rx, closing)| async move {
+        let message = tokio::select! {
+            m = rx.recv() => m?,
+            () = closing.cancelled() => return None,
+        };
+        Some((
+            Ok::<_, std::io::Error>(wire::event(&message)),
+            (rx, closing),
+        ))
+    });
+    wire::stream(Body::from_stream(events))
+}
+
+/// `DELETE`: ends the session.
+fn delete<H: ServerHandler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Response {
+    let session = match session_of(shared, headers) {
+        Ok(Some(session)) => session,
+        Ok(None) => return session_required(),
+        Err(UnknownSession) => return unknown_session(),
+    };
+    let id = headers
+        .get(wire::SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    lock(&shared.sessions).remove(id);
+    session.end();
+    tracing::debug!("a legacy session was ended by its client");
+    wire::empty(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,554 @@
+//! The server half over Streamable HTTP (feature `http`), on loopback: our
+//! own client (mcp-session over its HTTP transport) in both eras, and raw
+//! HTTP requests for the rules of the binding (session ids, DELETE, the GET
+//! stream, Origin and Host, the body bound, the 2026-07-28 headers, TLS
+//! and the bearer token).
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use mcp_server::http::{BearerToken, ConnectionKind, HttpConfig, HttpServer};
+use mcp_server::{ServerError, ServerHandle};
+use mcp_session::{CallOptions, Negotiation};
+use mcp_transport::{Connector, HttpConnector};
+use mcp_types::notifications::ToolListChanged;
+use mcp_types::requests::{CallTool, Initialize, ListTools};
+use mcp_types::{Era, Notification as _, NotificationParams, Request as _, error_codes};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// A running endpoint: its URL, the handles of the connections it made
+/// (with their kind), and what the handler saw.
+struct Running {
+    url: String,
+    handles: mpsc::UnboundedReceiver<(ConnectionKind, ServerHandle)>,
+    seen: mpsc::UnboundedReceiver<Seen>,
+    stop: Option<oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<Result<(), ServerError>>,
+}
+
+impl Running {
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.served.await.unwrap().unwrap();
+    }
+}
+
+async fn start(config: HttpConfig) -> Running {
+    start_on("127.0.0.1:0".parse().unwrap(), config).await
+}
+
+async fn start_on(addr: SocketAddr, config: HttpConfig) -> Running {
+    let endpoint = HttpServer::bind(addr, config).await.unwrap();
+    let url = endpoint.url();
+    let (handler, seen) = Demo::new();
+    let (tx, handles) = mpsc::unbounded_channel();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let served = tokio::spawn(endpoint.serve(
+        move |connection: mcp_server::http::HostConnection| {
+            let _ = tx.send((connection.kind, connection.handle.clone()));
+            Arc::clone(&handler)
+        },
+        common::config(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Running {
+        url,
+        handles,
+        seen,
+        stop: Some(stop),
+        served,
+    }
+}
+
+fn connector(url: &str) -> Arc<dyn Connector> {
+    Arc::new(HttpConnector::new(mcp_transport::HttpConfig::new(url)))
+}
+
+#[tokio::test]
+async fn both_eras_through_our_client_list_call_and_stream_progress() {
+    let running = start(HttpConfig::default()).await;
+    for (mode, era) in [
+        (Negotiation::Legacy, Era::Legacy),
+        (Negotiation::Modern, Era::Modern),
+        (Negotiation::Auto, Era::Modern),
+    ] {
+        let session = ready(connector(&running.url), mode).await;
+        assert_eq!(session.era(), era, "{mode:?}");
+        assert_eq!(session.server_info().name, "demo");
+        let all = session.list_tools().await.unwrap();
+        let names: Vec<&str> = all.tools().iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, TOOLS, "{mode:?}");
+        let result = session
+            .call_tool("echo", json!({"text": "over http"}))
+            .await
+            .unwrap();
+        assert_eq!(result.text(), "over http", "{mode:?}");
+
+        // Progress travels on the request's event stream, before its answer.
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let options = CallOptions::new().on_progress(move |p| {
+            sink.lock().unwrap().push(p.progress_f64());
+        });
+        let result = session
+            .call_tool_with("progress", (), &options)
+            .await
+            .unwrap();
+        assert_eq!(result.text(), "done");
+        assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0)], "{mode:?}");
+        session.close().await;
+    }
+    running.stop().await;
+}
+
+/// Raw HTTP against the endpoint.
+struct Raw {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Raw {
+    fn new(url: &str) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            url: url.to_owned(),
+        }
+    }
+
+    fn post(&self, body: &Value) -> reqwest::RequestBuilder {
+        self.http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string())
+    }
+
+    /// `initialize` and `notifications/initialized`; the session id.
+    async fn open_session(&self) -> String {
+        let reply = self.post(&initialize()).send().await.unwrap();
+        assert_eq!(reply.status(), 200);
+        let id = reply
+            .headers()
+            .get("mcp-session-id")
+            .expect("a session id")
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body = body_of(reply).await;
+        assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let accepted = self
+            .post(&note)
+            .header("mcp-session-id", &id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(accepted.status(), 202);
+        id
+    }
+}
+
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": Initialize::METHOD,
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}},
+    })
+}
+
+fn list_tools(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": ListTools::METHOD, "params": {}})
+}
+
+async fn body_of(reply: reqwest::Response) -> Value {
+    serde_json::from_str(&reply.text().await.unwrap()).unwrap()
+}
+
+async fn error_of(reply: reqwest::Response) -> (u16, i64) {
+    let status = reply.status().as_u16();
+    let body = body_of(reply).await;
+    (status, body["error"]["code"].as_i64().unwrap())
+}
+
+#[tokio::test]
+async fn legacy_sessions_have_random_ids_and_end_with_delete() {
+    let running = start(HttpConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let first = raw.open_session().await;
+    let second = raw.open_session().await;
+    assert_ne!(first, second);
+    assert_eq!(first.len(), 32);
+    assert!(first.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    // Without the session id: 400; an unknown one: 404.
+    let reply = raw.post(&list_tools(2)).send().await.unwrap();
+    assert_eq!(error_of(reply).await.0, 400);
+    let reply = raw
+        .post(&list_tools(2))
+        .header("mcp-session-id", "0123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(reply).await, (404, -32001));
+
+    // With it: served.
+    let reply = raw
+        .post(&list_tools(2))
+        .header("mcp-session-id", &first)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(
+        reply.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let body = body_of(reply).await;
+    assert_eq!(body["id"], 2);
+    assert_eq!(body["result"]["tools"][0]["name"], "echo");
+
+    // DELETE ends it (its connection closes); the other lives on.
+    let reply = raw
+        .http
+        .delete(&running.url)
+        .header("mcp-session-id", &first)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 204);
+    let reply = raw
+        .post(&list_tools(3))
+        .header("mcp-session-id", &first)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(reply).await.0, 404);
+    let reply = raw
+        .post(&list_tools(3))
+        .header("mcp-session-id", &second)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let mut handles = running.handles;
+    let (kind, handle) = handles.recv().await.unwrap();
+    assert_eq!(kind, ConnectionKind::Session);
+    handle.closed().await;
+    running.served.abort();
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_the_sessions_notifications_one_stream_at_a_time() {
+    let mut running = start(HttpConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let id = raw.open_session().await;
+    let (_, handle) = running.handles.recv().await.unwrap();
+    handle.initialized().await.expect("initialized");
+
+    let get = || {
+        raw.http
+            .get(&running.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &id)
+            .send()
+    };
+    let mut stream = get().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(
+        stream.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let second = get().await.unwrap();
+    assert_eq!(error_of(second).await.0, 409);
+
+    let delivered = handle
+        .notify::<ToolListChanged>(NotificationParams::default())
+        .await
+        .unwrap();
+    assert!(delivered.session);
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let chunk = stream.chunk().await.unwrap().expect("the stream is open");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("a data line");
+    let message: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(message["method"], ToolListChanged::METHOD);
+
+    // No session: 400; a 2026-07-28 client: 405.
+    let reply = raw
+        .http
+        .get(&running.url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 400);
+    let reply = raw
+        .http
+        .get(&running.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 405);
+    drop(stream);
+    running.served.abort();
+}
+
+#[tokio::test]
+async fn foreign_origins_and_hosts_oversized_bodies_and_sessions_over_the_bound_are_refused() {
+    let running = start(HttpConfig::default().max_body(1024).max_sessions(1)).await;
+    let raw = Raw::new(&running.url);
+
+    let reply = raw
+        .post(&initialize())
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 403);
+    let reply = raw
+        .post(&initialize())
+        .header("origin", "http://localhost:5173")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200, "a loopback origin is allowed");
+
+    // A DNS-rebound name reaching the loopback port.
+    let reply = raw
+        .post(&initialize())
+        .header("host", "rebound.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 421);
+
+    let big = json!({"jsonrpc": "2.0", "id": 9, "method": CallTool::METHOD,
+                     "params": {"name": "echo", "arguments": {"text": "x".repeat(4096)}}});
+    let reply = raw.post(&big).send().await.unwrap();
+    let status = reply.status();
+    let body = body_of(reply).await;
+    assert_eq!(status, 413);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bound of 1024 bytes"),
+        "{body}"
+    );
+
+    // One session is the bound (the loopback-origin one above holds it).
+    let reply = raw.post(&initialize()).send().await.unwrap();
+    let (status, _) = error_of(reply).await;
+    assert_eq!(status, 503);
+
+    let reply = raw
+        .http
+        .post(&running.url)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 415);
+    running.served.abort();
+}
+
+fn modern_call(name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 7, "method": CallTool::METHOD,
+           "params": {"name": name, "arguments": {"text": "hi"},
+                      "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                "io.modelcontextprotocol/clientCapabilities": {}}}})
+}
+
+#[tokio::test]
+async fn modern_requests_are_stateless_and_their_headers_must_agree_with_the_body() {
+    let running = start(HttpConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let good = |body: &Value| {
+        raw.post(body)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", CallTool::METHOD)
+    };
+    let reply = good(&modern_call("echo"))
+        .header("mcp-name", "echo")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert!(reply.headers().get("mcp-session-id").is_none());
+    let body = body_of(reply).await;
+    assert_eq!(body["result"]["content"][0]["text"], "hi", "{body}");
+
+    let reply = good(&modern_call("echo")).send().await.unwrap();
+    assert_eq!(
+        error_of(reply).await,
+        (400, error_codes::HEADER_MISMATCH),
+        "Mcp-Name is required"
+    );
+    let reply = good(&modern_call("echo"))
+        .header("mcp-name", "fourth")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(reply).await, (400, error_codes::HEADER_MISMATCH));
+    let reply = raw
+        .post(&modern_call("echo"))
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", ListTools::METHOD)
+        .header("mcp-name", "echo")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(reply).await, (400, error_codes::HEADER_MISMATCH));
+    let reply = raw
+        .post(&modern_call("echo"))
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-method", CallTool::METHOD)
+        .header("mcp-name", "echo")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(reply).await, (400, error_codes::HEADER_MISMATCH));
+    running.served.abort();
+}
+
+#[tokio::test]
+async fn a_modern_client_that_goes_away_cancels_its_request() {
+    let mut running = start(HttpConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let request = raw
+        .post(&modern_call("slow"))
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", CallTool::METHOD)
+        .header("mcp-name", "slow")
+        .send();
+    let waiting = tokio::spawn(request);
+    let Some(Seen::Started(id)) = running.seen.recv().await else {
+        panic!("the call did not start");
+    };
+    waiting.abort();
+    assert_eq!(running.seen.recv().await, Some(Seen::Cancelled(id)));
+    running.served.abort();
+}
+
+#[tokio::test]
+async fn off_loopback_needs_tls_and_a_token() {
+    let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
+    let error = HttpServer::bind(addr, HttpConfig::default())
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, ServerError::Exposure { .. }), "{error:?}");
+    assert!(
+        text.contains("TLS") && text.contains("bearer token"),
+        "{text}"
+    );
+    let token = BearerToken::new("t0ken").unwrap();
+    let error = HttpServer::bind(addr, HttpConfig::default().bearer(token))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("needs TLS"), "{error}");
+    assert!(!format!("{error:?}").contains("t0ken"));
+}
+
+#[tokio::test]
+async fn tls_with_a_bearer_token_serves_our_client_and_refuses_without_the_token() {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let root_key = KeyPair::generate().unwrap();
+    let mut root = CertificateParams::new(Vec::<String>::new()).unwrap();
+    root.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    root.distinguished_name
+        .push(DnType::CommonName, "mcp-server test root");
+    let root_cert = root.self_signed(&root_key).unwrap();
+    let issuer = Issuer::new(root, root_key);
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &issuer)
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("mcp-server-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, leaf.pem()).unwrap();
+    std::fs::write(&key, leaf_key.serialize_pem()).unwrap();
+
+    let secret = "a-long-test-token";
+    let config = HttpConfig::default()
+        .tls(&cert, &key)
+        .bearer(BearerToken::new(secret).unwrap());
+    let running = start(config).await;
+    assert!(
+        running.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        running.url
+    );
+    let client = || {
+        reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(root_cert.pem().as_bytes()).unwrap()])
+            .build()
+            .unwrap()
+    };
+    let http = mcp_transport::HttpConfig::new(&running.url)
+        .client(client())
+        .header("authorization", format!("Bearer {secret}"));
+    let session = ready(Arc::new(HttpConnector::new(http)), Negotiation::Auto).await;
+    let result = session
+        .call_tool("echo", json!({"text": "over tls"}))
+        .await
+        .unwrap();
+    assert_eq!(result.text(), "over tls");
+    session.close().await;
+
+    let raw = Raw {
+        http: client(),
+        url: running.url.clone(),
+    };
+    let reply = raw.post(&initialize()).send().await.unwrap();
+    assert_eq!(reply.status(), 401);
+    assert_eq!(reply.headers()["www-authenticate"], "Bearer");
+    let reply = raw
+        .post(&initialize())
+        .header("authorization", "Bearer wrong")
+        .send()
+        .await
+        .unwrap();
+    let body = reply.text().await.unwrap();
+    assert!(!body.contains(secret));
+    let plain = reqwest::Client::new()
+        .post(running.url.replacen("https", "http", 1))
+        .body("{}")
+        .send()
+        .await;
+    assert!(plain.is_err() || plain.unwrap().status() != 200);
+    running.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn shutdown_ends_open_streams_and_sessions() {
+    let mut running = start(HttpConfig::default()).await;
+    let session = ready(connector(&running.url), Negotiation::Legacy).await;
+    let (_, handle) = running.handles.recv().await.unwrap();
+    handle.initialized().await.unwrap();
+    let stop = running.stop.take().unwrap();
+    let _ = stop.send(());
+    running.served.await.unwrap().unwrap();
+    handle.closed().await;
+    drop(session);
+    let _ = Duration::ZERO;
+}
