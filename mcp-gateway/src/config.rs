@@ -28,6 +28,10 @@ pub struct GatewayConfig {
     /// an existing socket file at the path is replaced, anything else there
     /// is refused.
     pub control: Option<PathBuf>,
+    /// Whether the roots of hosts connected over HTTP are handed to the
+    /// stdio servers (default no: a remote host's directories mean nothing
+    /// here). The host on stdio always gives its roots.
+    pub roots_from_http_hosts: bool,
 }
 
 impl Default for GatewayConfig {
@@ -39,6 +43,7 @@ impl Default for GatewayConfig {
             host_request_timeout: Duration::from_secs(300),
             limits: ServerLimits::default(),
             control: None,
+            roots_from_http_hosts: false,
         }
     }
 }
@@ -59,6 +64,12 @@ impl GatewayConfig {
     /// Sets [`control`](Self::control).
     pub fn control(mut self, path: impl Into<PathBuf>) -> Self {
         self.control = Some(path.into());
+        self
+    }
+
+    /// Sets [`roots_from_http_hosts`](Self::roots_from_http_hosts).
+    pub fn roots_from_http_hosts(mut self, take: bool) -> Self {
+        self.roots_from_http_hosts = take;
         self
     }
 

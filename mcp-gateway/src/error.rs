@@ -25,6 +25,10 @@ pub enum GatewayError {
     /// The host's connection failed (reading or writing).
     #[error("the host's connection failed")]
     Host(#[source] mcp_server::ServerError),
+    /// The HTTP endpoint could not be set up: an exposure refused (not
+    /// loopback without TLS and a bearer token), TLS files, the address.
+    #[error(transparent)]
+    Endpoint(mcp_server::ServerError),
     /// The control socket could not be made, or reached.
     #[error("control socket `{}`: {what}", path.display())]
     Control {
@@ -60,7 +64,7 @@ impl GatewayError {
             GatewayError::InvalidSetting { .. }
             | GatewayError::EventsTaken
             | GatewayError::ControlPathTaken { .. } => ErrorCause::Configuration,
-            GatewayError::Host(e) => e.cause(),
+            GatewayError::Host(e) | GatewayError::Endpoint(e) => e.cause(),
             GatewayError::Control { .. } => ErrorCause::Connection,
             GatewayError::ControlRefused(_) => ErrorCause::Input,
             GatewayError::Hub(e) => e.cause(),

@@ -147,19 +147,19 @@ impl Gateway {
             None => None,
         };
         let (handle, outbox) = ServerHandle::new();
-        link.connect(handle.clone());
+        let host = link.connect(handle.clone(), false);
         let pump = tokio::spawn(pump::run(
             Arc::clone(&hub),
             events,
             Arc::clone(&served),
-            handle.clone(),
+            link.clone(),
             changes,
         ));
         let roots = {
             let link = link.clone();
             tokio::spawn(async move {
                 if handle.initialized().await.is_some() {
-                    link.refresh_roots().await;
+                    link.refresh_roots(host).await;
                 }
             })
         };
@@ -168,14 +168,9 @@ impl Gateway {
             served,
             link,
             page_size: config.page_size,
+            host,
         });
-        let mut server = ServerConfig::new(
-            config.server_info.name.clone(),
-            config.server_info.version.clone(),
-        )
-        .limits(config.limits.clone());
-        server.server_info = config.server_info.clone();
-        server.instructions = config.instructions.clone();
+        let server = server_config(&config);
         let served = serve_with(read, write, handler, server, outbox).await;
         pump.abort();
         roots.abort();
@@ -184,6 +179,89 @@ impl Gateway {
         tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
         served.map_err(GatewayError::Host)
     }
+}
+
+impl Gateway {
+    /// Serves any number of hosts over Streamable HTTP on `endpoint` (both
+    /// eras; see [`mcp_server::http`]) until `shutdown` resolves, then
+    /// shuts the servers down. Every host shares the one hub; a server's
+    /// request (sampling, elicitation) goes to the host whose tool call it
+    /// serves, and is refused by name when it relates to no host's call or
+    /// to calls of several hosts at once; the roots of HTTP hosts reach
+    /// the stdio servers only with [`GatewayConfig::roots_from_http_hosts`];
+    /// `list_changed` goes to every host connection that can hear it.
+    pub async fn serve_http<S>(
+        self,
+        endpoint: mcp_server::http::HttpServer,
+        shutdown: S,
+    ) -> Result<(), GatewayError>
+    where
+        S: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let Gateway {
+            hub,
+            events,
+            link,
+            config,
+            served,
+            changes,
+        } = self;
+        let control = match &config.control {
+            Some(path) => Some(control::open(path, Arc::clone(&hub))?),
+            None => None,
+        };
+        let pump = tokio::spawn(pump::run(
+            Arc::clone(&hub),
+            events,
+            Arc::clone(&served),
+            link.clone(),
+            changes,
+        ));
+        let connect = {
+            let hub = Arc::clone(&hub);
+            let link = link.clone();
+            let page_size = config.page_size;
+            move |connection: mcp_server::http::HostConnection| {
+                let handle = connection.handle;
+                let host = link.connect(handle.clone(), true);
+                let watch = link.clone();
+                tokio::spawn(async move {
+                    if handle.initialized().await.is_some() {
+                        watch.refresh_roots(host).await;
+                    }
+                    handle.closed().await;
+                    watch.disconnect(host);
+                });
+                Arc::new(GatewayHandler {
+                    hub: Arc::clone(&hub),
+                    served: Arc::clone(&served),
+                    link: link.clone(),
+                    page_size,
+                    host,
+                })
+            }
+        };
+        let outcome = endpoint
+            .serve(connect, server_config(&config), shutdown)
+            .await;
+        pump.abort();
+        drop(control);
+        let report = hub.shutdown().await;
+        tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
+        outcome.map_err(GatewayError::Host)
+    }
+}
+
+/// The server half's settings of the gateway.
+fn server_config(config: &GatewayConfig) -> ServerConfig {
+    let mut server = ServerConfig::new(
+        config.server_info.name.clone(),
+        config.server_info.version.clone(),
+    )
+    .limits(config.limits.clone());
+    server.server_info = config.server_info.clone();
+    server.instructions = config.instructions.clone();
+    server
 }
 
 /// Standard input and output as non-blocking pipes, when both are pipes

@@ -37,6 +37,8 @@ pub(crate) struct GatewayHandler {
     pub(crate) served: Arc<Served>,
     pub(crate) link: HostLink,
     pub(crate) page_size: usize,
+    /// The host connection served (its id in the link).
+    pub(crate) host: u64,
 }
 
 impl GatewayHandler {
@@ -242,6 +244,11 @@ impl ServerHandler for GatewayHandler {
                 .ok()
                 .map(|t| t.server().to_string());
             let arguments = params.arguments.unwrap_or_default();
+            // While it runs, the server's requests (sampling, elicitation)
+            // are this host's.
+            let _calling = server
+                .as_deref()
+                .map(|server| self.link.calling(self.host, server, ctx.id().clone()));
             let call = self.hub.call_with(&params.name, arguments, &options);
             tokio::select! {
                 result = call => match result {
@@ -448,7 +455,8 @@ impl ServerHandler for GatewayHandler {
     fn notification(&self, method: &str, _params: Option<serde_json::Value>) {
         if method == RootsListChanged::METHOD {
             let link = self.link.clone();
-            tokio::spawn(async move { link.refresh_roots().await });
+            let host = self.host;
+            tokio::spawn(async move { link.refresh_roots(host).await });
         }
     }
 }

@@ -1,13 +1,16 @@
-//! What the servers behind the gateway ask of the host: sampling and
-//! elicitation go to it (when it declared them), its roots come to the
-//! stdio servers.
+//! What the servers behind the gateway ask of the hosts: sampling and
+//! elicitation go to the host whose tool call they serve (when it declared
+//! them), a host's roots come to the stdio servers.
 //!
 //! A [`HostLink`] is made before the hub, because a server's client
 //! features are fixed when its session starts: [`HostLink::attach`] gives
-//! each server's session handlers that forward to whichever host is
-//! connected, and refuse by name when none is, when it did not declare the
-//! feature, or when its connection cannot carry requests.
+//! each server's session handlers that forward to the host the request is
+//! attributed to (see the crate docs for the rule), and refuse by name when
+//! there is none, when it did not declare the feature, or when its
+//! connection cannot carry requests. The link also knows every host
+//! connection (for `list_changed`) and each host's tool calls in flight.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +23,8 @@ use mcp_transport::BoxFuture;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use mcp_types::text::Untrusted;
 use mcp_types::{
-    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Meta, RequestParams, Root,
+    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Meta, RequestId,
+    RequestParams, Root,
 };
 
 use crate::GatewayConfig;
@@ -37,11 +41,63 @@ pub struct HostLink {
 
 #[derive(Debug)]
 struct Link {
-    handle: Mutex<Option<ServerHandle>>,
+    hosts: Mutex<Hosts>,
     timeout: Duration,
     /// The roots offered to each stdio server: the configured ones until
     /// the host tells its own.
     stdio_roots: Mutex<Vec<Roots>>,
+    /// Whether the roots of hosts connected over HTTP reach the stdio
+    /// servers ([`GatewayConfig::roots_from_http_hosts`]).
+    http_roots: bool,
+}
+
+/// The host connections, and the tool calls they have in flight.
+#[derive(Debug, Default)]
+struct Hosts {
+    next: u64,
+    connected: HashMap<u64, Host>,
+    /// Server → the calls in flight to it: (host, the host's request id).
+    calls: HashMap<String, Vec<(u64, RequestId)>>,
+}
+
+#[derive(Debug)]
+struct Host {
+    handle: ServerHandle,
+    /// Connected over HTTP (one of possibly many hosts).
+    http: bool,
+}
+
+/// Which host a server's request goes to.
+pub(crate) struct Target {
+    handle: ServerHandle,
+    /// The host's call it is made for, when exactly one of the host's
+    /// calls to the server is in flight.
+    related: Option<RequestId>,
+}
+
+/// A host's call to a server in flight; dropping it ends the record.
+pub(crate) struct CallGuard {
+    link: HostLink,
+    server: String,
+    host: u64,
+    id: RequestId,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        let mut hosts = lock(&self.link.inner.hosts);
+        if let Some(calls) = hosts.calls.get_mut(&self.server) {
+            if let Some(at) = calls
+                .iter()
+                .position(|(h, id)| *h == self.host && *id == self.id)
+            {
+                calls.swap_remove(at);
+            }
+            if calls.is_empty() {
+                hosts.calls.remove(&self.server);
+            }
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -55,9 +111,10 @@ impl HostLink {
     pub fn new(config: &GatewayConfig) -> Self {
         Self {
             inner: Arc::new(Link {
-                handle: Mutex::new(None),
+                hosts: Mutex::new(Hosts::default()),
                 timeout: config.host_request_timeout,
                 stdio_roots: Mutex::new(Vec::new()),
+                http_roots: config.roots_from_http_hosts,
             }),
         }
     }
@@ -91,19 +148,75 @@ impl HostLink {
         spec
     }
 
-    /// The host's connection from now on.
-    pub(crate) fn connect(&self, handle: ServerHandle) {
-        *lock(&self.inner.handle) = Some(handle);
+    /// A host connection from now on (its id). Over stdio it is the only
+    /// one.
+    pub(crate) fn connect(&self, handle: ServerHandle, http: bool) -> u64 {
+        let mut hosts = lock(&self.inner.hosts);
+        hosts.next += 1;
+        let id = hosts.next;
+        hosts.connected.insert(id, Host { handle, http });
+        id
     }
 
-    pub(crate) fn handle(&self) -> Option<ServerHandle> {
-        lock(&self.inner.handle).clone()
+    /// Host connection `host` ended.
+    pub(crate) fn disconnect(&self, host: u64) {
+        let mut hosts = lock(&self.inner.hosts);
+        hosts.connected.remove(&host);
+        for calls in hosts.calls.values_mut() {
+            calls.retain(|(h, _)| *h != host);
+        }
+        hosts.calls.retain(|_, calls| !calls.is_empty());
     }
 
-    /// Asks the host for its roots (when it declared them) and hands them
-    /// to every stdio server.
-    pub(crate) async fn refresh_roots(&self) {
-        let Some(handle) = self.handle() else {
+    /// The handles of every connected host that can hear a notification
+    /// (a legacy session or an open `subscriptions/listen` stream).
+    pub(crate) fn listeners(&self) -> Vec<ServerHandle> {
+        lock(&self.inner.hosts)
+            .connected
+            .values()
+            .filter(|h| {
+                let peer = h.handle.peer();
+                !h.http || (!peer.closed && (peer.session.is_some() || peer.streams > 0))
+            })
+            .map(|h| h.handle.clone())
+            .collect()
+    }
+
+    /// Records a call of `host` (its request `id`) to `server` until the
+    /// guard is dropped.
+    pub(crate) fn calling(&self, host: u64, server: &str, id: RequestId) -> CallGuard {
+        lock(&self.inner.hosts)
+            .calls
+            .entry(server.to_owned())
+            .or_default()
+            .push((host, id.clone()));
+        CallGuard {
+            link: self.clone(),
+            server: server.to_owned(),
+            host,
+            id,
+        }
+    }
+
+    /// Whether the roots of host `host` go to the stdio servers.
+    pub(crate) fn takes_roots_from(&self, host: u64) -> bool {
+        lock(&self.inner.hosts)
+            .connected
+            .get(&host)
+            .is_some_and(|h| !h.http || self.inner.http_roots)
+    }
+
+    /// Asks host `host` for its roots (when it declared them and its roots
+    /// are taken) and hands them to every stdio server.
+    pub(crate) async fn refresh_roots(&self, host: u64) {
+        if !self.takes_roots_from(host) {
+            return;
+        }
+        let Some(handle) = lock(&self.inner.hosts)
+            .connected
+            .get(&host)
+            .map(|h| h.handle.clone())
+        else {
             return;
         };
         let declared = handle
@@ -128,10 +241,55 @@ impl HostLink {
         }
     }
 
-    /// The host's connection for a request needing `capability`.
-    fn host(&self) -> Result<ServerHandle, HandlerError> {
-        self.handle()
-            .ok_or_else(|| HandlerError::refused("no host is connected to the gateway"))
+    /// The host a request of `server` goes to. The rule: the host whose
+    /// tool calls to `server` are in flight, when they all come from one
+    /// host (made for that call when it is the only one); with calls of
+    /// two or more hosts in flight it cannot be attributed and is refused;
+    /// with none, it goes to the host over stdio (the only one there is)
+    /// and is refused over HTTP (it relates to no host's call).
+    fn host(&self, server: &str) -> Result<Target, HandlerError> {
+        let hosts = lock(&self.inner.hosts);
+        let calls = hosts.calls.get(server).map(Vec::as_slice).unwrap_or(&[]);
+        let mut callers: Vec<u64> = calls.iter().map(|(h, _)| *h).collect();
+        callers.sort_unstable();
+        callers.dedup();
+        match callers.as_slice() {
+            [one] => {
+                let handle = hosts
+                    .connected
+                    .get(one)
+                    .map(|h| h.handle.clone())
+                    .ok_or_else(|| HandlerError::refused("the host of the call is gone"))?;
+                let related = match calls {
+                    [(_, id)] => Some(id.clone()),
+                    _ => None,
+                };
+                Ok(Target { handle, related })
+            }
+            [] => {
+                let mut stdio = hosts.connected.values().filter(|h| !h.http);
+                match (stdio.next(), hosts.connected.is_empty()) {
+                    (Some(host), _) => Ok(Target {
+                        handle: host.handle.clone(),
+                        related: None,
+                    }),
+                    (None, true) => {
+                        Err(HandlerError::refused("no host is connected to the gateway"))
+                    }
+                    (None, false) => Err(HandlerError::refused(format!(
+                        "the request relates to no tool call a host has in flight to `{}`: \
+                         refused (over HTTP a server's request goes to the host whose call it serves)",
+                        Untrusted::new(server)
+                    ))),
+                }
+            }
+            many => Err(HandlerError::refused(format!(
+                "the request cannot be attributed to one host: {} hosts have tool calls in \
+                 flight to `{}`",
+                many.len(),
+                Untrusted::new(server)
+            ))),
+        }
     }
 }
 
@@ -175,11 +333,11 @@ impl SamplingHandler for ForwardSampling {
         mut params: CreateMessageParams,
     ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
         Box::pin(async move {
-            let handle = self.link.host()?;
+            let Target { handle, related } = self.link.host(&self.server)?;
             label(&mut params.meta, &self.server);
             tracing::debug!(server = %self.server, "sampling request passed to the host");
             handle
-                .request::<CreateMessage>(params, self.link.inner.timeout)
+                .request_for::<CreateMessage>(related, params, self.link.inner.timeout)
                 .await
                 .map_err(|e| refusal("sampling", e))
         })
@@ -200,7 +358,7 @@ struct ForwardElicitation {
 impl ElicitationHandler for ForwardElicitation {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
         Box::pin(async move {
-            let handle = self.link.host()?;
+            let Target { handle, related } = self.link.host(&self.server)?;
             let params = match request {
                 Elicitation::Form(mut form) => {
                     label(&mut form.meta, &self.server);
@@ -228,7 +386,7 @@ impl ElicitationHandler for ForwardElicitation {
                 }
             };
             handle
-                .request::<Elicit>(params, self.link.inner.timeout)
+                .request_for::<Elicit>(related, params, self.link.inner.timeout)
                 .await
                 .map_err(|e| refusal("elicitation", e))
         })

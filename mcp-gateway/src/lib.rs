@@ -51,14 +51,33 @@
 //! when the served tools change: after an adoption, and when a server goes
 //! down (its tools disappear) or comes back (they return).
 //!
+//! # Hosts
+//!
+//! [`Gateway::serve`] / [`Gateway::serve_stdio`] serve one host;
+//! [`Gateway::serve_http`] serves any number over Streamable HTTP
+//! ([`http`]: legacy sessions and stateless 2026-07-28 requests, each one
+//! host connection), all sharing the one hub. `list_changed` and the
+//! servers' log messages go to every host connection that can hear them
+//! (a legacy session, an open `subscriptions/listen` stream).
+//!
 //! # Requests from servers
 //!
-//! A server's `sampling/createMessage` and `elicitation/create` go to the
-//! host when the host declared the capability (labelled with the server in
+//! A server's `sampling/createMessage` and `elicitation/create` go to a
+//! host when that host declared the capability (labelled with the server in
 //! `_meta["mcp-gateway/server"]`), and are refused by name when it did not,
 //! or when its connection cannot carry them (a 2026-07-28 host without a
-//! legacy session). The host's roots go to the stdio servers; a remote
-//! server keeps the roots its own configuration gives it, never the host's.
+//! legacy session). Which host: the one whose tool calls to that server
+//! are in flight, when they all come from one host (over HTTP the request
+//! travels on that call's response stream when it is the host's only call
+//! there). With tool calls of two or more hosts in flight to the server it
+//! cannot be attributed and is refused by name; with none, it goes to the
+//! host on stdio (the only host there is) and over HTTP it is refused by
+//! name (it relates to no host's call). Only tool calls are counted: a
+//! request a server makes while reading a resource or getting a prompt
+//! relates to no call. The stdio host's roots go to the stdio servers;
+//! an HTTP host's only with [`GatewayConfig::roots_from_http_hosts`] (the
+//! last one asked wins); a remote server keeps the roots its own
+//! configuration gives it, never a host's.
 //!
 //! # Bounds
 //!
@@ -83,6 +102,9 @@ pub use config::GatewayConfig;
 pub use error::GatewayError;
 pub use gateway::{Gateway, Pending, Reviews};
 pub use host::HostLink;
+/// The Streamable HTTP binding the gateway serves on
+/// ([`Gateway::serve_http`]).
+pub use mcp_server::http;
 pub use names::{
     MAX_CURSOR_BYTES, RESOURCE_SCHEME, prompt_name, resource_uri, split_prompt_name,
     split_resource_uri,

@@ -7,13 +7,13 @@
 use std::sync::Arc;
 
 use mcp_hub::{Hub, HubEvent, HubEvents, MAX_LOG_EVENT_BYTES};
-use mcp_server::ServerHandle;
 use mcp_types::notifications::{LoggingMessage, ToolListChanged};
 use mcp_types::text::escape_line;
 use mcp_types::{LoggingMessageParams, NotificationParams};
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::HostLink;
 use crate::surface::Served;
 
 /// Runs until the hub's events end.
@@ -21,7 +21,7 @@ pub(crate) async fn run(
     hub: Arc<Hub>,
     mut events: HubEvents,
     served: Arc<Served>,
-    handle: ServerHandle,
+    link: HostLink,
     reviews: watch::Sender<u64>,
 ) {
     while let Some(event) = events.next().await {
@@ -96,8 +96,10 @@ pub(crate) async fn run(
                         meta: None,
                         extra: Default::default(),
                     };
-                    if let Err(e) = handle.notify::<LoggingMessage>(params).await {
-                        tracing::debug!(error = %e, "a server's log message was not passed on");
+                    for handle in link.listeners() {
+                        if let Err(e) = handle.notify::<LoggingMessage>(params.clone()).await {
+                            tracing::debug!(error = %e, "a server's log message was not passed on");
+                        }
                     }
                 }
                 false
@@ -109,14 +111,17 @@ pub(crate) async fn run(
             _ => false,
         };
         if changed {
-            match handle
-                .notify::<ToolListChanged>(NotificationParams::default())
-                .await
-            {
-                Ok(delivered) => {
-                    tracing::debug!(?delivered, "the host was told the tool list changed")
+            // Every host connection that can hear it.
+            for handle in link.listeners() {
+                match handle
+                    .notify::<ToolListChanged>(NotificationParams::default())
+                    .await
+                {
+                    Ok(delivered) => {
+                        tracing::debug!(?delivered, "a host was told the tool list changed")
+                    }
+                    Err(e) => tracing::debug!(error = %e, "list_changed was not sent"),
                 }
-                Err(e) => tracing::debug!(error = %e, "list_changed was not sent"),
             }
         }
     }
