@@ -11,9 +11,21 @@
 //! `Drop` of the control handle sends SIGKILL to the group synchronously and
 //! never needs a runtime. stderr is always drained into a bounded
 //! [`StderrTail`], so a chatty server can never block on a full pipe.
+//!
+//! A server costs this process two descriptors while it runs: one end of a
+//! Unix socket pair, whose other end is the child's stdin and stdout, and
+//! the read end of its stderr pipe. The child is waited for on `SIGCHLD`
+//! (`reap.rs`), not through a pidfd. Closing stdin is `shutdown(SHUT_WR)`
+//! on our end: the child reads end-of-file and can still answer. We see
+//! end-of-file from the child when it has closed both descriptors 0 and 1
+//! (or exited): a child that closes only its stdout and lives on is seen
+//! to end when it exits.
 
 use std::ffi::OsString;
 use std::fmt;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -28,6 +40,8 @@ use crate::connection::{BoxFuture, CloseReason, Connection, Connector, Control, 
 use crate::stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
 use crate::stream::{PumpLimits, spawn_pumps};
 use crate::{DEFAULT_QUEUE_FRAMES, TransportError};
+
+mod reap;
 
 /// Environment variables a child inherits from us without being asked.
 ///
@@ -195,19 +209,8 @@ impl Connector for StdioConnector {
 }
 
 fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
-    let mut cmd = tokio::process::Command::new(&config.command);
-    cmd.args(&config.args)
-        .env_clear()
-        .envs(config.child_env())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(false);
-    if let Some(dir) = &config.cwd {
-        cmd.current_dir(dir);
-    }
-    let mut child = cmd.spawn().map_err(|source| {
+    reap::reap_orphans();
+    let spawn_error = |source: std::io::Error| {
         if source.raw_os_error() == Some(rustix::io::Errno::MFILE.raw_os_error()) {
             TransportError::TooManyOpenFiles {
                 program: config.command.clone(),
@@ -218,36 +221,72 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
                 source,
             }
         }
-    })?;
-    // Invariant: a child spawned with piped stdio has all three handles, and
-    // `id()` is `Some` until it has been waited for, which has not happened yet.
-    let pid = child.id().and_then(|id| Pid::from_raw(id as i32));
-    let (stdin, stdout, stderr) =
-        match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => {
-                // Cannot happen with Stdio::piped(); refuse rather than run blind.
-                if let Some(pid) = pid {
-                    let _ = kill_process_group(pid, Signal::KILL);
-                }
-                return Err(TransportError::Spawn {
-                    program: config.command.clone(),
-                    source: std::io::Error::other("child process has no stdio pipes"),
-                });
-            }
-        };
+    };
+    // The child's stdin and stdout are one end of a socket pair (one
+    // descriptor here instead of two pipes); both ends are close-on-exec,
+    // and the child's copies become its descriptors 0 and 1.
+    let (ours, theirs) = UnixStream::pair().map_err(spawn_error)?;
+    let theirs_out = theirs.try_clone().map_err(spawn_error)?;
+    let mut cmd = std::process::Command::new(&config.command);
+    cmd.args(&config.args)
+        .env_clear()
+        .envs(config.child_env())
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::from(OwnedFd::from(theirs_out)))
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(dir) = &config.cwd {
+        cmd.current_dir(dir);
+    }
+    let spawned = cmd.spawn();
+    // The command holds the child's ends until it is dropped: our copies
+    // must go now, or the child's end of the socket never sees our EOF and
+    // ours never sees the child's.
+    drop(cmd);
+    let mut child = spawned.map_err(spawn_error)?;
+    // Invariant: `id()` of a child not waited for yet is its pid (positive).
+    let pid = Pid::from_raw(child.id() as i32);
+    let kill_and_fail = |source: std::io::Error| {
+        if let Some(pid) = pid {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+        TransportError::Spawn {
+            program: config.command.clone(),
+            source,
+        }
+    };
+    // Invariant: a child spawned with a piped stderr has its handle.
+    let Some(stderr) = child.stderr.take() else {
+        let reaper = reap::wait(child);
+        tokio::spawn(reaper);
+        return Err(kill_and_fail(std::io::Error::other(
+            "child process has no stderr pipe",
+        )));
+    };
+    let stream = ours
+        .set_nonblocking(true)
+        .and_then(|()| tokio::net::UnixStream::from_std(ours));
+    let stderr = tokio::process::ChildStderr::from_std(stderr);
+    let (stream, stderr) = match (stream, stderr) {
+        (Ok(stream), Ok(stderr)) => (stream, stderr),
+        (Err(e), _) | (_, Err(e)) => {
+            tokio::spawn(reap::wait(child));
+            return Err(kill_and_fail(e));
+        }
+    };
+    let (stdout, stdin) = stream.into_split();
 
     let tail = StderrTail::new(config.stderr_tail_bytes);
     tokio::spawn(drain_stderr(stderr, tail.clone(), config.forward_stderr));
 
     let (exit_tx, exit_rx) = watch::channel(None::<ExitStatus>);
     tokio::spawn(async move {
-        let status = child.wait().await;
+        let status = reap::wait(child).await;
         // Whatever the leader did, nothing it started may outlive it.
         if let Some(pid) = pid {
             let _ = kill_process_group(pid, Signal::KILL);
         }
-        let _ = exit_tx.send(Some(status.unwrap_or_else(|_| failed_status())));
+        let _ = exit_tx.send(Some(status.unwrap_or_else(failed_status)));
     });
 
     let finish_exit = exit_rx.clone();

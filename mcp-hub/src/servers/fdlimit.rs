@@ -1,7 +1,8 @@
 //! The open-file descriptor limit: every stdio server costs this process
-//! three descriptors (its stdin, stdout and stderr pipes), so the common
-//! default soft limit of 1024 stops a hub at about 300 servers. At start the
-//! hub raises the soft limit toward the hard one, as far as the kernel allows.
+//! two descriptors (the socket pair end that is its stdin and stdout, and
+//! its stderr pipe), so a limit of 1024 stops a hub at about 500 servers. At
+//! start the hub raises the soft limit toward the hard one, as far as the
+//! kernel allows.
 
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 
