@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_session::{Negotiation, SessionConfig};
+use mcp_session::{Negotiation, NotificationBudget, SessionConfig};
 use mcp_transport::Connector;
 
 use crate::HubError;
@@ -297,9 +297,11 @@ pub struct ServerSpec {
     pub context_helpers: bool,
     /// Ask the server for log messages at this level and above (when it
     /// declares logging) on every start; they arrive as
-    /// [`HubEvent::ServerLog`](crate::HubEvent::ServerLog). `None` (the
-    /// default) asks for nothing, and what the server sends unasked is
-    /// discarded without being parsed.
+    /// [`HubEvent::ServerLog`](crate::HubEvent::ServerLog), within the
+    /// server's notification budget. `None` (the default) asks for nothing,
+    /// and what the server sends unasked is dropped by its session before
+    /// it is parsed (counted in
+    /// [`ServerStatus::log_messages_discarded`](crate::ServerStatus)).
     pub log_level: Option<mcp_types::LoggingLevel>,
 }
 
@@ -397,6 +399,21 @@ impl ServerSpec {
         self
     }
 
+    /// Sets how many log messages and progress notifications the server may
+    /// send before the rest are dropped unparsed and counted
+    /// ([`ServerStatus::notifications_over_budget`](crate::ServerStatus),
+    /// [`HubEvent::NotificationsDropped`](crate::HubEvent::NotificationsDropped));
+    /// the default, [`NotificationBudget::DEFAULT`], is far above what a
+    /// working server sends. Responses, server requests, `list_changed`
+    /// and other notifications are never dropped by it (a `list_changed`
+    /// that finds the session's event queue full is held, later ones of the
+    /// same kind merged into it). A shorthand for
+    /// `session.notification_budget`.
+    pub fn notification_budget(mut self, budget: NotificationBudget) -> Self {
+        self.session.notification_budget = budget;
+        self
+    }
+
     /// Asks for log messages at `level` and above (see
     /// [`ServerSpec::log_level`](Self::log_level)).
     pub fn log_level(mut self, level: mcp_types::LoggingLevel) -> Self {
@@ -451,7 +468,7 @@ pub struct HubConfig {
     /// Capacity of the host's event queue (overflow is dropped and counted).
     pub event_queue: usize,
     /// At start, raise this process's soft open-file limit toward the hard
-    /// one (each stdio server costs three descriptors).
+    /// one (each stdio server costs two descriptors).
     pub raise_descriptor_limit: bool,
     /// Seed of the jitter of restarts and retries; `None` seeds from the
     /// clock. Tests set it for reproducible delays.

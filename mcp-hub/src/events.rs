@@ -106,6 +106,16 @@ pub enum HubEvent {
         /// The size of the message's params as received, in bytes.
         bytes: usize,
     },
+    /// The server went over its notification budget
+    /// ([`ServerSpec::notification_budget`](crate::ServerSpec::notification_budget)):
+    /// log messages or progress notifications were dropped unparsed. Sent
+    /// on the first drop, then at most once a second while drops go on.
+    NotificationsDropped {
+        /// The server.
+        server: ServerName,
+        /// Dropped over the budget by its current session so far.
+        over_budget: u64,
+    },
     /// A new namespace was published.
     Namespace {
         /// Its generation.

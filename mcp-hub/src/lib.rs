@@ -83,10 +83,25 @@
 //!
 //! # Descriptors
 //!
-//! Each stdio server costs three descriptors here (its pipes). At start the
-//! hub raises the soft `RLIMIT_NOFILE` toward the hard limit
-//! ([`HubConfig::raise_descriptor_limit`]); a spawn that still runs out
-//! fails with [`HubError::DescriptorLimit`], which says so.
+//! Each stdio server costs two descriptors here while it runs: one end of
+//! the socket pair that is its stdin and stdout, and its stderr pipe (it is
+//! reaped on `SIGCHLD`, without a pidfd), so a hard limit of 1024 holds
+//! about 500 servers. At start the hub raises the soft `RLIMIT_NOFILE`
+//! toward the hard limit ([`HubConfig::raise_descriptor_limit`]); a spawn
+//! that still runs out fails with [`HubError::DescriptorLimit`], which says
+//! so.
+//!
+//! # Noisy servers
+//!
+//! A server's notifications are judged by their method before anything
+//! parses them: log messages the host did not ask for
+//! ([`ServerSpec::log_level`]) are dropped at once, and log messages and
+//! progress beyond the server's [`NotificationBudget`]
+//! ([`ServerSpec::notification_budget`]) are dropped and counted
+//! ([`ServerStatus::notifications_over_budget`],
+//! [`HubEvent::NotificationsDropped`]). Responses, server requests and
+//! `list_changed` are never dropped, so a server flooding its log costs the
+//! other servers little and still answers its own calls.
 #![forbid(unsafe_code)]
 
 mod builder;
@@ -120,6 +135,9 @@ pub use hub::{Hub, ShutdownReport};
 pub use mcp_session::CallOptions;
 /// A resource handler's error: the session's handler error.
 pub use mcp_session::HandlerError;
+/// How many log messages and progress notifications a server may send
+/// ([`ServerSpec::notification_budget`]).
+pub use mcp_session::NotificationBudget;
 /// One page of a catalogue: the session's own type.
 pub use mcp_session::Page;
 pub use namespace::export::{

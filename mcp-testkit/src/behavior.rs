@@ -128,6 +128,15 @@ pub enum Behavior {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         logger: Option<String>,
     },
+    /// Floods the client with `count` `info` `notifications/message` lines
+    /// (logger `flood`), written as fast as the client reads them, 64 to a
+    /// write, whatever log level was asked for (a misbehaving server), then
+    /// answers `"flooded <count>"`. `count` 0 floods until the call is
+    /// cancelled or the connection ends, and never answers.
+    FloodLogs {
+        /// How many log messages (0: no end).
+        count: u64,
+    },
     /// Says resource `uri` changed, then answers `"touched <uri>"`.
     ///
     /// Legacy: `notifications/resources/updated {uri}` if the client

@@ -309,6 +309,11 @@ impl Shared {
         let _ = self.out.send(Outgoing::Line(line)).await;
     }
 
+    /// Whether the writer is gone (the client closed the connection).
+    pub(crate) fn output_closed(&self) -> bool {
+        self.out.is_closed()
+    }
+
     /// Asks `serve` to end with `code`.
     pub(crate) async fn exit(&self, code: i32) {
         let _ = self.exit.send(code).await;

@@ -171,6 +171,11 @@ pub(crate) async fn run(ctx: Ctx, behavior: Behavior) {
             let text = if sent { "logged" } else { "log suppressed" };
             ctx.reply(wire::text_result(text)).await;
         }
+        Behavior::FloodLogs { count } => {
+            flood_logs(&ctx, count).await;
+            ctx.reply(wire::text_result(format!("flooded {count}")))
+                .await;
+        }
         Behavior::TouchResource { uri } => {
             listen::resource_updated(&ctx.shared, ctx.era, &uri).await;
             ctx.reply(wire::text_result(format!("touched {uri}"))).await;
@@ -329,6 +334,51 @@ pub(crate) async fn emit_log(ctx: &Ctx, level: &str, data: Value, logger: Option
         .send(&wire::notification("notifications/message", params))
         .await;
     true
+}
+
+/// Log lines per write of [`Behavior::FloodLogs`].
+const FLOOD_BATCH: u64 = 64;
+
+/// Writes `count` log messages (0: without end) in batches of
+/// [`FLOOD_BATCH`] lines.
+async fn flood_logs(ctx: &Ctx, count: u64) {
+    let line = wire::notification(
+        "notifications/message",
+        json!({"level": "info", "logger": "flood", "data": "a flooding server's log message"}),
+    )
+    .to_string();
+    let batch = |n: u64| {
+        let mut out = Vec::with_capacity(n as usize * (line.len() + 1));
+        for i in 0..n {
+            if i > 0 {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(line.as_bytes());
+        }
+        out
+    };
+    let full = batch(FLOOD_BATCH);
+    let mut left = count;
+    loop {
+        if count == 0 {
+            if ctx.shared.output_closed() {
+                return;
+            }
+            ctx.shared.send_line(full.clone()).await;
+            continue;
+        }
+        if left == 0 {
+            return;
+        }
+        let n = left.min(FLOOD_BATCH);
+        let lines = if n == FLOOD_BATCH {
+            full.clone()
+        } else {
+            batch(n)
+        };
+        ctx.shared.send_line(lines).await;
+        left -= n;
+    }
 }
 
 async fn notify(ctx: &Ctx) {

@@ -194,7 +194,11 @@ async fn start_once(hub: &HubShared, cell: &ServerCell) -> Result<Started, HubEr
     let spec = &cell.spec;
     let name = &spec.name;
     let start = async {
-        let session = Session::connect(Arc::clone(&spec.connector), spec.session.clone())
+        let mut config = spec.session.clone();
+        // Nobody reads log messages the host did not ask for: the session
+        // drops them before parsing.
+        config.discard_log_messages |= spec.log_level.is_none();
+        let session = Session::connect(Arc::clone(&spec.connector), config)
             .await
             .map_err(|e| start_error(cell, e))?;
         let mut session = session
@@ -402,9 +406,10 @@ async fn watch_session(
                     _ = refresh(hub, cell, session) => {}
                 }
             }
-            // Log messages only for a host that asked for them, and parsed
-            // only when the event queue has room: a flooding server costs
-            // the others nothing beyond the session's own work.
+            // Log messages only for a host that asked for them (the session
+            // drops the others unparsed), and parsed only when the event
+            // queue has room: a flooding server costs the others nothing
+            // beyond the session's own work.
             Some(SessionEvent::Notification { method, params })
                 if method == "notifications/message" && cell.spec.log_level.is_some() =>
             {
@@ -415,6 +420,12 @@ async fn watch_session(
                 {
                     hub.events.emit(event);
                 }
+            }
+            Some(SessionEvent::NotificationsDropped { over_budget }) => {
+                hub.events.emit(HubEvent::NotificationsDropped {
+                    server: cell.spec.name.clone(),
+                    over_budget,
+                });
             }
             Some(_) => {}
         }

@@ -91,6 +91,12 @@ pub struct ServerStatus {
     pub last_error: Option<Arc<HubError>>,
     /// Requests waiting for a concurrency slot now.
     pub queued: usize,
+    /// Log messages and progress notifications the current session dropped
+    /// unparsed over the server's notification budget.
+    pub notifications_over_budget: u64,
+    /// Log messages the current session dropped unparsed because nobody
+    /// asked for them (no [`ServerSpec::log_level`](crate::ServerSpec::log_level)).
+    pub log_messages_discarded: u64,
 }
 
 #[derive(Debug)]
@@ -176,6 +182,11 @@ impl ServerCell {
 
     pub(crate) fn status(&self) -> ServerStatus {
         let state = self.state();
+        let stats = state
+            .session
+            .as_ref()
+            .map(|s| s.stats())
+            .unwrap_or_default();
         ServerStatus {
             kind: state.kind,
             consecutive_failures: state.consecutive_failures,
@@ -185,6 +196,8 @@ impl ServerCell {
             pending_generation: state.pending.as_ref().map(|s| s.generation()),
             last_error: state.last_error.clone(),
             queued: self.limiter.waiting(),
+            notifications_over_budget: stats.notifications_over_budget,
+            log_messages_discarded: stats.log_messages_discarded,
         }
     }
 
