@@ -92,9 +92,10 @@ pub(crate) enum Command {
     /// click, live events and reviews. Ctrl-C ends it.
     #[cfg(feature = "playground")]
     Playground(PlaygroundArgs),
-    /// Serves every configured server as one MCP server on stdin/stdout
-    /// (`mcp serve --stdio`, one entry in a host's mcpServers), governed as
-    /// `mcp tools` shows; or, with `--control SOCKET` and a command,
+    /// Serves every configured server as one MCP server, governed as `mcp
+    /// tools` shows: on stdin/stdout (`mcp serve --stdio`, one entry in a
+    /// host's mcpServers) or over Streamable HTTP to many hosts (`mcp serve
+    /// --http 127.0.0.1:8931`); or, with `--control SOCKET` and a command,
     /// reviews a running gateway's changed tool lists.
     Serve(ServeArgs),
     /// A built-in walk-through with three local servers (no configuration,
@@ -441,33 +442,61 @@ pub(crate) struct AuthArgs {
 pub(crate) struct DemoArgs {}
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("serving").args(["stdio", "http"])))]
 pub(crate) struct ServeArgs {
     /// Serve on standard input and output (what a host starts). Nothing
     /// else is written to standard output; logs go to standard error.
-    #[arg(long, conflicts_with = "command")]
+    #[arg(long, conflicts_with_all = ["command", "http"])]
     pub(crate) stdio: bool,
+    /// Serve over Streamable HTTP on ADDR (e.g. 127.0.0.1:8931; port 0: one
+    /// the system picks), both protocol eras, to any number of hosts at
+    /// once; the URL is logged on stderr. Loopback by default; any other
+    /// address needs --tls-cert, --tls-key and --token-env.
+    #[arg(long, value_name = "ADDR", conflicts_with = "command")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// With --http: the TLS certificate chain (PEM).
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_key"])]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// With --http: the TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_cert"])]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// With --http: the environment variable holding the bearer token every
+    /// host must send (`Authorization: Bearer …`). The token is never
+    /// printed or logged.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub(crate) token_env: Option<String>,
+    /// With --http: an origin allowed to send requests (repeatable;
+    /// `https://app.example:8443`). Without one, on loopback any loopback
+    /// origin is allowed, elsewhere none (requests without Origin are not
+    /// from browsers and pass).
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub(crate) allow_origin: Vec<String>,
+    /// With --http: hand the roots of HTTP hosts to the stdio servers
+    /// (off by default; a remote host's directories mean nothing here).
+    #[arg(long, requires = "http")]
+    pub(crate) http_roots: bool,
     /// The operator's control socket (a Unix socket, 0600; keep it in a
     /// private directory): where `mcp serve --control SOCKET adopt …`
     /// reaches a running gateway.
     #[arg(long, value_name = "SOCKET")]
     pub(crate) control: Option<PathBuf>,
     /// Adopt a changed tool list at once instead of holding it for review.
-    #[arg(long, requires = "stdio")]
+    #[arg(long, requires = "serving")]
     pub(crate) adopt: bool,
     /// How tools of different servers sharing a name are exposed.
     #[arg(long, value_enum, default_value_t = Policy::Prefix)]
     pub(crate) policy: Policy,
     /// Expose provider-safe tool names (`notes_search`, as `mcp tools
     /// --format anthropic` shows) instead of `notes/search`.
-    #[arg(long, requires = "stdio")]
+    #[arg(long, requires = "serving")]
     pub(crate) provider_safe_names: bool,
     /// The least severe log messages asked of the servers (passed to the
     /// host labelled with their server): debug, info, notice, warning,
     /// error, critical, alert or emergency.
-    #[arg(long, default_value = "info", value_parser = log_level, requires = "stdio")]
+    #[arg(long, default_value = "info", value_parser = log_level, requires = "serving")]
     pub(crate) log_level: mcp_types::LoggingLevel,
-    /// With `--control` (and without `--stdio`): `pending`, `adopt SERVER
-    /// GENERATION` or `discard SERVER GENERATION`.
+    /// With `--control` (and without `--stdio` or `--http`): `pending`,
+    /// `adopt SERVER GENERATION` or `discard SERVER GENERATION`.
     #[arg(value_name = "COMMAND", requires = "control")]
     pub(crate) command: Vec<String>,
 }

@@ -524,11 +524,20 @@ pub(crate) enum CliError {
     /// control socket, a refused review).
     #[error(transparent)]
     Gateway(mcp_gateway::GatewayError),
-    /// `mcp serve` without `--stdio` or a control command.
+    /// `mcp serve` without `--stdio`, `--http` or a control command.
     #[error(
-        "say how to serve: `mcp serve --stdio`, or `mcp serve --control SOCKET pending|adopt SERVER GENERATION|discard SERVER GENERATION`"
+        "say how to serve: `mcp serve --stdio`, `mcp serve --http ADDR`, or `mcp serve --control SOCKET pending|adopt SERVER GENERATION|discard SERVER GENERATION`"
     )]
     ServeHow,
+    /// `mcp serve --token-env VAR`: the variable is unset, empty or not a
+    /// usable token (its value is never shown).
+    #[error(
+        "--token-env {variable}: the environment variable is not set, empty, or not a usable bearer token (visible ASCII, no spaces)"
+    )]
+    ServeToken {
+        /// The variable's name.
+        variable: String,
+    },
     /// The conformance client's own (anyhow) error.
     #[cfg(feature = "conformance-client")]
     #[error("{0:#}")]
@@ -632,6 +641,7 @@ impl CliError {
             CliError::Playground(e) => e.cause(),
             CliError::Gateway(e) => e.cause(),
             CliError::ServeHow => ErrorCause::Input,
+            CliError::ServeToken { .. } => ErrorCause::Configuration,
         }
     }
 
@@ -685,6 +695,7 @@ impl CliError {
             CliError::Playground(_) => "playground",
             CliError::Gateway(_) => "gateway",
             CliError::ServeHow => "usage",
+            CliError::ServeToken { .. } => "config",
         }
     }
 

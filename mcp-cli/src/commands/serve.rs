@@ -1,5 +1,7 @@
 //! `mcp serve --stdio`: every configured server behind one hub, served as
-//! one MCP server on standard input and output (the gateway, `mcp-gateway`).
+//! one MCP server on standard input and output (the gateway, `mcp-gateway`);
+//! `mcp serve --http ADDR`: the same hub served over Streamable HTTP to any
+//! number of hosts (loopback unless TLS and a bearer token are given).
 //! The hub is built as `mcp tools` builds it (policy, aliases, the
 //! configuration as the authority, `--grant`, `max_content_bytes`), with
 //! restarts on like `mcp watch`, and changed tool lists held for review
@@ -11,7 +13,7 @@
 
 use std::time::Duration;
 
-use mcp_gateway::{Gateway, GatewayConfig, HostLink, control};
+use mcp_gateway::{Gateway, GatewayConfig, GatewayError, HostLink, control, http};
 use mcp_hub::{Adoption, Backoff, Discovery, Hub, RestartPolicy};
 use mcp_types::text::escape_line;
 
@@ -24,7 +26,7 @@ use crate::error::{CliError, Exit};
 use crate::output;
 
 pub(crate) async fn run(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError> {
-    if args.stdio {
+    if args.stdio || args.http.is_some() {
         serve(ctx, args).await
     } else {
         match (&args.control, args.command.is_empty()) {
@@ -34,14 +36,45 @@ pub(crate) async fn run(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError
     }
 }
 
+/// The HTTP endpoint of `--http`, bound before any server starts (an
+/// exposure refused, a TLS file or an address in use fail at once).
+async fn endpoint(args: &ServeArgs) -> Result<Option<http::HttpServer>, CliError> {
+    let Some(addr) = args.http else {
+        return Ok(None);
+    };
+    let mut settings = http::HttpConfig::default();
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        settings = settings.tls(cert, key);
+    }
+    if let Some(variable) = &args.token_env {
+        let token = std::env::var(variable)
+            .ok()
+            .and_then(http::BearerToken::new)
+            .ok_or_else(|| CliError::ServeToken {
+                variable: variable.clone(),
+            })?;
+        settings = settings.bearer(token);
+    }
+    for origin in &args.allow_origin {
+        settings = settings.allow_origin(origin);
+    }
+    http::check_exposure(&addr, &settings)
+        .map_err(|e| CliError::Gateway(GatewayError::Endpoint(e)))?;
+    let endpoint = http::HttpServer::bind(addr, settings)
+        .await
+        .map_err(|e| CliError::Gateway(GatewayError::Endpoint(e)))?;
+    Ok(Some(endpoint))
+}
+
 async fn serve(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError> {
+    let endpoint = endpoint(&args).await?;
     let config = config::load(ctx.config.as_deref(), ctx.prompt())?;
     let origin = Origin {
         file: &config.file,
         command_line: false,
         variables: config.variables.as_ref(),
     };
-    let mut gateway_config = GatewayConfig::default();
+    let mut gateway_config = GatewayConfig::default().roots_from_http_hosts(args.http_roots);
     if let Some(socket) = &args.control {
         gateway_config = gateway_config.control(socket);
     }
@@ -87,6 +120,19 @@ async fn serve(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError> {
         }
     }
     let gateway = Gateway::new(hub, link, gateway_config).map_err(CliError::Gateway)?;
+    if let Some(endpoint) = endpoint {
+        // The operator's terminal, never a token: the URL hosts connect to.
+        eprintln!(
+            "mcp serve: serving MCP (Streamable HTTP) on {}",
+            endpoint.url()
+        );
+        gateway
+            .serve_http(endpoint, terminated())
+            .await
+            .map_err(CliError::Gateway)?;
+        tracing::info!("stopped by a signal");
+        return Ok(Exit::Ok);
+    }
     // The host ends the gateway by closing its input; a signal ends it too
     // (the servers are shut down either way: dropping the hub kills them).
     tokio::select! {
