@@ -197,6 +197,20 @@ pub enum Behavior {
         /// How many progress notifications come first.
         steps: u32,
     },
+    /// Sends each of `logs` as a `notifications/message` (by the rules of
+    /// [`Log`](Self::Log)), then answers with `content` verbatim (any content
+    /// blocks: image, audio, embedded resources …), `isError: true` when
+    /// `is_error`.
+    Content {
+        /// The content blocks of the result, sent as given.
+        content: Vec<Value>,
+        /// Mark the result as a tool execution error.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        /// Log messages sent first, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        logs: Vec<crate::specs::ReadLog>,
+    },
     /// Returns the `items` whose string fields contain `arguments.query`
     /// (case-insensitive), at most `arguments.limit` of them: one text block
     /// per item and `structuredContent: {"results": [...]}`.

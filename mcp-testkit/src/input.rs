@@ -171,7 +171,30 @@ async fn ask_in_task(ctx: &Ctx, spec: &InputSpec, task_id: &str) -> Answers {
 async fn step_modern(ctx: &Ctx, spec: &InputSpec, target: &str) -> Step {
     let given_state = ctx.params.get("requestState");
     let responses = ctx.params.get("inputResponses");
+    let caps = declared_capabilities(&ctx.params);
+    // The requests this call asks: all, or (declared_only) those the client can answer.
+    let asked: Vec<(&String, &InputRequest)> = spec
+        .requests
+        .iter()
+        .filter(|(_, request)| !spec.declared_only || missing_capability(caps, request).is_none())
+        .collect();
     let (mut round, mut got) = match given_state {
+        None if responses.is_some() && spec.state_optional && spec.rounds == 1 => {
+            let Some(answers) = responses.and_then(Value::as_object) else {
+                let message = "Invalid params: inputResponses must be an object";
+                ctx.invalid_params(message).await;
+                return Step::Answered;
+            };
+            if asked
+                .iter()
+                .any(|(key, _)| answers.get(*key).is_some_and(|a| !a.is_object()))
+            {
+                let message = "Invalid params: every input response must be an object";
+                ctx.invalid_params(message).await;
+                return Step::Answered;
+            }
+            (0, Vec::new())
+        }
         None if responses.is_some() => {
             let message = "Invalid params: inputResponses without the requestState it answers";
             ctx.invalid_params(message).await;
@@ -188,11 +211,11 @@ async fn step_modern(ctx: &Ctx, spec: &InputSpec, target: &str) -> Step {
             }
         },
     };
-    if given_state.is_some() {
+    if responses.is_some() && (given_state.is_some() || spec.state_optional) {
         let answered = responses.and_then(Value::as_object).and_then(|answers| {
-            spec.requests
-                .keys()
-                .map(|key| answers.get(key).map(|a| (key.clone(), a.clone())))
+            asked
+                .iter()
+                .map(|(key, _)| answers.get(*key).map(|a| ((*key).clone(), a.clone())))
                 .collect::<Option<Map<String, Value>>>()
         });
         // A retry missing an answer gets the same round again (the spec's advice).
@@ -207,20 +230,27 @@ async fn step_modern(ctx: &Ctx, spec: &InputSpec, target: &str) -> Step {
             failed: false,
         });
     }
-    let caps = declared_capabilities(&ctx.params);
-    for request in spec.requests.values() {
-        if let Some(required) = missing_capability(caps, request) {
-            let message = format!("Missing required client capability for {}", request.method);
-            let data = json!({"requiredCapabilities": required});
-            ctx.reply_error(wire::MISSING_CLIENT_CAPABILITY, &message, Some(data))
-                .await;
-            return Step::Answered;
-        }
+    let refused = if spec.declared_only {
+        asked
+            .is_empty()
+            .then(|| spec.requests.values().next())
+            .flatten()
+    } else {
+        spec.requests
+            .values()
+            .find(|request| missing_capability(caps, request).is_some())
+    };
+    if let Some(request) = refused {
+        let required = missing_capability(caps, request).unwrap_or_else(|| json!({}));
+        let message = format!("Missing required client capability for {}", request.method);
+        let data = json!({"requiredCapabilities": required});
+        ctx.reply_error(wire::MISSING_CLIENT_CAPABILITY, &message, Some(data))
+            .await;
+        return Step::Answered;
     }
-    let requests: Map<String, Value> = spec
-        .requests
+    let requests: Map<String, Value> = asked
         .iter()
-        .map(|(key, request)| (key.clone(), request.to_json()))
+        .map(|(key, request)| ((*key).clone(), request.to_json()))
         .collect();
     let body =
         json!({"inputRequests": requests, "requestState": encode_state(target, round, &got)});

@@ -89,6 +89,7 @@
 //! legacy era, an `input_required` round in 2026-07-28), `ask {requests,
 //! rounds, elicitation_complete}` (any number of keyed requests over
 //! rounds, see [`InputSpec`]), `elicitation_complete {elicitation_id}`,
+//! `content {content, is_error?, logs?}` (content blocks, verbatim),
 //! `log {level, message, logger?}`, `touch_resource {uri}`, `change_list
 //! {list: tools|prompts|resources}`, `end_listen {how:
 //! graceful|drop|exit, code}`, `wrong_id`, `blob {kb}`, and for demos

@@ -695,6 +695,13 @@ fn check_behavior(behavior: &Behavior) -> Result<(), ScriptProblem> {
             Err(ScriptProblem::UnknownLogLevel(level.clone()))
         }
         Behavior::Ask(input) => check_input(Some(input)),
+        Behavior::Content { logs, .. } => match logs
+            .iter()
+            .find(|log| crate::state::log_rank(&log.level).is_none())
+        {
+            Some(log) => Err(ScriptProblem::UnknownLogLevel(log.level.clone())),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }

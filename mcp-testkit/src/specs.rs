@@ -348,6 +348,19 @@ pub struct InputSpec {
     /// `notifications/elicitation/complete` with its `elicitationId`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub elicitation_complete: bool,
+    /// 2026-07-28, one round: a call carrying `inputResponses` without a
+    /// `requestState` is taken as answering the round (the state is
+    /// optional for a server that needs none): every key answered with an
+    /// object completes it, a missing key gets the round again, and
+    /// `inputResponses` that are not an object, or an answer that is not
+    /// one, are `-32602`. Off: such a call is `-32602`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub state_optional: bool,
+    /// 2026-07-28: ask only the requests whose client capability the
+    /// request declared (`-32021` when none is left). Off: an undeclared
+    /// one is `-32021`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub declared_only: bool,
 }
 
 impl InputSpec {
@@ -357,6 +370,8 @@ impl InputSpec {
             requests: BTreeMap::from([(key.to_owned(), request)]),
             rounds: 1,
             elicitation_complete: false,
+            state_optional: false,
+            declared_only: false,
         }
     }
 

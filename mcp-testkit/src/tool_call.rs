@@ -215,6 +215,20 @@ pub(crate) async fn run(ctx: Ctx, behavior: Behavior) {
             sleep_steps(&ctx, 0, steps).await;
             ctx.reply(wire::text_result(fill(&ctx, text))).await;
         }
+        Behavior::Content {
+            content,
+            is_error,
+            logs,
+        } => {
+            for log in logs {
+                emit_log(&ctx, &log.level, log.message, None).await;
+            }
+            let mut result = json!({"content": content});
+            if is_error {
+                result["isError"] = true.into();
+            }
+            ctx.reply(result).await;
+        }
         Behavior::Search { items } => canned::search(&ctx, &items).await,
         Behavior::Lookup { key, entries } => canned::lookup(&ctx, &key, &entries).await,
     }

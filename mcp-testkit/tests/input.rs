@@ -263,6 +263,79 @@ async fn modern_input_needs_the_declared_capability_mode() {
     );
 }
 
+#[tokio::test]
+async fn an_optional_state_lets_a_one_round_retry_come_without_it() {
+    let mut spec = InputSpec::one("name", form_elicitation());
+    spec.state_optional = true;
+    let (mut client, _) = start(Script::modern().tool("ask", Behavior::Ask(spec)));
+    let retry = |responses: Value| {
+        modern_with(
+            json!({"name": "ask", "arguments": {}, "inputResponses": responses}),
+            all_caps(),
+        )
+    };
+    let accepted = json!({"action": "accept", "content": {"name": "Ada"}});
+    let done = client
+        .request(
+            "tools/call",
+            retry(json!({"name": accepted, "extra": {"action": "decline"}})),
+        )
+        .await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["rounds"][0]["name"]["content"]["name"],
+        "Ada"
+    );
+    let again = client
+        .request("tools/call", retry(json!({"other": accepted})))
+        .await;
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    for bad in [json!({"name": 12345}), Value::Null] {
+        let refused = client.request("tools/call", retry(bad.clone())).await;
+        assert_eq!(refused["error"]["code"], wire::INVALID_PARAMS, "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn declared_only_asks_for_what_the_client_can_answer() {
+    let mut spec =
+        InputSpec::one("model", InputRequest::sampling("hi", 10)).and("name", form_elicitation());
+    spec.declared_only = true;
+    let (mut client, _) = start(Script::modern().tool("ask", Behavior::Ask(spec)));
+    let sampling_only = modern_with(call("ask", json!({})), json!({"sampling": {}}));
+    let reply = client.request("tools/call", sampling_only).await;
+    let requests = reply["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["model"], "{reply}");
+    let none = modern_with(call("ask", json!({})), json!({}));
+    let refused = client.request("tools/call", none).await;
+    assert_eq!(refused["error"]["code"], wire::MISSING_CLIENT_CAPABILITY);
+}
+
+#[tokio::test]
+async fn content_behaviour_logs_then_answers_its_blocks_verbatim() {
+    let blocks = vec![
+        json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+        json!({"type": "audio", "data": "BBBB", "mimeType": "audio/wav"}),
+    ];
+    let script: Script = Script::from_json(
+        &json!({"versions": ["2025-11-25"], "tools": [{"name": "c", "inputSchema": {"type": "object"},
+            "behavior": {"kind": "content", "content": blocks, "is_error": true,
+                         "logs": [{"level": "info", "message": "one"}, {"level": "debug", "message": "two"}]}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let (mut client, _) = legacy(script).await;
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call("c", json!({}))}))
+        .await;
+    let first = client.recv().await;
+    assert_eq!(first["params"]["data"], "one");
+    assert_eq!(client.recv().await["params"]["level"], "debug");
+    let reply = client.recv().await;
+    assert_eq!(reply["result"]["content"], json!(blocks));
+    assert_eq!(reply["result"]["isError"], true);
+}
+
 fn gated() -> Script {
     let spec = InputSpec::one("ok", form_elicitation());
     Script::dual()

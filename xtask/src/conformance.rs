@@ -8,8 +8,15 @@
 //! scenario's `checks.json`; a scenario passes when none of its checks is a
 //! FAILURE or WARNING. The ratchet: a failing scenario not listed in
 //! `xtask/conformance-expected-failures.txt` fails the run, and so does a
-//! listed one that passes (a stale entry). Last line:
+//! listed one that passes (a stale entry). Its closing line:
 //! `conformance: N passed, N failed`.
+//!
+//! Then the server half (`conformance_server`): the suite's server scenarios
+//! against `mcp serve --http` fronting the testkit fixture, closing with
+//! `server conformance: N passed, N failed`. `--client` / `--server` run
+//! one half; `--scenario S` names a client scenario (with `--server`, a
+//! server one); `--server --direct` runs the server scenarios against the
+//! fixture itself.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -51,8 +58,26 @@ impl Outcome {
     }
 }
 
-/// Returns (passed, failed) scenario counts after printing the table.
+/// Returns (passed, failed) scenario counts of both halves after printing
+/// their tables.
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<(u64, u64)> {
+    if args.iter().any(|a| a == "--server" || a == "--direct") {
+        return crate::conformance_server::run(root, args);
+    }
+    let client = run_client(root, args)?;
+    if args.iter().any(|a| a == "--client" || a == "--scenario") {
+        return Ok(client);
+    }
+    let server = crate::conformance_server::run(root, &[]).unwrap_or_else(|e| {
+        println!("server conformance could not run: {e:#}");
+        println!("server conformance: 0 passed, 1 failed");
+        (0, 1)
+    });
+    Ok((client.0 + server.0, client.1 + server.1))
+}
+
+/// The client half: returns (passed, failed) after printing its table.
+fn run_client(root: &Path, args: &[String]) -> anyhow::Result<(u64, u64)> {
     let only: Option<&str> = args
         .iter()
         .position(|a| a == "--scenario")
@@ -159,7 +184,7 @@ fn read_results(dir: &Path) -> anyhow::Result<BTreeMap<String, Outcome>> {
 }
 
 /// `auth/metadata-default-2026-11-29T14-04-59-999Z` → `auth/metadata-default`.
-fn strip_timestamp(folder: &str) -> String {
+pub(crate) fn strip_timestamp(folder: &str) -> String {
     // The timestamp starts at the last `-YYYY-`.
     let bytes = folder.as_bytes();
     for i in (0..folder.len().saturating_sub(24)).rev() {

@@ -3,7 +3,9 @@
 //! - `test`: what CI runs: fmt, clippy, every test, the examples; ends with
 //!   `N passed, N failed`.
 //! - `examples`: runs `mcp-client`'s examples against the testkit's servers.
-//! - `conformance`: the official suite against our client, with a ratchet.
+//! - `conformance`: the official suite against our client, and its server
+//!   scenarios against `mcp serve --http` fronting a testkit fixture; each
+//!   half with a ratchet.
 //! - `bench`: our client in the peer benchmark, beside the official SDKs.
 //! - `interop`: our client against real reference servers (npm, PyPI), and
 //!   the SDK hosts of `gateway` in front of `mcp serve --stdio`.
@@ -20,6 +22,7 @@
 
 mod bench;
 mod conformance;
+mod conformance_server;
 mod examples;
 mod gateway;
 mod interop;
@@ -80,7 +83,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | examples | conformance [--scenario S] | interop | gateway [--bench [N]] | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | examples | conformance [--client | --server [--direct]] [--scenario S] | interop | gateway [--bench [N]] | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }

@@ -3,12 +3,13 @@
 //!
 //! ```text
 //! mcp-testkit-server [--script FILE | --script-json JSON | --demo NAME]
-//!                    [--record PATH] [--http]
+//!                    [--record PATH] [--http [--sse]]
 //! ```
 //!
 //! With `--http` it serves the script on `127.0.0.1` (a free port), prints the
 //! endpoint (`http://127.0.0.1:PORT/mcp`) as the first line on stdout, and
-//! stops when its standard input ends.
+//! stops when its standard input ends. Replies are JSON bodies, or with
+//! `--sse` event streams (a request's notifications, then its response).
 //!
 //! Without a script option the script comes from the environment variable
 //! `MCP_TESTKIT_SCRIPT` (JSON), else it is `Script::basic()` (dual-era with
@@ -17,11 +18,12 @@
 
 use std::path::PathBuf;
 
+use mcp_testkit::http::ReplyMode;
 use mcp_testkit::{
     FakeServer, HttpFakeServer, HttpServerOptions, Recorder, Script, TestkitError, demo,
 };
 
-const USAGE: &str = "usage: mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github|weather] [--record PATH] [--http]
+const USAGE: &str = "usage: mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github|weather] [--record PATH] [--http [--sse]]
   script source order: --script, --script-json, --demo, $MCP_TESTKIT_SCRIPT, built-in default (echo/add/sleep)";
 
 /// Exit code for bad arguments or an unusable script.
@@ -37,6 +39,7 @@ struct Options {
     script: Option<ScriptSource>,
     record: Option<PathBuf>,
     http: bool,
+    sse: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, TestkitError> {
@@ -44,6 +47,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
         script: None,
         record: None,
         http: false,
+        sse: false,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -63,6 +67,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
                 options.script = Some(ScriptSource::Demo(value));
             }
             "--http" => options.http = true,
+            "--sse" => options.sse = true,
             "--record" => {
                 let value = args.next().ok_or(TestkitError::MissingValue("--record"))?;
                 options.record = Some(value.into());
@@ -90,7 +95,7 @@ fn load_script(source: Option<ScriptSource>) -> Result<Script, TestkitError> {
 /// What to serve, and how.
 enum Serve {
     Stdio(FakeServer),
-    Http(Script),
+    Http(Script, HttpServerOptions),
 }
 
 fn prepare() -> Result<Option<Serve>, TestkitError> {
@@ -99,7 +104,11 @@ fn prepare() -> Result<Option<Serve>, TestkitError> {
     };
     let script = load_script(options.script)?;
     if options.http {
-        return Ok(Some(Serve::Http(script)));
+        let mut http = HttpServerOptions::default();
+        if options.sse {
+            http = http.reply(ReplyMode::Sse);
+        }
+        return Ok(Some(Serve::Http(script, http)));
     }
     let recorder = match &options.record {
         Some(path) => Recorder::with_file(path)?,
@@ -113,9 +122,9 @@ fn prepare() -> Result<Option<Serve>, TestkitError> {
 }
 
 /// Serves over HTTP until standard input ends; prints the endpoint first.
-async fn serve_http(script: Script) -> i32 {
+async fn serve_http(script: Script, options: HttpServerOptions) -> i32 {
     use tokio::io::AsyncReadExt;
-    let server = match HttpFakeServer::start(script, HttpServerOptions::default()).await {
+    let server = match HttpFakeServer::start(script, options).await {
         Ok(server) => server,
         Err(error) => {
             eprintln!("mcp-testkit-server: cannot listen: {error}");
@@ -167,7 +176,7 @@ fn main() {
         Serve::Stdio(server) => {
             runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout()))
         }
-        Serve::Http(script) => runtime.block_on(serve_http(script)),
+        Serve::Http(script, options) => runtime.block_on(serve_http(script, options)),
     };
     // Exit without dropping the runtime: its drop would wait for blocking
     // stdin/stderr operations (a pending read, a stalled stderr flood).
