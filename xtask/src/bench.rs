@@ -11,8 +11,11 @@
 //! Benchmarks are measurements, not tests: nothing here asserts a time.
 //!
 //! `cargo xtask bench --http [OPTIONS]` runs the Streamable HTTP benchmark
-//! of `bench/http/` instead (see `bench/http.rs` and `bench/http/README.md`).
+//! of `bench/http/` instead (see `bench/http.rs` and `bench/http/README.md`),
+//! and `cargo xtask bench --flood [OPTIONS]` the flood benchmark (one server
+//! flooding the hub with log messages next to quiet ones; `bench/flood.rs`).
 
+mod flood;
 mod http;
 
 use std::path::Path;
@@ -23,6 +26,9 @@ use anyhow::{Context, bail};
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     if args.iter().any(|a| a == "--http") {
         return http::run(root, args);
+    }
+    if args.iter().any(|a| a == "--flood") {
+        return flood::run(root, args);
     }
     let status = Command::new(crate::cargo())
         .current_dir(root)
