@@ -47,8 +47,7 @@ impl ToolCatalog {
             // rules is left out of the listing (the spec's MUST), with a
             // warning naming the tool and the reason.
             tools.retain(|tool| {
-                let schema = tool.input_schema.to_value().unwrap_or(Value::Null);
-                match param_headers::param_headers(&schema) {
+                match param_headers::param_headers_of(&tool.input_schema) {
                     Ok(headers) => {
                         params.push(headers);
                         true

@@ -170,6 +170,21 @@ impl HeaderAnnotationProblem {
     }
 }
 
+/// [`param_headers`] of a schema still in its JSON text (as a listed tool
+/// holds it). A text that cannot hold an annotation is not parsed: the key
+/// written out is not in it, and neither is a `\u` escape that could spell
+/// it (no other escape can: none of its characters has a short one). A
+/// listing of 50 tools is read once, not twice, when none is annotated.
+pub fn param_headers_of(
+    schema: &crate::JsonSchemaDoc,
+) -> Result<Vec<ParamHeader>, Vec<HeaderAnnotationProblem>> {
+    let text = schema.as_raw().get();
+    if !text.contains(X_MCP_HEADER) && !text.contains("\\u") {
+        return Ok(Vec::new());
+    }
+    param_headers(&schema.to_value().unwrap_or(Value::Null))
+}
+
 /// Reads the `x-mcp-header` annotations of a tool's `inputSchema`.
 ///
 /// `Ok` holds the headers of a valid tool (possibly none); `Err` every
@@ -179,7 +194,11 @@ pub fn param_headers(
     input_schema: &Value,
 ) -> Result<Vec<ParamHeader>, Vec<HeaderAnnotationProblem>> {
     let mut found = Vec::new();
-    walk(input_schema, "", Some(Vec::new()), &mut found);
+    let mut at = Position {
+        steps: Vec::new(),
+        names: Some(Vec::new()),
+    };
+    walk(input_schema, &mut at, &mut found);
     let mut problems = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut headers = Vec::new();
@@ -233,48 +252,94 @@ const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "examp
 
 type Found<'a> = (String, Option<Vec<String>>, &'a Value, &'a Value);
 
+/// One step of the JSON pointer to the node being walked.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Where the walk is: the pointer's steps, and the `properties` names from
+/// the root while every step so far went through `properties` (`None` once
+/// one did not). Strings are made only for an annotation found, not for
+/// every node of every schema of a long tool list.
+struct Position<'a> {
+    steps: Vec<Step<'a>>,
+    names: Option<Vec<&'a str>>,
+}
+
+impl Position<'_> {
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        for step in &self.steps {
+            out.push('/');
+            match step {
+                Step::Key(key) => out.push_str(&escape_pointer(key)),
+                Step::Index(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+}
+
 /// Collects every annotation: its JSON pointer, its `properties` path when it
 /// is statically reachable, the annotation value and the schema holding it.
-fn walk<'a>(
-    schema: &'a Value,
-    pointer: &str,
-    path: Option<Vec<String>>,
-    found: &mut Vec<Found<'a>>,
-) {
+fn walk<'a>(schema: &'a Value, at: &mut Position<'a>, found: &mut Vec<Found<'a>>) {
     match schema {
         Value::Object(map) => {
             if let Some(annotation) = map.get(X_MCP_HEADER) {
-                let location = format!("{pointer}/{X_MCP_HEADER}");
-                found.push((location, path.clone(), annotation, schema));
+                at.steps.push(Step::Key(X_MCP_HEADER));
+                let location = at.pointer();
+                at.steps.pop();
+                let path = at
+                    .names
+                    .as_ref()
+                    .map(|names| names.iter().map(|n| (*n).to_owned()).collect());
+                found.push((location, path, annotation, schema));
             }
             for (key, sub) in map {
-                let key_pointer = format!("{pointer}/{}", escape_pointer(key));
                 if key == X_MCP_HEADER || DATA_KEYWORDS.contains(&key.as_str()) {
                     continue;
                 }
+                at.steps.push(Step::Key(key));
                 match (key.as_str(), sub) {
                     ("properties", Value::Object(props)) => {
                         for (name, prop) in props {
-                            let prop_path = path.as_ref().map(|p| {
-                                let mut p = p.clone();
-                                p.push(name.clone());
-                                p
-                            });
-                            let prop_pointer = format!("{key_pointer}/{}", escape_pointer(name));
-                            walk(prop, &prop_pointer, prop_path, found);
+                            at.steps.push(Step::Key(name));
+                            if let Some(names) = &mut at.names {
+                                names.push(name);
+                            }
+                            walk(prop, at, found);
+                            if let Some(names) = &mut at.names {
+                                names.pop();
+                            }
+                            at.steps.pop();
                         }
                     }
-                    _ => walk(sub, &key_pointer, None, found),
+                    _ => unreachable_below(sub, at, found),
                 }
+                at.steps.pop();
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, &format!("{pointer}/{i}"), None, found);
+                at.steps.push(Step::Index(i));
+                unreachable_below(item, at, found);
+                at.steps.pop();
             }
         }
         _ => {}
     }
+}
+
+/// Walks `schema` as a node no `properties` path reaches statically.
+fn unreachable_below<'a>(schema: &'a Value, at: &mut Position<'a>, found: &mut Vec<Found<'a>>) {
+    if !matches!(schema, Value::Object(_) | Value::Array(_)) {
+        return;
+    }
+    let names = at.names.take();
+    walk(schema, at, found);
+    at.names = names;
 }
 
 fn escape_pointer(key: &str) -> String {
@@ -344,6 +409,35 @@ mod tests {
         assert_eq!(encode_param_value(&json!(3.5)), None);
         assert_eq!(encode_param_value(&json!(1_i64 << 53)), None);
         assert_eq!(encode_param_value(&json!({"a": 1})), None);
+    }
+
+    #[test]
+    fn a_schema_text_is_parsed_only_when_it_can_hold_an_annotation() {
+        let plain = crate::JsonSchemaDoc::from_json(
+            r#"{"type":"object","properties":{"q":{"type":"string","description":"a \"quoted\" word"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(param_headers_of(&plain), Ok(Vec::new()));
+        let region = ParamHeader {
+            name: "Region".into(),
+            path: vec!["region".into()],
+        };
+        let written = crate::JsonSchemaDoc::from_json(
+            r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(param_headers_of(&written), Ok(vec![region.clone()]));
+        // The key spelled with an escape is the same key.
+        let escaped = crate::JsonSchemaDoc::from_json(
+            r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-head\u0065r":"Region"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(param_headers_of(&escaped), Ok(vec![region]));
+        let broken = crate::JsonSchemaDoc::from_json(
+            r#"{"type":"object","properties":{"n":{"type":"object","x-mcp-header":"N"}}}"#,
+        )
+        .unwrap();
+        assert!(param_headers_of(&broken).is_err());
     }
 
     #[test]

@@ -213,11 +213,19 @@ pub(crate) fn build_client(
             attempt.follow()
         }
     });
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .user_agent(config.user_agent.as_str())
         .default_headers(defaults)
         .connect_timeout(config.connect_timeout)
-        .redirect(policy)
+        .redirect(policy);
+    if base.scheme() == "http" {
+        // Plain http (loopback only, see `check_url`) never reaches TLS: no
+        // redirect and no legacy `endpoint` leaves the origin. Without this
+        // the platform verifier reads every CA certificate of the system
+        // (~150 files here) for nothing, on every connect.
+        builder = builder.tls_certs_only(Vec::new());
+    }
+    builder
         .build()
         .map_err(|e| TransportError::HttpClient(e.without_url()))
 }
