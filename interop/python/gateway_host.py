@@ -8,9 +8,14 @@ too, with `mcp serve --control SOCKET`).
 Usage:
   gateway_host.py check MCP CONFIG SOCKET
       one JSON line per check: {"check", "status": "pass"|"fail", "detail"}
+  gateway_host.py check-url MCP URL SOCKET
+      the same checks against a running `mcp serve --http` at URL
+      (Streamable HTTP), whose control socket is SOCKET
   gateway_host.py bench N TOOL -- COMMAND [ARGS...]
-      N sequential calls of TOOL on the server COMMAND starts, after a
-      warm-up; one JSON line with calls/s and the median latency
+  gateway_host.py bench N TOOL -- URL
+      N sequential calls of TOOL on the server COMMAND starts (or the
+      Streamable HTTP server at URL), after a warm-up; one JSON line with
+      calls/s and the median latency
 
 The session uses the `initialize` handshake (2025-11-25): requests from
 servers (sampling) travel on a legacy session only.
@@ -22,9 +27,23 @@ import subprocess
 import sys
 import time
 
+import contextlib
+
 import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+@contextlib.asynccontextmanager
+async def transport(command: str, args: list[str]):
+    """The streams of the server COMMAND starts, or of the server at a URL."""
+    if command.startswith(("http://", "https://")):
+        async with streamable_http_client(command) as streams:
+            yield streams[0], streams[1]
+    else:
+        async with stdio_client(StdioServerParameters(command=command, args=args)) as (read, write):
+            yield read, write
 
 
 def emit(check: str, ok: bool, detail: object) -> None:
@@ -55,7 +74,7 @@ async def all_tools(session: ClientSession) -> list[str]:
             return names
 
 
-async def check(mcp: str, config: str, socket: str) -> None:
+async def check(mcp: str, config: str, socket: str, url: str | None = None) -> None:
     changed = {"count": 0}
     heard = anyio.Event()
 
@@ -78,8 +97,8 @@ async def check(mcp: str, config: str, socket: str) -> None:
         out = subprocess.run([mcp, "serve", "--control", socket, *words], capture_output=True, text=True, check=True)
         return out.stdout
 
-    params = StdioServerParameters(command=mcp, args=["--config", config, "serve", "--stdio", "--control", socket])
-    async with stdio_client(params) as (read, write):
+    target = (url, []) if url else (mcp, ["--config", config, "serve", "--stdio", "--control", socket])
+    async with transport(*target) as (read, write):
         async with ClientSession(read, write, sampling_callback=sampling, message_handler=messages) as session:
 
             async def initialize():
@@ -145,8 +164,7 @@ async def check(mcp: str, config: str, socket: str) -> None:
 
 
 async def bench(n: int, tool: str, command: str, args: list[str]) -> None:
-    params = StdioServerParameters(command=command, args=args)
-    async with stdio_client(params) as (read, write):
+    async with transport(command, args) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             arguments = {"text": "hello from the gateway bench"}
@@ -170,10 +188,19 @@ def main() -> None:
             anyio.run(check, args[1], args[2], args[3])
         except Exception as e:  # noqa: BLE001 - reported as a failed check
             emit("connect", False, repr(e)[:200])
+    elif len(args) == 4 and args[0] == "check-url":
+        try:
+            anyio.run(check, args[1], "", args[3], args[2])
+        except Exception as e:  # noqa: BLE001 - reported as a failed check
+            emit("connect", False, repr(e)[:200])
     elif len(args) >= 5 and args[0] == "bench" and args[3] == "--":
         anyio.run(bench, int(args[1]), args[2], args[4], args[5:])
     else:
-        print("usage: gateway_host.py check MCP CONFIG SOCKET | bench N TOOL -- COMMAND [ARGS...]", file=sys.stderr)
+        print(
+            "usage: gateway_host.py check MCP CONFIG SOCKET | check-url MCP URL SOCKET"
+            " | bench N TOOL -- COMMAND [ARGS...] | bench N TOOL -- URL",
+            file=sys.stderr,
+        )
         sys.exit(2)
 
 

@@ -8,16 +8,21 @@
 // Usage:
 //   node gateway_host.mjs check MCP CONFIG SOCKET
 //     one JSON line per check: {"check", "status": "pass"|"fail", "detail"}
+//   node gateway_host.mjs check-url MCP URL SOCKET
+//     the same checks against a running `mcp serve --http` at URL
+//     (Streamable HTTP), whose control socket is SOCKET
 //   node gateway_host.mjs bench N TOOL -- COMMAND [ARGS…]
+//   node gateway_host.mjs bench N TOOL -- URL
 //     N sequential calls of TOOL (arguments {"text": "…"}) on the server
-//     COMMAND starts, after a warm-up; one JSON line with calls/s and the
-//     median latency.
+//     COMMAND starts (or the Streamable HTTP server at URL), after a
+//     warm-up; one JSON line with calls/s and the median latency.
 
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
     CreateMessageRequestSchema,
     ToolListChangedNotificationSchema
@@ -34,7 +39,9 @@ const text = result =>
 
 async function connect(command, args, capabilities) {
     const client = new Client({ name: 'ts-sdk-host', version: '1.0.0' }, { capabilities });
-    const transport = new StdioClientTransport({ command, args, stderr: 'ignore' });
+    const transport = /^https?:\/\//.test(command)
+        ? new StreamableHTTPClientTransport(new URL(command))
+        : new StdioClientTransport({ command, args, stderr: 'ignore' });
     await client.connect(transport);
     return client;
 }
@@ -60,10 +67,11 @@ async function step(check, body) {
     }
 }
 
-async function check(mcp, config, socket) {
+async function check(mcp, config, socket, url) {
     let changed = 0;
     let onChange = () => {};
-    const client = await connect(mcp, ['--config', config, 'serve', '--stdio', '--control', socket], {
+    const [command, args] = url ? [url, []] : [mcp, ['--config', config, 'serve', '--stdio', '--control', socket]];
+    const client = await connect(command, args, {
         sampling: {}
     });
     client.setRequestHandler(CreateMessageRequestSchema, async request => ({
@@ -156,10 +164,15 @@ const [mode, ...rest] = process.argv.slice(2);
 if (mode === 'check') {
     const [mcp, config, socket] = rest;
     await check(mcp, config, socket).catch(e => emit('connect', false, e?.message ?? e));
+} else if (mode === 'check-url') {
+    const [mcp, url, socket] = rest;
+    await check(mcp, '', socket, url).catch(e => emit('connect', false, e?.message ?? e));
 } else if (mode === 'bench') {
     const dash = rest.indexOf('--');
     await bench(Number(rest[0]), rest[1], rest[dash + 1], rest.slice(dash + 2));
 } else {
-    console.error('usage: gateway_host.mjs check MCP CONFIG SOCKET | bench N TOOL -- COMMAND [ARGS…]');
+    console.error(
+        'usage: gateway_host.mjs check MCP CONFIG SOCKET | check-url MCP URL SOCKET | bench N TOOL -- COMMAND [ARGS…] | bench N TOOL -- URL'
+    );
     process.exit(2);
 }

@@ -1,4 +1,5 @@
-//! `cargo xtask gateway`: `mcp serve --stdio` in front of three servers (a
+//! `cargo xtask gateway`: `mcp serve --stdio`, then `mcp serve --http` (the
+//! hosts connecting by URL over Streamable HTTP), in front of three servers (a
 //! legacy stdio one, a 2026-07-28 stdio one and a Streamable HTTP one, all
 //! the testkit's), driven by hosts written on the official SDKs — the
 //! TypeScript SDK (`interop/typescript/gateway_host.mjs`), the Python SDK
@@ -173,6 +174,40 @@ fn start_http(testkit: &Path, script: &Value) -> anyhow::Result<(Running, String
     Ok((running, url.trim().to_owned()))
 }
 
+/// Starts `mcp serve --http 127.0.0.1:0` with `config` and the control
+/// `socket`; its URL (the line it logs on stderr). Killed when dropped.
+fn start_http_gateway(
+    mcp: &Path,
+    config: &Path,
+    socket: &Path,
+) -> anyhow::Result<(Running, String)> {
+    let mut child = Command::new(mcp)
+        .arg("--config")
+        .arg(config)
+        .args(["serve", "--http", "127.0.0.1:0", "--control"])
+        .arg(socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting mcp serve --http")?;
+    let stderr = child.stderr.take().context("its stderr")?;
+    let running = Running(child);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(url) = line.split("serving MCP (Streamable HTTP) on ").nth(1) {
+                let _ = tx.send(url.trim().to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(60))
+        .context("mcp serve --http logged no URL")?;
+    Ok((running, url))
+}
+
 /// Runs `cmd` until it exits or `limit` passes (then it is killed);
 /// returns its stdout.
 fn run_bounded(mut cmd: Command, limit: Duration) -> anyhow::Result<String> {
@@ -221,58 +256,72 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<(u64, u64)> {
     let config_path = scratch.join("config.json");
     std::fs::write(&config_path, config.to_string())?;
     let (mut passed, mut failed) = (0u64, 0u64);
-    for host in &hosts {
-        let socket = scratch.join(format!(
-            "{}.sock",
-            host.name.split(' ').next().unwrap_or("h")
-        ));
-        let words = [
-            "check".to_owned(),
-            mcp.display().to_string(),
-            config_path.display().to_string(),
-            socket.display().to_string(),
-        ];
-        let out = run_bounded(host.command(&words), Duration::from_secs(180))?;
-        let mut rows = 0;
-        for line in out.lines() {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-            let status = field("status");
-            if status == "pass" {
-                passed += 1;
+    for transport in ["stdio", "http"] {
+        for host in &hosts {
+            let short = host.name.split(' ').next().unwrap_or("h");
+            let socket = scratch.join(format!("{short}-{transport}.sock"));
+            // Over HTTP the gateway runs on its own (one per host, so that
+            // each starts from the same servers), and the host gets its URL.
+            let mut _gateway = None;
+            let words = if transport == "stdio" {
+                vec![
+                    "check".to_owned(),
+                    mcp.display().to_string(),
+                    config_path.display().to_string(),
+                    socket.display().to_string(),
+                ]
             } else {
-                failed += 1;
-                eprintln!(
-                    "gateway: {} / {}: {}",
-                    host.name,
+                let (running, url) = start_http_gateway(&mcp, &config_path, &socket)?;
+                _gateway = Some(running);
+                vec![
+                    "check-url".to_owned(),
+                    mcp.display().to_string(),
+                    url,
+                    socket.display().to_string(),
+                ]
+            };
+            let out = run_bounded(host.command(&words), Duration::from_secs(180))?;
+            let mut rows = 0;
+            for line in out.lines() {
+                let Ok(v) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                let status = field("status");
+                if status == "pass" {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                    eprintln!(
+                        "gateway: {} / {transport} / {}: {}",
+                        host.name,
+                        field("check"),
+                        field("detail")
+                    );
+                }
+                rows += 1;
+                let detail: String = field("detail").chars().take(60).collect();
+                println!(
+                    "{:<18} {:<9} {:<7} {:<28} {:<6} {detail}",
+                    format!("gw<-{short}"),
+                    transport,
+                    "legacy",
                     field("check"),
-                    field("detail")
+                    status
                 );
             }
-            rows += 1;
-            let detail: String = field("detail").chars().take(60).collect();
-            println!(
-                "{:<18} {:<9} {:<7} {:<28} {:<6} {detail}",
-                format!("gw<-{}", host.name.split(' ').next().unwrap_or("")),
-                "stdio",
-                "legacy",
-                field("check"),
-                status
-            );
-        }
-        if rows < 9 {
-            // Every check prints a row; a host that stopped early fails.
-            failed += 1;
-            println!(
-                "{:<18} {:<9} {:<7} {:<28} {:<6} only {rows} of 9 checks reported",
-                format!("gw<-{}", host.name.split(' ').next().unwrap_or("")),
-                "stdio",
-                "legacy",
-                "host",
-                "fail"
-            );
+            if rows < 9 {
+                // Every check prints a row; a host that stopped early fails.
+                failed += 1;
+                println!(
+                    "{:<18} {:<9} {:<7} {:<28} {:<6} only {rows} of 9 checks reported",
+                    format!("gw<-{short}"),
+                    transport,
+                    "legacy",
+                    "host",
+                    "fail"
+                );
+            }
         }
     }
     println!("gateway: {passed} passed, {failed} failed");

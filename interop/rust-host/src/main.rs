@@ -7,6 +7,9 @@
 //! ```text
 //! gateway-host-rmcp check MCP CONFIG SOCKET
 //!     one JSON line per check: {"check", "status": "pass"|"fail", "detail"}
+//! gateway-host-rmcp check-url MCP URL SOCKET
+//!     the same checks against a running `mcp serve --http` at URL
+//!     (Streamable HTTP), whose control socket is SOCKET
 //! gateway-host-rmcp bench N TOOL -- COMMAND [ARGS…]
 //!     N sequential calls of TOOL on the server COMMAND starts, after a
 //!     warm-up; one JSON line with calls/s and the median latency
@@ -31,7 +34,7 @@ use rmcp::model::{
     ReadResourceRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
@@ -155,14 +158,24 @@ fn control(mcp: &str, socket: &str, words: &[&str]) -> R<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-async fn check(mcp: &str, config: &str, socket: &str) -> R<()> {
+async fn check(mcp: &str, config: &str, socket: &str, url: Option<&str>) -> R<()> {
     let handler = host(true);
-    let mut command = tokio::process::Command::new(mcp);
-    command.args(["--config", config, "serve", "--stdio", "--control", socket]);
-    let client = handler
-        .clone()
-        .serve(TokioChildProcess::new(command)?)
-        .await?;
+    let client = match url {
+        Some(url) => {
+            handler
+                .clone()
+                .serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
+                .await?
+        }
+        None => {
+            let mut command = tokio::process::Command::new(mcp);
+            command.args(["--config", config, "serve", "--stdio", "--control", socket]);
+            handler
+                .clone()
+                .serve(TokioChildProcess::new(command)?)
+                .await?
+        }
+    };
     emit("initialize", {
         let info = client
             .peer_info()
@@ -296,9 +309,15 @@ async fn check(mcp: &str, config: &str, socket: &str) -> R<()> {
 }
 
 async fn bench(n: usize, tool: &str, program: &str, args: &[String]) -> R<()> {
-    let mut command = tokio::process::Command::new(program);
-    command.args(args);
-    let client = host(false).serve(TokioChildProcess::new(command)?).await?;
+    let client = if program.starts_with("http://") || program.starts_with("https://") {
+        host(false)
+            .serve(StreamableHttpClientTransport::from_uri(program.to_owned()))
+            .await?
+    } else {
+        let mut command = tokio::process::Command::new(program);
+        command.args(args);
+        host(false).serve(TokioChildProcess::new(command)?).await?
+    };
     let arguments = json!({"text": "hello from the gateway bench"});
     for _ in 0..n.min(200) {
         call(&client, tool, arguments.clone()).await?;
@@ -327,7 +346,13 @@ fn main() -> R<()> {
         .build()?;
     match args.first().map(String::as_str) {
         Some("check") if args.len() == 4 => {
-            if let Err(e) = runtime.block_on(check(&args[1], &args[2], &args[3])) {
+            if let Err(e) = runtime.block_on(check(&args[1], &args[2], &args[3], None)) {
+                emit("connect", Err(e));
+            }
+            Ok(())
+        }
+        Some("check-url") if args.len() == 4 => {
+            if let Err(e) = runtime.block_on(check(&args[1], "", &args[3], Some(&args[2]))) {
                 emit("connect", Err(e));
             }
             Ok(())
@@ -337,7 +362,7 @@ fn main() -> R<()> {
             runtime.block_on(bench(n, &args[2], &args[4], &args[5..]))
         }
         _ => {
-            eprintln!("usage: gateway-host-rmcp check MCP CONFIG SOCKET | bench N TOOL -- COMMAND [ARGS…]");
+            eprintln!("usage: gateway-host-rmcp check MCP CONFIG SOCKET | check-url MCP URL SOCKET | bench N TOOL -- COMMAND [ARGS…] | bench N TOOL -- URL");
             std::process::exit(2);
         }
     }
