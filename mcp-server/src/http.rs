@@ -26,7 +26,7 @@
 //! # Exposure
 //!
 //! Every request passes, in order: the `Host` header (on a loopback
-//! address: a loopback name, against DNS rebinding; `421` otherwise), the
+//! address: a loopback name, against DNS rebinding; `403` otherwise), the
 //! `Origin` header when there is one ([`HttpConfig::allowed_origins`],
 //! by default the loopback origins on a loopback address and none
 //! elsewhere; `403` otherwise) and the bearer token when one is set

@@ -335,7 +335,15 @@ async fn foreign_origins_and_hosts_oversized_bodies_and_sessions_over_the_bound_
         .send()
         .await
         .unwrap();
-    assert_eq!(reply.status(), 421);
+    assert_eq!(reply.status(), 403);
+    let body = body_of(reply).await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Host header"),
+        "{body}"
+    );
 
     let big = json!({"jsonrpc": "2.0", "id": 9, "method": CallTool::METHOD,
                      "params": {"name": "echo", "arguments": {"text": "x".repeat(4096)}}});
@@ -365,6 +373,16 @@ async fn foreign_origins_and_hosts_oversized_bodies_and_sessions_over_the_bound_
         .await
         .unwrap();
     assert_eq!(reply.status(), 415);
+    let reply = raw
+        .http
+        .post(&running.url)
+        .header("content-type", "application/json")
+        .header("accept", "text/html")
+        .body(initialize().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 406);
     running.served.abort();
 }
 

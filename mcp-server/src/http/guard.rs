@@ -19,7 +19,7 @@ pub(super) enum Refusal {
 impl Refusal {
     pub(super) fn status(self) -> StatusCode {
         match self {
-            Refusal::ForeignHost => StatusCode::MISDIRECTED_REQUEST,
+            Refusal::ForeignHost => StatusCode::FORBIDDEN,
             Refusal::ForeignOrigin => StatusCode::FORBIDDEN,
             Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
         }

@@ -366,6 +366,21 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
                 .next()
                 .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
         });
+    // A client must take JSON and event streams; one that names neither
+    // (nor `*/*`) could read no answer of ours.
+    let accepts = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| {
+            v.contains("application/json") || v.contains("text/event-stream") || v.contains("*/*")
+        });
+    if !accepts {
+        return wire::error(
+            StatusCode::NOT_ACCEPTABLE,
+            wire::SERVER_ERROR,
+            "Not Acceptable: the client must accept application/json and text/event-stream",
+        );
+    }
     if !json_type {
         return wire::error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
