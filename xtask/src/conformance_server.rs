@@ -393,12 +393,13 @@ fn report(
             match unexcused.first() {
                 None if !o.failed.is_empty() => {
                     excused += 1;
-                    let reasons: Vec<&str> = o
+                    let reasons: BTreeSet<&str> = o
                         .failed
                         .keys()
                         .filter_map(|id| expected.checks.get(&(scenario.clone(), id.clone())))
                         .map(String::as_str)
                         .collect();
+                    let reasons: Vec<&str> = reasons.into_iter().collect();
                     format!("expected failure ({})", reasons.join("; "))
                 }
                 Some((id, msg)) => {
