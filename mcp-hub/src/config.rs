@@ -468,7 +468,8 @@ pub struct HubConfig {
     /// Capacity of the host's event queue (overflow is dropped and counted).
     pub event_queue: usize,
     /// At start, raise this process's soft open-file limit toward the hard
-    /// one (each stdio server costs two descriptors).
+    /// one (each stdio server costs three descriptors, two once they are
+    /// scarce).
     pub raise_descriptor_limit: bool,
     /// Seed of the jitter of restarts and retries; `None` seeds from the
     /// clock. Tests set it for reproducible delays.

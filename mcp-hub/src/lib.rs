@@ -83,10 +83,11 @@
 //!
 //! # Descriptors
 //!
-//! Each stdio server costs two descriptors here while it runs: one end of
-//! the socket pair that is its stdin and stdout, and its stderr pipe (it is
-//! reaped on `SIGCHLD`, without a pidfd), so a hard limit of 1024 holds
-//! about 500 servers. At start the hub raises the soft `RLIMIT_NOFILE`
+//! Each stdio server costs three descriptors here while it runs (its
+//! stdin, stdout and stderr pipes; it is reaped on `SIGCHLD`, without a
+//! pidfd), or two once 40 % of the soft limit is in use (its stdin and
+//! stdout then share one socket pair, a few microseconds slower per round
+//! trip), so a hard limit of 1024 holds over 400 servers. At start the hub raises the soft `RLIMIT_NOFILE`
 //! toward the hard limit ([`HubConfig::raise_descriptor_limit`]); a spawn
 //! that still runs out fails with [`HubError::DescriptorLimit`], which says
 //! so.

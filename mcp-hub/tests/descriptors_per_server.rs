@@ -1,5 +1,6 @@
 //! How many descriptors a stdio server costs the hub, counted in
-//! `/proc/self/fd`, and 400 servers under a hard open-file limit of 1024.
+//! `/proc/self/fd` (three while they are plentiful, two once 40 % of the
+//! limit is in use), and 400 servers under a hard open-file limit of 1024.
 //!
 //! The test lowers the *hard* `RLIMIT_NOFILE` of its own process, which
 //! cannot be undone, so it lives alone in this test binary.
@@ -15,9 +16,12 @@ use mcp_session::Negotiation;
 use mcp_testkit::{Behavior, Script};
 use rustix::process::{Resource, Rlimit, setrlimit};
 
-/// The descriptors a running stdio server holds in the hub's process: the
-/// socket pair end that is its stdin and stdout, and its stderr pipe.
-const PER_SERVER: usize = 2;
+/// The descriptors a running stdio server holds in the hub's process while
+/// descriptors are plentiful: its stdin, stdout and stderr pipes.
+const PLENTIFUL: usize = 3;
+/// Once they are scarce: the socket pair end that is its stdin and stdout,
+/// and its stderr pipe.
+const SCARCE: usize = 2;
 
 fn open_descriptors() -> usize {
     std::fs::read_dir("/proc/self/fd")
@@ -57,7 +61,7 @@ fn all_ready(hub: &Hub) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stdio_server_costs_two_descriptors_and_400_fit_under_a_hard_limit_of_1024() {
+async fn a_stdio_server_costs_three_descriptors_or_two_when_scarce_and_400_fit_under_a_hard_limit_of_1024() {
     server_binary();
     setrlimit(
         Resource::Nofile,
@@ -70,28 +74,46 @@ async fn a_stdio_server_costs_two_descriptors_and_400_fit_under_a_hard_limit_of_
 
     // One server first, so that whatever the process sets up once (the
     // signal driver's pipe, lazily made globals) is not counted below.
-    let first = start(0..1).await;
-    all_ready(&first);
+    let mut hubs = vec![start(0..1).await];
     let before = open_descriptors();
-    let forty = start(1..41).await;
-    all_ready(&forty);
+    hubs.push(start(1..41).await);
     let added = open_descriptors() - before;
-    println!("40 stdio servers hold {added} descriptors");
+    println!("40 stdio servers (descriptors plentiful) hold {added} descriptors");
     assert!(
-        added <= 40 * PER_SERVER,
-        "40 servers hold {added} descriptors, more than {PER_SERVER} each"
+        added <= 40 * PLENTIFUL,
+        "{added} descriptors for 40 servers"
     );
-    forty.shutdown().await;
-    first.shutdown().await;
-
-    // 400 servers under a hard limit of 1024: none refused.
-    let hub = start(0..400).await;
+    // Past 40 % of the limit (410 of 1024) servers take two each.
+    let mut next = 41;
+    while open_descriptors() < 430 {
+        hubs.push(start(next..next + 20).await);
+        next += 20;
+    }
+    let before = open_descriptors();
+    hubs.push(start(next..next + 40).await);
+    next += 40;
+    let added = open_descriptors() - before;
+    println!("40 stdio servers (descriptors scarce) hold {added} descriptors");
+    assert!(added <= 40 * SCARCE, "{added} descriptors for 40 servers");
+    // The rest of 400: none refused.
+    hubs.push(start(next..400).await);
     println!("open descriptors with 400 servers: {}", open_descriptors());
-    all_ready(&hub);
-    assert_eq!(hub.namespace().tools().len(), 400);
-    for i in (0..400).step_by(37) {
-        let r = hub.call(&format!("t{i}"), ()).await.unwrap();
-        assert_eq!(first_text(&r), format!("server {i}"));
+    for hub in &hubs {
+        all_ready(hub);
+    }
+    let tools: usize = hubs.iter().map(|h| h.namespace().tools().len()).sum();
+    assert_eq!(tools, 400);
+    let hub = hubs.pop().expect("the last hub");
+    let first = hub.servers()[0]
+        .as_str()
+        .trim_start_matches('s')
+        .parse::<usize>()
+        .unwrap();
+    let r = hub.call(&format!("t{first}"), ()).await.unwrap();
+    assert_eq!(first_text(&r), format!("server {first}"));
+    for other in hubs {
+        let report = other.shutdown().await;
+        assert!(report.forced.is_empty(), "{:?}", report.forced);
     }
     let report = hub.shutdown().await;
     assert!(report.forced.is_empty(), "{:?}", report.forced);

@@ -65,4 +65,4 @@ pub use http::{
 pub use mcp_codec::SkippedEdge;
 pub use memory::{MemoryConnector, MemoryServerEnd, ServeFn, memory_pair};
 pub use stderr::{DEFAULT_STDERR_TAIL_BYTES, StderrTail};
-pub use stdio::{SAFE_ENV_VARS, StdioConfig, StdioConnector};
+pub use stdio::{SAFE_ENV_VARS, StdioChannel, StdioConfig, StdioConnector};

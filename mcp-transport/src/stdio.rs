@@ -12,18 +12,20 @@
 //! never needs a runtime. stderr is always drained into a bounded
 //! [`StderrTail`], so a chatty server can never block on a full pipe.
 //!
-//! A server costs this process two descriptors while it runs: one end of a
-//! Unix socket pair, whose other end is the child's stdin and stdout, and
-//! the read end of its stderr pipe. The child is waited for on `SIGCHLD`
-//! (`reap.rs`), not through a pidfd. Closing stdin is `shutdown(SHUT_WR)`
-//! on our end: the child reads end-of-file and can still answer. We see
-//! end-of-file from the child when it has closed both descriptors 0 and 1
-//! (or exited): a child that closes only its stdout and lives on is seen
-//! to end when it exits.
+//! Descriptors: the child is waited for on `SIGCHLD` (`reap.rs`), not
+//! through a pidfd, so a server costs this process three descriptors while
+//! it runs (its stdin, stdout and stderr pipes), or two once descriptors
+//! are scarce ([`StdioChannel::Auto`]: 40 % of the soft `RLIMIT_NOFILE` in
+//! use): then its stdin and stdout are one Unix socket pair, which costs a
+//! few microseconds more per round trip than two pipes. On a socket pair,
+//! closing stdin is `shutdown(SHUT_WR)` on our end (the child reads
+//! end-of-file and can still answer), and we see end-of-file from the child
+//! when it has closed both descriptors 0 and 1 (or exited): a child that
+//! closes only its stdout and lives on is seen to end when it exits.
 
 use std::ffi::OsString;
 use std::fmt;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
@@ -78,6 +80,22 @@ pub struct StdioConfig {
     pub shutdown_grace: Duration,
     /// After SIGTERM, how long before SIGKILL.
     pub term_grace: Duration,
+    /// How the child's stdin and stdout are connected.
+    pub channel: StdioChannel,
+}
+
+/// How a child's stdin and stdout are connected to this process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StdioChannel {
+    /// Two pipes while descriptors are plentiful; one socket pair once 40 %
+    /// of the soft open-file limit is in use (so that more servers fit).
+    #[default]
+    Auto,
+    /// Two pipes (the fastest): three descriptors per server with stderr.
+    Pipes,
+    /// One Unix socket pair for both: two descriptors per server.
+    SocketPair,
 }
 
 impl fmt::Debug for StdioConfig {
@@ -94,6 +112,7 @@ impl fmt::Debug for StdioConfig {
             forward_stderr,
             shutdown_grace,
             term_grace,
+            channel,
         } = self;
         let env_names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("StdioConfig")
@@ -107,6 +126,7 @@ impl fmt::Debug for StdioConfig {
             .field("forward_stderr", forward_stderr)
             .field("shutdown_grace", shutdown_grace)
             .field("term_grace", term_grace)
+            .field("channel", channel)
             .finish()
     }
 }
@@ -125,6 +145,7 @@ impl StdioConfig {
             forward_stderr: false,
             shutdown_grace: Duration::from_secs(2),
             term_grace: Duration::from_secs(2),
+            channel: StdioChannel::Auto,
         }
     }
 
@@ -222,26 +243,40 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
             }
         }
     };
-    // The child's stdin and stdout are one end of a socket pair (one
-    // descriptor here instead of two pipes); both ends are close-on-exec,
-    // and the child's copies become its descriptors 0 and 1.
-    let (ours, theirs) = UnixStream::pair().map_err(spawn_error)?;
-    let theirs_out = theirs.try_clone().map_err(spawn_error)?;
+    // stderr is a pipe whatever the channel. Its read end is the lowest
+    // free descriptor, which tells how many are in use.
+    let (err_read, err_write) = std::io::pipe().map_err(spawn_error)?;
+    let socket = match config.channel {
+        StdioChannel::Pipes => false,
+        StdioChannel::SocketPair => true,
+        _ => descriptors_scarce(err_read.as_raw_fd()),
+    };
     let mut cmd = std::process::Command::new(&config.command);
     cmd.args(&config.args)
         .env_clear()
         .envs(config.child_env())
-        .stdin(Stdio::from(OwnedFd::from(theirs)))
-        .stdout(Stdio::from(OwnedFd::from(theirs_out)))
-        .stderr(Stdio::piped())
+        .stderr(Stdio::from(err_write))
         .process_group(0);
+    // With a socket pair, the child's stdin and stdout are one end of it
+    // (both ends are close-on-exec; the child's copies become its
+    // descriptors 0 and 1).
+    let ours = if socket {
+        let (ours, theirs) = UnixStream::pair().map_err(spawn_error)?;
+        let theirs_out = theirs.try_clone().map_err(spawn_error)?;
+        cmd.stdin(Stdio::from(OwnedFd::from(theirs)))
+            .stdout(Stdio::from(OwnedFd::from(theirs_out)));
+        Some(ours)
+    } else {
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        None
+    };
     if let Some(dir) = &config.cwd {
         cmd.current_dir(dir);
     }
     let spawned = cmd.spawn();
-    // The command holds the child's ends until it is dropped: our copies
-    // must go now, or the child's end of the socket never sees our EOF and
-    // ours never sees the child's.
+    // The command holds the child's ends until it is dropped: they must go
+    // now, or the child's end never sees our end-of-file and ours never
+    // sees the child's.
     drop(cmd);
     let mut child = spawned.map_err(spawn_error)?;
     // Invariant: `id()` of a child not waited for yet is its pid (positive).
@@ -255,26 +290,28 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
             source,
         }
     };
-    // Invariant: a child spawned with a piped stderr has its handle.
-    let Some(stderr) = child.stderr.take() else {
-        let reaper = reap::wait(child);
-        tokio::spawn(reaper);
-        return Err(kill_and_fail(std::io::Error::other(
-            "child process has no stderr pipe",
-        )));
+    let stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(err_read));
+    let io = match ours {
+        Some(ours) => ours
+            .set_nonblocking(true)
+            .and_then(|()| tokio::net::UnixStream::from_std(ours))
+            .map(|stream| ChildIo::Socket(stream.into_split())),
+        // Invariant: a child spawned with piped stdin and stdout has both
+        // handles.
+        None => match (child.stdout.take(), child.stdin.take()) {
+            (Some(out), Some(inp)) => tokio::process::ChildStdout::from_std(out)
+                .and_then(|out| Ok((out, tokio::process::ChildStdin::from_std(inp)?)))
+                .map(ChildIo::Pipes),
+            _ => Err(std::io::Error::other("child process has no stdio pipes")),
+        },
     };
-    let stream = ours
-        .set_nonblocking(true)
-        .and_then(|()| tokio::net::UnixStream::from_std(ours));
-    let stderr = tokio::process::ChildStderr::from_std(stderr);
-    let (stream, stderr) = match (stream, stderr) {
-        (Ok(stream), Ok(stderr)) => (stream, stderr),
+    let (io, stderr) = match (io, stderr) {
+        (Ok(io), Ok(stderr)) => (io, stderr),
         (Err(e), _) | (_, Err(e)) => {
             tokio::spawn(reap::wait(child));
             return Err(kill_and_fail(e));
         }
     };
-    let (stdout, stdin) = stream.into_split();
 
     let tail = StderrTail::new(config.stderr_tail_bytes);
     tokio::spawn(drain_stderr(stderr, tail.clone(), config.forward_stderr));
@@ -308,15 +345,14 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
             exit_info(reason, status, &finish_tail)
         })
     });
-    let pumps = spawn_pumps(
-        stdout,
-        stdin,
-        PumpLimits {
-            max_frame: config.max_frame,
-            queue_frames: DEFAULT_QUEUE_FRAMES,
-        },
-        finish,
-    );
+    let limits = PumpLimits {
+        max_frame: config.max_frame,
+        queue_frames: DEFAULT_QUEUE_FRAMES,
+    };
+    let pumps = match io {
+        ChildIo::Pipes((stdout, stdin)) => spawn_pumps(stdout, stdin, limits, finish),
+        ChildIo::Socket((stdout, stdin)) => spawn_pumps(stdout, stdin, limits, finish),
+    };
     let control = StdioControl {
         pid,
         exit: exit_rx,
@@ -331,6 +367,31 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
         inbound: pumps.inbound,
         control: Box::new(control),
     })
+}
+
+/// The child's stdin and stdout as this process holds them.
+enum ChildIo {
+    Pipes((tokio::process::ChildStdout, tokio::process::ChildStdin)),
+    Socket(
+        (
+            tokio::net::unix::OwnedReadHalf,
+            tokio::net::unix::OwnedWriteHalf,
+        ),
+    ),
+}
+
+/// Share of the soft open-file limit in use from which a child's stdin and
+/// stdout share one socket pair ([`StdioChannel::Auto`]), in percent.
+const SCARCE_PERCENT: u64 = 40;
+
+/// Whether descriptors are scarce, judged by the lowest free one (`fd`,
+/// just handed out).
+fn descriptors_scarce(fd: i32) -> bool {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    match limit.current {
+        None => false,
+        Some(soft) => u64::try_from(fd).unwrap_or(0) * 100 >= soft * SCARCE_PERCENT,
+    }
 }
 
 #[cfg(unix)]
@@ -360,7 +421,11 @@ fn exit_info(reason: CloseReason, status: Option<ExitStatus>, tail: &StderrTail)
     }
 }
 
-async fn drain_stderr(mut stderr: tokio::process::ChildStderr, tail: StderrTail, forward: bool) {
+async fn drain_stderr(
+    mut stderr: tokio::net::unix::pipe::Receiver,
+    tail: StderrTail,
+    forward: bool,
+) {
     // Small: stderr is diagnostics, and a fleet of idle servers each keeps
     // one of these buffers.
     let mut buf = vec![0u8; 2 * 1024];

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_transport::{
-    CloseReason, Connection, Connector, ExitInfo, Inbound, OutboundFrame, StdioConfig,
-    StdioConnector, TransportError,
+    CloseReason, Connection, Connector, ExitInfo, Inbound, OutboundFrame, StdioChannel,
+    StdioConfig, StdioConnector, TransportError,
 };
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
 use tokio::io::Interest;
@@ -300,4 +300,36 @@ async fn a_missing_program_is_a_spawn_error_naming_it() {
         .unwrap_err();
     assert!(matches!(err, TransportError::Spawn { .. }));
     assert!(err.to_string().contains("/nonexistent/mcp-server"));
+}
+
+/// The same script on a socket pair instead of two pipes.
+fn sh_socket(script: &str) -> StdioConfig {
+    let mut c = sh(script);
+    c.channel = StdioChannel::SocketPair;
+    c
+}
+
+#[tokio::test]
+async fn on_a_socket_pair_frames_go_both_ways_and_stderr_is_kept_apart() {
+    // `cat` echoes stdin to stdout: both directions on one socket.
+    let mut conn = open(sh_socket("echo to-stderr >&2; cat")).await;
+    for frame in [&b"{\"a\":1}"[..], &b"{\"b\":2}"[..]] {
+        conn.outbound.send(OutboundFrame::new(frame)).await.unwrap();
+        let Some(Inbound::Frame(echoed)) = conn.inbound.recv().await else {
+            panic!("no echo")
+        };
+        assert_eq!(&echoed[..], frame);
+    }
+    // Closing stdin is a half close: `cat` sees end-of-file and exits.
+    let info = conn.control.shutdown().await;
+    assert_eq!((info.exit_code, info.signal), (Some(0), None));
+    assert_eq!(info.stderr_tail.as_deref(), Some("to-stderr\n"));
+}
+
+#[tokio::test]
+async fn on_a_socket_pair_a_child_that_exits_is_seen_to_end() {
+    let mut conn = open(sh_socket("echo '{\"x\":1}'; exit 3")).await;
+    let (frames, _, info) = drain(&mut conn).await;
+    assert_eq!(frames, vec![Bytes::from_static(b"{\"x\":1}")]);
+    assert_eq!(info.exit_code, Some(3));
 }

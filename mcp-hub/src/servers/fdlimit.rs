@@ -1,6 +1,7 @@
 //! The open-file descriptor limit: every stdio server costs this process
-//! two descriptors (the socket pair end that is its stdin and stdout, and
-//! its stderr pipe), so a limit of 1024 stops a hub at about 500 servers. At
+//! three descriptors (its stdin, stdout and stderr pipes), or two once 40 %
+//! of the soft limit is in use (stdin and stdout on one socket pair), so a
+//! limit of 1024 stops a hub at a little over 400 servers. At
 //! start the hub raises the soft limit toward the hard one, as far as the
 //! kernel allows.
 
