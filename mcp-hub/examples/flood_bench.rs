@@ -43,7 +43,7 @@ struct Args {
 fn main() -> Res<()> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.first().map(String::as_str) == Some("--flooder") {
-        return flooder();
+        return flooder(argv.get(1).map(std::path::PathBuf::from));
     }
     let mut args = Args {
         quiet_binary: String::new(),
@@ -84,6 +84,9 @@ struct Phase {
 
 async fn run(args: Args) -> Res<()> {
     let me = std::env::current_exe()?.display().to_string();
+    // The flooder writes how many log messages each flood wrote here.
+    let count_file = std::env::temp_dir().join(format!("flood_bench_{}.count", std::process::id()));
+    let count_arg = count_file.display().to_string();
     let mut builder = Hub::builder(HubConfig::default());
     for i in 0..args.quiet {
         let connector = StdioConnector::new(StdioConfig::new(&args.quiet_binary));
@@ -93,7 +96,8 @@ async fn run(args: Args) -> Res<()> {
                 .restart(RestartPolicy::Never),
         );
     }
-    let flooder = StdioConnector::new(StdioConfig::new(&me).args(["--flooder"]));
+    let flooder =
+        StdioConnector::new(StdioConfig::new(&me).args(["--flooder", count_arg.as_str()]));
     let mut flood_spec = ServerSpec::new("flooder", flooder)
         .negotiation(Negotiation::Legacy)
         .restart(RestartPolicy::Never);
@@ -122,7 +126,7 @@ async fn run(args: Args) -> Res<()> {
             "not asked for"
         }
     );
-    println!("phase   rep  calls/s/server   p50 µs   p99 µs");
+    println!("phase   rep  calls/s/server   p50 µs   p99 µs   flooder's log messages/s");
     for rep in 0..args.reps {
         let q = closed_loop(&hub, &args, duration).await?;
         println!(
@@ -136,11 +140,22 @@ async fn run(args: Args) -> Res<()> {
         };
         // Let the flood start before measuring.
         tokio::time::sleep(Duration::from_millis(200)).await;
+        let began = Instant::now();
         let f = closed_loop(&hub, &args, duration).await?;
         flooding.abort();
         let _ = flooding.await;
+        // The cancellation reaches the flooder; what it wrote meanwhile
+        // drains before the next quiet phase.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let written: f64 = std::fs::read_to_string(&count_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(f64::NAN);
+        // From the flood's start (200 ms before the phase) to the
+        // cancellation.
+        let rate = written / (began.elapsed().as_secs_f64() - 0.3 + 0.2);
         println!(
-            "flood   {rep:>3}  {:>14.0}  {:>7.1}  {:>7.1}",
+            "flood   {rep:>3}  {:>14.0}  {:>7.1}  {:>7.1}   {rate:>10.0}",
             f.per_server, f.p50_us, f.p99_us
         );
         flood.push(f);
@@ -160,6 +175,7 @@ async fn run(args: Args) -> Res<()> {
         100.0 * fr / qr,
         f99 / q99
     );
+    let _ = std::fs::remove_file(&count_file);
     match Arc::try_unwrap(hub) {
         Ok(hub) => {
             hub.shutdown().await;
@@ -208,7 +224,7 @@ async fn closed_loop(hub: &Arc<Hub>, args: &Args, duration: Duration) -> Res<Pha
 /// The flooding server: `initialize`, `tools/list` (one tool, `flood`),
 /// `ping`; a `tools/call` starts the flood (no answer), a
 /// `notifications/cancelled` stops it.
-fn flooder() -> Res<()> {
+fn flooder(count_file: Option<std::path::PathBuf>) -> Res<()> {
     let out = Arc::new(Mutex::new(std::io::stdout()));
     let stop = Arc::new(AtomicBool::new(false));
     let send = |v: Value| -> Res<()> {
@@ -233,21 +249,27 @@ fn flooder() -> Res<()> {
             ("tools/call", Some(_)) => {
                 stop.store(false, Ordering::SeqCst);
                 let (out, stop) = (Arc::clone(&out), Arc::clone(&stop));
+                let count_file = count_file.clone();
                 std::thread::spawn(move || {
                     let line = json!({"jsonrpc": "2.0", "method": "notifications/message",
                         "params": {"level": "info", "logger": "flood",
                                    "data": "a flooding server's log message"}})
                     .to_string();
                     let batch = format!("{line}\n").repeat(64);
+                    let mut written: u64 = 0;
                     while !stop.load(Ordering::Relaxed) {
-                        let Ok(mut out) = out.lock() else { return };
+                        let Ok(mut out) = out.lock() else { break };
                         if out
                             .write_all(batch.as_bytes())
                             .and_then(|()| out.flush())
                             .is_err()
                         {
-                            return;
+                            break;
                         }
+                        written += 64;
+                    }
+                    if let Some(path) = count_file {
+                        let _ = std::fs::write(path, written.to_string());
                     }
                 });
             }
