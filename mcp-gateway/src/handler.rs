@@ -187,11 +187,14 @@ fn served_uris(server: &str, content: &mut [ContentBlock]) {
     }
 }
 
-fn not_found(uri: &str) -> ErrorObject {
-    let mut error = ErrorObject::new(
-        error_codes::RESOURCE_NOT_FOUND,
-        "no server behind the gateway has this resource",
-    );
+/// A URI no server has: `-32002` in the legacy era, `-32602` in 2026-07-28
+/// (SEP-2164), with the URI as `data.uri` in both.
+fn not_found(uri: &str, version: mcp_types::ProtocolVersion) -> ErrorObject {
+    let code = match version.era() {
+        mcp_types::Era::Modern => error_codes::INVALID_PARAMS,
+        _ => error_codes::RESOURCE_NOT_FOUND,
+    };
+    let mut error = ErrorObject::new(code, "no server behind the gateway has this resource");
     error.data = Some(json!({ "uri": uri }));
     error
 }
@@ -327,12 +330,12 @@ impl ServerHandler for GatewayHandler {
     fn read_resource(
         &self,
         params: ReadResourceParams,
-        _ctx: RequestContext,
+        ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<ReadResourceResult>> {
         Box::pin(async move {
             let (server, uri) = split_resource_uri(&params.uri)
                 .and_then(|(server, uri)| Some((self.server(server)?, uri)))
-                .ok_or_else(|| not_found(&params.uri))?;
+                .ok_or_else(|| not_found(&params.uri, ctx.protocol_version()))?;
             let mut result = self
                 .hub
                 .facade()
