@@ -14,8 +14,10 @@
 //! `cargo xtask gateway --bench [N]`: a measurement, not a test. Each SDK
 //! host makes N sequential calls (default 2000) of the testkit's `echo`,
 //! once straight to the server and once through `mcp serve --stdio` (both
-//! built in release), three times each, alternating; the medians and their
-//! ratio are printed.
+//! built in release), three times each, alternating; then the same over
+//! HTTP: the testkit served over Streamable HTTP against `mcp serve --http`
+//! in front of the same server on stdio. The medians and their ratios are
+//! printed.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -388,43 +390,57 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> anyhow::Result<()> {
         "serve".to_owned(),
         "--stdio".to_owned(),
     ];
+    // Over HTTP: the testkit served over Streamable HTTP (direct), against
+    // `mcp serve --http` in front of the same server on stdio (each started
+    // once and kept for the three rounds).
+    let script_value: Value = serde_json::from_str(&script)?;
+    let (_direct_http, direct_url) = start_http(&testkit, &script_value)?;
+    let (_gateway_http, gateway_url) =
+        start_http_gateway(&mcp, &config, &scratch.join("bench-http.sock"))?;
+    let by_url = |url: &str| vec![url.to_owned()];
     println!(
-        "{:<16} {:>12} {:>12} {:>10} {:>10} {:>7}",
-        "client", "direct c/s", "gateway c/s", "direct p50", "gw p50", "ratio"
+        "{:<16} {:<6} {:>12} {:>12} {:>10} {:>10} {:>7}",
+        "client", "via", "direct c/s", "gateway c/s", "direct p50", "gw p50", "ratio"
     );
     for host in &hosts {
-        let (mut d_rate, mut g_rate, mut d_p50, mut g_p50) = (vec![], vec![], vec![], vec![]);
-        for _ in 0..3 {
-            for (target, rates, p50s) in [
-                (&direct, &mut d_rate, &mut d_p50),
-                (&gateway, &mut g_rate, &mut g_p50),
-            ] {
-                let mut words = vec![
-                    "bench".to_owned(),
-                    n.to_string(),
-                    "echo".to_owned(),
-                    "--".to_owned(),
-                ];
-                words.extend(target.iter().cloned());
-                let out = run_bounded(host.command(&words), Duration::from_secs(600))?;
-                let line: Value = out
-                    .lines()
-                    .find_map(|l| serde_json::from_str(l).ok())
-                    .with_context(|| format!("{} printed no result", host.name))?;
-                rates.push(line["calls_per_s"].as_f64().unwrap_or(f64::NAN));
-                p50s.push(line["p50_ms"].as_f64().unwrap_or(f64::NAN));
+        for (via, direct, gateway) in [
+            ("stdio", direct.clone(), gateway.clone()),
+            ("http", by_url(&direct_url), by_url(&gateway_url)),
+        ] {
+            let (mut d_rate, mut g_rate, mut d_p50, mut g_p50) = (vec![], vec![], vec![], vec![]);
+            for _ in 0..3 {
+                for (target, rates, p50s) in [
+                    (&direct, &mut d_rate, &mut d_p50),
+                    (&gateway, &mut g_rate, &mut g_p50),
+                ] {
+                    let mut words = vec![
+                        "bench".to_owned(),
+                        n.to_string(),
+                        "echo".to_owned(),
+                        "--".to_owned(),
+                    ];
+                    words.extend(target.iter().cloned());
+                    let out = run_bounded(host.command(&words), Duration::from_secs(600))?;
+                    let line: Value = out
+                        .lines()
+                        .find_map(|l| serde_json::from_str(l).ok())
+                        .with_context(|| format!("{} ({via}) printed no result", host.name))?;
+                    rates.push(line["calls_per_s"].as_f64().unwrap_or(f64::NAN));
+                    p50s.push(line["p50_ms"].as_f64().unwrap_or(f64::NAN));
+                }
             }
+            let (d, g) = (median(d_rate), median(g_rate));
+            println!(
+                "{:<16} {:<6} {:>12.0} {:>12.0} {:>8.3}ms {:>8.3}ms {:>6.2}x",
+                host.name,
+                via,
+                d,
+                g,
+                median(d_p50),
+                median(g_p50),
+                d / g
+            );
         }
-        let (d, g) = (median(d_rate), median(g_rate));
-        println!(
-            "{:<16} {:>12.0} {:>12.0} {:>8.3}ms {:>8.3}ms {:>6.2}x",
-            host.name,
-            d,
-            g,
-            median(d_p50),
-            median(g_p50),
-            d / g
-        );
     }
     println!("(ratio: time per call through the gateway / direct, from the calls per second)");
     Ok(())
