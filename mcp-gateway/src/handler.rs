@@ -117,6 +117,130 @@ impl GatewayHandler {
     }
 }
 
+/// Pages of one server's listing read to find the owner of a bare name.
+const MAX_PAGES_PER_OWNER_SEARCH: usize = 16;
+
+/// What a search for the server that offers a bare name found.
+enum Owner {
+    /// No server that is up lists it.
+    None,
+    /// Exactly this one.
+    One(String),
+    /// Several do (their names, in registration order).
+    Several(Vec<String>),
+}
+
+impl GatewayHandler {
+    /// The one server (of those up) whose listing has an item `wanted`
+    /// accepts: how a bare prompt name or a server's own resource URI is
+    /// served, as a tool's bare name is when one server has it. Reads at
+    /// most [`MAX_PAGES_PER_OWNER_SEARCH`] pages of each server.
+    async fn owner<T, F>(&self, list: F, wanted: impl Fn(&T) -> bool) -> Owner
+    where
+        F: for<'h> Fn(&'h Hub, String, Option<String>) -> BoxFuture<'h, Result<Page<T>, HubError>>,
+    {
+        let mut owners = Vec::new();
+        for server in self.hub.servers() {
+            let server = server.to_string();
+            if !self.served.is_up(&self.hub, &server) {
+                continue;
+            }
+            let mut cursor = None;
+            for _ in 0..MAX_PAGES_PER_OWNER_SEARCH {
+                let Ok(page) = list(&self.hub, server.clone(), cursor.take()).await else {
+                    break;
+                };
+                if page.items.iter().any(&wanted) {
+                    owners.push(server.clone());
+                    break;
+                }
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => break,
+                }
+            }
+        }
+        match owners.len() {
+            0 => Owner::None,
+            1 => Owner::One(owners.remove(0)),
+            _ => Owner::Several(owners),
+        }
+    }
+
+    /// The server and prompt a host's prompt name means: `SERVER/PROMPT`,
+    /// else a bare name exactly one server lists.
+    async fn prompt_owner(&self, name: &str) -> Result<(String, String), ErrorObject> {
+        if let Some((server, prompt)) = split_prompt_name(name)
+            && let Some(server) = self.server(server)
+        {
+            return Ok((server, prompt.to_owned()));
+        }
+        let owner = self
+            .owner(
+                |hub, server, cursor| {
+                    Box::pin(
+                        async move { hub.facade().list_prompts(&server, cursor.as_deref()).await },
+                    )
+                },
+                |prompt: &mcp_types::Prompt| prompt.name == name,
+            )
+            .await;
+        match owner {
+            Owner::One(server) => Ok((server, name.to_owned())),
+            Owner::None => Err(ErrorObject::new(
+                error_codes::INVALID_PARAMS,
+                format!(
+                    "no prompt `{}` behind the gateway (prompts are named SERVER/PROMPT)",
+                    Untrusted::new(name)
+                ),
+            )),
+            Owner::Several(servers) => Err(ambiguous("prompt", name, &servers)),
+        }
+    }
+
+    /// The server and its own URI a host's resource URI means:
+    /// `mcp-gateway://SERVER/URI`, else a URI exactly one server lists.
+    async fn resource_owner(&self, uri: &str) -> Result<Option<(String, String)>, ErrorObject> {
+        if let Some((server, inner)) = split_resource_uri(uri)
+            && let Some(server) = self.server(server)
+        {
+            return Ok(Some((server, inner.to_owned())));
+        }
+        let owner = self
+            .owner(
+                |hub, server, cursor| {
+                    Box::pin(async move {
+                        hub.facade()
+                            .list_resources(&server, cursor.as_deref())
+                            .await
+                    })
+                },
+                |resource: &mcp_types::Resource| resource.uri == uri,
+            )
+            .await;
+        match owner {
+            Owner::One(server) => Ok(Some((server, uri.to_owned()))),
+            Owner::None => Ok(None),
+            Owner::Several(servers) => Err(ambiguous("resource", uri, &servers)),
+        }
+    }
+}
+
+/// A bare name several servers offer: the host must name the server.
+fn ambiguous(what: &str, name: &str, servers: &[String]) -> ErrorObject {
+    let mut error = ErrorObject::new(
+        error_codes::INVALID_PARAMS,
+        format!(
+            "the {what} `{}` is offered by several servers behind the gateway ({}): name one \
+             (its listed name carries the server)",
+            Untrusted::new(name),
+            servers.join(", ")
+        ),
+    );
+    error.data = Some(json!({ "kind": "ambiguous", "servers": servers }));
+    error
+}
+
 /// A hub's refusal of a request other than a tool call, as the JSON-RPC
 /// error the host gets: the host's mistakes and the authority's refusals
 /// are `-32602`, an operation the server does not offer `-32601`, the
@@ -333,13 +457,14 @@ impl ServerHandler for GatewayHandler {
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<ReadResourceResult>> {
         Box::pin(async move {
-            let (server, uri) = split_resource_uri(&params.uri)
-                .and_then(|(server, uri)| Some((self.server(server)?, uri)))
+            let (server, uri) = self
+                .resource_owner(&params.uri)
+                .await?
                 .ok_or_else(|| not_found(&params.uri, ctx.protocol_version()))?;
             let mut result = self
                 .hub
                 .facade()
-                .read_resource(&server, uri)
+                .read_resource(&server, &uri)
                 .await
                 .map_err(|e| error_object(&e))?;
             for contents in &mut result.contents {
@@ -386,22 +511,11 @@ impl ServerHandler for GatewayHandler {
         _ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<GetPromptResult>> {
         Box::pin(async move {
-            let unknown = || {
-                ErrorObject::new(
-                    error_codes::INVALID_PARAMS,
-                    format!(
-                        "no prompt `{}` behind the gateway (prompts are named SERVER/PROMPT)",
-                        Untrusted::new(&params.name)
-                    ),
-                )
-            };
-            let (server, name) = split_prompt_name(&params.name)
-                .and_then(|(server, name)| Some((self.server(server)?, name)))
-                .ok_or_else(unknown)?;
+            let (server, name) = self.prompt_owner(&params.name).await?;
             let arguments = params.arguments.clone().unwrap_or_default();
             self.hub
                 .facade()
-                .get_prompt(&server, name, arguments)
+                .get_prompt(&server, &name, arguments)
                 .await
                 .map_err(|e| error_object(&e))
         })
@@ -421,9 +535,7 @@ impl ServerHandler for GatewayHandler {
             };
             let server = match &mut params.reference {
                 CompletionReference::Prompt(prompt) => {
-                    let (server, name) = split_prompt_name(&prompt.name).ok_or_else(refused)?;
-                    let (server, name) =
-                        (self.server(server).ok_or_else(refused)?, name.to_owned());
+                    let (server, name) = self.prompt_owner(&prompt.name).await?;
                     prompt.name = name;
                     server
                 }

@@ -82,8 +82,17 @@ async fn every_servers_catalogue_is_served_under_its_server_and_read_back_exactl
     let text = serde_json::to_value(&read.contents).unwrap();
     assert_eq!(text[0]["text"], "files readme");
     assert_eq!(text[0]["uri"], "mcp-gateway://files/file:///readme.txt");
-    // A URI of no server of ours is not found, by code.
-    let unknown = host.read_resource("file:///readme.txt").await.unwrap_err();
+    // A server's own URI is read from the one server that lists it; one
+    // that two servers list must be named through its server; one that no
+    // server lists is not found, by code.
+    let bare = host.read_resource("notes://only").await.unwrap();
+    let bare = serde_json::to_value(&bare.contents).unwrap();
+    assert_eq!(bare[0]["text"], "one");
+    assert_eq!(bare[0]["uri"], "mcp-gateway://notes/notes://only");
+    let two = host.read_resource("file:///readme.txt").await.unwrap_err();
+    assert_eq!(two.code(), Some(error_codes::INVALID_PARAMS), "{two:?}");
+    assert!(format!("{two:?}").contains("notes, files"), "{two:?}");
+    let unknown = host.read_resource("file:///nowhere.txt").await.unwrap_err();
     assert!(
         matches!(unknown, mcp_session::SessionError::ResourceNotFound { .. }),
         "{unknown:?}"
@@ -123,6 +132,19 @@ async fn every_servers_catalogue_is_served_under_its_server_and_read_back_exactl
         "files greets ada"
     );
 
+    // A bare prompt name two servers offer is refused, naming both.
+    let two = host
+        .get_prompt("greet", [("who", "ada")])
+        .await
+        .unwrap_err();
+    assert_eq!(two.code(), Some(error_codes::INVALID_PARAMS), "{two:?}");
+    assert!(format!("{two:?}").contains("notes, files"), "{two:?}");
+    let none = host
+        .get_prompt("nobody/greet", [("who", "ada")])
+        .await
+        .unwrap_err();
+    assert_eq!(none.code(), Some(error_codes::INVALID_PARAMS), "{none:?}");
+
     let prompt = CompletionReference::Prompt(PromptReference {
         name: "notes/greet".into(),
         ..Default::default()
@@ -141,6 +163,50 @@ async fn every_servers_catalogue_is_served_under_its_server_and_read_back_exactl
         .await
         .unwrap();
     assert_eq!(done.completion.values, ["alpha", "albert"]);
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_bare_prompt_name_one_server_offers_is_served_by_it() {
+    let script = with_catalog("notes", 10).prompt(
+        PromptSpec::new("docs/intro")
+            .argument("who", false)
+            .message("user", "an introduction"),
+    );
+    let (notes, recorder) = memory(script);
+    let running = start(Setup::new(vec![spec("notes", notes)])).await;
+    let host = &running.host;
+    let greeting = host.get_prompt("greet", [("who", "ada")]).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&greeting.messages).unwrap()[0]["content"]["text"],
+        "notes greets ada"
+    );
+    // A name with a slash whose first part is no server is a bare name too.
+    let intro = host.get_prompt("docs/intro", [("who", "x")]).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&intro.messages).unwrap()[0]["content"]["text"],
+        "an introduction"
+    );
+    let done = host
+        .complete(
+            CompletionReference::Prompt(PromptReference {
+                name: "greet".into(),
+                ..Default::default()
+            }),
+            "who",
+            "a",
+            BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.completion.values, ["ada", "alan"]);
+    // The server was asked by its own names.
+    let asked: Vec<String> = recorder
+        .with_method("prompts/get")
+        .iter()
+        .map(|f| f["params"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(asked, ["greet", "docs/intro"]);
     running.close().await;
 }
 
