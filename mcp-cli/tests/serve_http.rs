@@ -69,7 +69,11 @@ fn serve_http_serves_our_session_in_both_eras_on_loopback_and_stops_on_a_signal(
     let sandbox = Sandbox::new();
     let config = config(&sandbox);
     let mut gateway = start(&config);
-    assert!(gateway.url.starts_with("http://127.0.0.1:"), "{}", gateway.url);
+    assert!(
+        gateway.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        gateway.url
+    );
     assert!(gateway.url.ends_with("/mcp"), "{}", gateway.url);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -136,7 +140,10 @@ fn plain_or_unauthenticated_http_off_loopback_is_refused_by_name() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("needs TLS (a certificate and key);"), "{stderr}");
+    assert!(
+        stderr.contains("needs TLS (a certificate and key);"),
+        "{stderr}"
+    );
     assert!(!stderr.contains(token), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains(token));
 
@@ -150,7 +157,10 @@ fn plain_or_unauthenticated_http_off_loopback_is_refused_by_name() {
         "MCP_TEST_UNSET_VARIABLE_0",
     ]);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("--token-env MCP_TEST_UNSET_VARIABLE_0"), "{stderr}");
+    assert!(
+        stderr.contains("--token-env MCP_TEST_UNSET_VARIABLE_0"),
+        "{stderr}"
+    );
 
     // A certificate without its key is a usage error of the flags.
     let (code, _, stderr) = sandbox.run(&[
