@@ -61,7 +61,7 @@ fn all_ready(hub: &Hub) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stdio_server_costs_three_descriptors_or_two_when_scarce_and_400_fit_under_a_hard_limit_of_1024() {
+async fn a_server_holds_three_descriptors_or_two_when_scarce_and_400_fit_under_1024() {
     server_binary();
     setrlimit(
         Resource::Nofile,
