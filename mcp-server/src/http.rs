@@ -21,7 +21,12 @@
 //!   headers mirrored from the body must be there and agree with it
 //!   (`MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for
 //!   `tools/call`, `prompts/get` and `resources/read`): otherwise `400`
-//!   with JSON-RPC `-32020`. `GET` is `405`.
+//!   with JSON-RPC `-32020`. `GET` is `405`. An error answered as JSON
+//!   carries its HTTP status: `404` for `-32601` (`initialize` included:
+//!   the era has none), `400` for `-32602`, `-32020`, `-32021` and
+//!   `-32022`; a `MCP-Protocol-Version` header naming no known version is
+//!   `400` with `-32022`, the request's id and `data.supported` /
+//!   `data.requested`.
 //!
 //! # Exposure
 //!

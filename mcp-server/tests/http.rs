@@ -446,6 +446,82 @@ async fn modern_requests_are_stateless_and_their_headers_must_agree_with_the_bod
 }
 
 #[tokio::test]
+async fn a_stateless_error_carries_its_http_status_and_the_requests_id() {
+    let running = start(HttpConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let modern = |method: &str, id: i64, params: Value| {
+        raw.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+    };
+    // A method the server does not have: 404 with -32601.
+    let reply = modern("unknown/method", 11, json!({"_meta": meta}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 404);
+    let body = body_of(reply).await;
+    assert_eq!(
+        body["error"]["code"],
+        error_codes::METHOD_NOT_FOUND,
+        "{body}"
+    );
+    assert_eq!(body["id"], 11, "{body}");
+    // `_meta` without the client's capabilities: 400 with -32602.
+    let reply = modern(
+        ListTools::METHOD,
+        12,
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(reply.status(), 400);
+    let body = body_of(reply).await;
+    assert_eq!(body["error"]["code"], error_codes::INVALID_PARAMS, "{body}");
+    assert_eq!(body["id"], 12, "{body}");
+    // `initialize` is no method of the stateless era: 404, no session.
+    let reply = modern(Initialize::METHOD, 15, json!({"_meta": meta}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 404);
+    assert!(reply.headers().get("mcp-session-id").is_none());
+    // A result stays 200.
+    let reply = modern(ListTools::METHOD, 13, json!({"_meta": meta}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    // A version header no version: 400 with -32022, the id, what is
+    // served and what was asked.
+    let reply = raw
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 14, "method": ListTools::METHOD,
+                      "params": {"_meta": meta}}),
+        )
+        .header("mcp-protocol-version", "v999.0.0")
+        .header("mcp-method", ListTools::METHOD)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 400);
+    let body = body_of(reply).await;
+    assert_eq!(
+        body["error"]["code"],
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "{body}"
+    );
+    assert_eq!(body["id"], 14, "{body}");
+    assert_eq!(body["error"]["data"]["requested"], "v999.0.0", "{body}");
+    let supported = body["error"]["data"]["supported"].as_array().unwrap();
+    assert!(supported.iter().any(|v| v == "2026-07-28"), "{body}");
+    running.served.abort();
+}
+
+#[tokio::test]
 async fn a_modern_client_that_goes_away_cancels_its_request() {
     let mut running = start(HttpConfig::default()).await;
     let raw = Raw::new(&running.url);

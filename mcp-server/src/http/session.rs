@@ -413,7 +413,13 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
     };
     let version = match wire::header_version(&headers) {
         Ok(version) => version,
-        Err(message) => return wire::error(StatusCode::BAD_REQUEST, wire::SERVER_ERROR, &message),
+        Err(requested) => {
+            return wire::unsupported_version(
+                head.request_id(),
+                &requested,
+                &shared.server.version_names(),
+            );
+        }
     };
     let session = match session_of(shared, &headers) {
         Ok(session) => session,
@@ -428,13 +434,15 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
         session.touch();
         return legacy(session, body, id, token).await;
     }
-    if method.as_deref() == Some(Initialize::METHOD) {
-        return initialize(shared, body, id).await;
-    }
     let modern = version.is_some_and(|v| v.era() == Era::Modern)
         || wire::meta_version(&params)
             .and_then(mcp_types::ProtocolVersion::parse)
             .is_some_and(|v| v.era() == Era::Modern);
+    // `initialize` opens a legacy session; sent as a 2026-07-28 request it
+    // is a method that era does not have (the core answers -32601: 404).
+    if method.as_deref() == Some(Initialize::METHOD) && !modern {
+        return initialize(shared, body, id).await;
+    }
     if !modern {
         return session_required();
     }
@@ -502,17 +510,30 @@ async fn legacy(
             "Session not found (it ended)",
         );
     }
-    answer(stream, done).await
+    answer(stream, done, false).await
 }
 
 /// The answer to one request: JSON when the answer comes first, else an
 /// event stream of what comes before it, then it.
-async fn answer(mut stream: mpsc::Receiver<Bytes>, mut done: oneshot::Receiver<Bytes>) -> Response {
+///
+/// A stateless answer sent as JSON carries the HTTP status of its error
+/// ([`wire::stateless_status`]); once an event stream has begun, the status
+/// is 200 whatever the answer.
+async fn answer(
+    mut stream: mpsc::Receiver<Bytes>,
+    mut done: oneshot::Receiver<Bytes>,
+    stateless: bool,
+) -> Response {
     let first = tokio::select! {
         biased;
         Some(first) = stream.recv() => first,
         answered = &mut done => return match answered {
-            Ok(message) => wire::json(message),
+            Ok(message) => {
+                let status = if stateless { wire::stateless_status(&message) } else { StatusCode::OK };
+                let mut response = wire::json(message);
+                *response.status_mut() = status;
+                response
+            }
             Err(_) => wire::error(
                 StatusCode::NOT_FOUND,
                 wire::SESSION_NOT_FOUND,
@@ -674,7 +695,7 @@ async fn stateless<H: ServerHandler>(
         drop(input);
         drop(handle);
     });
-    answer(stream, done).await
+    answer(stream, done, true).await
 }
 
 /// `GET`: the session's stream.

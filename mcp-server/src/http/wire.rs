@@ -135,6 +135,8 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The protocol version the `MCP-Protocol-Version` header names: `Ok(None)`
 /// without one, `Err` for one that is not a version we implement.
+/// `Err` holds the header's text (lossy) when it names no version known
+/// here.
 pub(super) fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, String> {
     match headers.get(PROTOCOL_VERSION) {
         None => Ok(None),
@@ -143,9 +145,62 @@ pub(super) fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersi
             .ok()
             .and_then(ProtocolVersion::parse)
             .map(Some)
-            .ok_or_else(|| {
-                "the MCP-Protocol-Version header names no version this server supports".to_owned()
-            }),
+            .ok_or_else(|| String::from_utf8_lossy(value.as_bytes()).into_owned()),
+    }
+}
+
+/// 400 with `-32022` for a request whose `MCP-Protocol-Version` header
+/// names a version this server does not know: the request's id, the
+/// versions served and the one asked for (bounded, as the server's own
+/// words never echo more than a header's worth).
+pub(super) fn unsupported_version(
+    id: Option<&mcp_types::RequestId>,
+    requested: &str,
+    supported: &[String],
+) -> Response {
+    let requested: String = requested.chars().take(128).collect();
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": mcp_types::error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+            "message": format!("Unsupported protocol version; supported: {}", supported.join(", ")),
+            "data": { "supported": supported, "requested": requested },
+        },
+    });
+    let mut response = json(Bytes::from(body.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response
+}
+
+/// The HTTP status of a stateless (2026-07-28) answer sent as JSON: `404`
+/// for `-32601`; `400` for `-32602` and the 2026 errors a client must fix
+/// (`-32020` header mismatch, `-32021` a capability it did not declare,
+/// `-32022` a version not served); `200` for results and other errors.
+pub(super) fn stateless_status(answer: &[u8]) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        error: Option<Code>,
+    }
+    use mcp_types::error_codes as codes;
+    match serde_json::from_slice::<Answer>(answer)
+        .ok()
+        .and_then(|a| a.error)
+    {
+        Some(Code { code }) if code == codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        Some(Code { code })
+            if code == codes::INVALID_PARAMS
+                || code == codes::HEADER_MISMATCH
+                || code == codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+                || code == codes::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
     }
 }
 
