@@ -6,7 +6,9 @@
 //! - `conformance`: the official suite against our client, and its server
 //!   scenarios against `mcp serve --http` fronting a testkit fixture; each
 //!   half with a ratchet.
-//! - `bench`: our client in the peer benchmark, beside the official SDKs.
+//! - `bench`: our client in the peer benchmark, beside the official SDKs;
+//!   `bench --http` the same over Streamable HTTP; `bench --flood` one
+//!   hub's quiet servers beside one that floods it with log messages.
 //! - `interop`: our client against real reference servers (npm, PyPI), and
 //!   the SDK hosts of `gateway` in front of `mcp serve --stdio`.
 //! - `gateway [--bench [N]]`: `mcp serve --stdio` behind hosts on the
@@ -83,7 +85,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [--no-lint] | examples | conformance [--client | --server [--direct]] [--scenario S] | interop | gateway [--bench [N]] | bench [HARNESS ARGS] | tidy | spec [--dir DIR] [--verify-only]>"
+                "usage: cargo xtask <test [--no-lint] | examples | conformance [--client | --server [--direct]] [--scenario S] | interop | gateway [--bench [N]] | bench [HARNESS ARGS | --http … | --flood …] | tidy | spec [--dir DIR] [--verify-only]>"
             );
             anyhow::bail!("unknown task `{task}`")
         }
