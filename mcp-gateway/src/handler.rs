@@ -219,6 +219,26 @@ impl GatewayHandler {
             )
             .await;
         match owner {
+            Owner::One(server) => return Ok(Some((server, uri.to_owned()))),
+            Owner::Several(servers) => return Err(ambiguous("resource", uri, &servers)),
+            Owner::None => {}
+        }
+        // Not listed: a URI one server's template makes.
+        let owner = self
+            .owner(
+                |hub, server, cursor| {
+                    Box::pin(async move {
+                        hub.facade()
+                            .list_resource_templates(&server, cursor.as_deref())
+                            .await
+                    })
+                },
+                |template: &mcp_types::ResourceTemplate| {
+                    crate::names::template_matches(&template.uri_template, uri)
+                },
+            )
+            .await;
+        match owner {
             Owner::One(server) => Ok(Some((server, uri.to_owned()))),
             Owner::None => Ok(None),
             Owner::Several(servers) => Err(ambiguous("resource", uri, &servers)),

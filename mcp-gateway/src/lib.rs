@@ -39,8 +39,9 @@
 //! - **Prompts** of every server, named `SERVER/PROMPT` ([`prompt_name`]),
 //!   and **completion** of their arguments and of template variables.
 //! - A bare prompt name, or a server's own resource URI, is served too when
-//!   exactly one server that is up lists it (as a tool's bare name is);
-//!   when several do it is refused with `-32602`, naming them.
+//!   exactly one server that is up lists it, or (a URI) one server's
+//!   simple template makes it (as a tool's bare name is); when several do
+//!   it is refused with `-32602`, naming them.
 //! - **Log messages** of the servers, with `logger` set to `SERVER` or
 //!   `SERVER/LOGGER`, at or above the host's `logging/setLevel`.
 //!

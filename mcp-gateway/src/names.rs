@@ -43,6 +43,70 @@ pub fn split_prompt_name(name: &str) -> Option<(&str, &str)> {
     (!server.is_empty() && !prompt.is_empty()).then_some((server, prompt))
 }
 
+/// Whether `uri` is one that `template` makes with simple (RFC 6570 level
+/// 1) expressions: each `{name}` stands for one or more characters other
+/// than `/`, `?` and `#`, and the text between them must be there as
+/// written. A template with any other kind of expression (`{+path}`,
+/// `{?query}` …) matches nothing: the gateway does not guess at them.
+pub(crate) fn template_matches(template: &str, uri: &str) -> bool {
+    #[derive(Debug)]
+    enum Part<'a> {
+        Text(&'a str),
+        Variable,
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            return false;
+        };
+        let name = &rest[open + 1..open + close];
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'%')
+        {
+            return false;
+        }
+        if open > 0 {
+            parts.push(Part::Text(&rest[..open]));
+        }
+        parts.push(Part::Variable);
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Text(rest));
+    }
+    if !parts.iter().any(|p| matches!(p, Part::Variable)) {
+        return false;
+    }
+    // A server's template and a host's URI are both untrusted: the search
+    // is cut off after a fixed number of steps (a miss, never a stall).
+    fn matches(parts: &[Part<'_>], uri: &str, steps: &mut u32) -> bool {
+        *steps += 1;
+        if *steps > MAX_TEMPLATE_STEPS {
+            return false;
+        }
+        match parts.split_first() {
+            None => uri.is_empty(),
+            Some((Part::Text(text), rest)) => uri
+                .strip_prefix(text)
+                .is_some_and(|after| matches(rest, after, steps)),
+            Some((Part::Variable, rest)) => {
+                let end = uri.find(['/', '?', '#']).unwrap_or(uri.len());
+                (1..=end)
+                    .filter(|&taken| uri.is_char_boundary(taken))
+                    .any(|taken| matches(rest, &uri[taken..], steps))
+            }
+        }
+    }
+    let mut steps = 0;
+    matches(&parts, uri, &mut steps)
+}
+
+/// Steps of one template match before it is given up as a miss.
+const MAX_TEMPLATE_STEPS: u32 = 10_000;
+
 /// A listing cursor of ours: which server (its index in registration
 /// order) and that server's own cursor (empty for its first page).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +136,34 @@ impl SpanCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uri_matches_the_simple_templates_that_make_it() {
+        for (template, uri) in [
+            ("test://template/{id}/data", "test://template/123/data"),
+            ("file:///{name}", "file:///notes.txt"),
+            ("db://{table}/{row}", "db://users/7"),
+            ("x://{a}-{b}", "x://one-two-three"),
+        ] {
+            assert!(template_matches(template, uri), "{template} {uri}");
+        }
+        for (template, uri) in [
+            ("test://template/{id}/data", "test://template/123/other"),
+            ("test://template/{id}/data", "test://template//data"),
+            ("test://template/{id}/data", "test://template/1/2/data"),
+            ("file:///{name}", "file:///a/b.txt"),
+            ("file:///{+path}", "file:///a/b.txt"),
+            ("search://{?q}", "search://?q=x"),
+            ("static://readme", "static://readme"),
+            ("broken://{id", "broken://{id"),
+        ] {
+            assert!(!template_matches(template, uri), "{template} {uri}");
+        }
+        // A template made to search forever is a miss, at once.
+        let hostile = "x://".to_owned() + &"{v}-".repeat(30) + "end";
+        let uri = "x://".to_owned() + &"a-".repeat(2000);
+        assert!(!template_matches(&hostile, &uri));
+    }
 
     #[test]
     fn a_servers_uri_is_recovered_exactly_whatever_it_holds() {

@@ -92,7 +92,10 @@ async fn every_servers_catalogue_is_served_under_its_server_and_read_back_exactl
     let two = host.read_resource("file:///readme.txt").await.unwrap_err();
     assert_eq!(two.code(), Some(error_codes::INVALID_PARAMS), "{two:?}");
     assert!(format!("{two:?}").contains("notes, files"), "{two:?}");
-    let unknown = host.read_resource("file:///nowhere.txt").await.unwrap_err();
+    // Both servers' `file:///{name}` make this one: refused the same way.
+    let made_by_two = host.read_resource("file:///anything").await.unwrap_err();
+    assert_eq!(made_by_two.code(), Some(error_codes::INVALID_PARAMS));
+    let unknown = host.read_resource("nowhere://at/all").await.unwrap_err();
     assert!(
         matches!(unknown, mcp_session::SessionError::ResourceNotFound { .. }),
         "{unknown:?}"
@@ -180,6 +183,12 @@ async fn a_bare_prompt_name_one_server_offers_is_served_by_it() {
     assert_eq!(
         serde_json::to_value(&greeting.messages).unwrap()[0]["content"]["text"],
         "notes greets ada"
+    );
+    // A URI the one server's template makes is read from it.
+    let made = host.read_resource("file:///anything").await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&made.contents).unwrap()[0]["text"],
+        "a file"
     );
     // A name with a slash whose first part is no server is a bare name too.
     let intro = host.get_prompt("docs/intro", [("who", "x")]).await.unwrap();
