@@ -43,8 +43,8 @@ pub fn split_prompt_name(name: &str) -> Option<(&str, &str)> {
     (!server.is_empty() && !prompt.is_empty()).then_some((server, prompt))
 }
 
-/// Whether `uri` is one that `template` makes with simple (RFC 6570 level
-/// 1) expressions: each `{name}` stands for one or more characters other
+/// Whether `uri` is one that `template` makes with simple expressions (RFC
+/// 6570, level one): each `{name}` stands for one or more characters other
 /// than `/`, `?` and `#`, and the text between them must be there as
 /// written. A template with any other kind of expression (`{+path}`,
 /// `{?query}` …) matches nothing: the gateway does not guess at them.
