@@ -156,7 +156,17 @@ fn build_client(root: &Path) -> anyhow::Result<PathBuf> {
 /// Every `checks.json` under `dir`, by scenario name (the folder path minus
 /// its timestamp).
 fn read_results(dir: &Path) -> anyhow::Result<BTreeMap<String, Outcome>> {
-    let mut out = BTreeMap::new();
+    Ok(checks_under(dir)?
+        .into_iter()
+        .map(|(folder, checks)| (strip_timestamp(&folder), summarise(&checks)))
+        .collect())
+}
+
+/// Every `checks.json` under `dir` (the suite's result folders, which nest
+/// when a scenario's name holds `/`): its folder relative to `dir`, and
+/// its checks.
+pub(crate) fn checks_under(dir: &Path) -> anyhow::Result<Vec<(String, Value)>> {
+    let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(entries) = fs::read_dir(&d) else {
@@ -173,10 +183,9 @@ fn read_results(dir: &Path) -> anyhow::Result<BTreeMap<String, Outcome>> {
                     .unwrap_or(folder)
                     .to_string_lossy()
                     .into_owned();
-                let scenario = strip_timestamp(&rel);
                 let checks: Value = serde_json::from_str(&fs::read_to_string(&path)?)
                     .with_context(|| format!("reading {}", path.display()))?;
-                out.insert(scenario, summarise(&checks));
+                out.push((rel, checks));
             }
         }
     }

@@ -253,30 +253,10 @@ fn url_in(line: &str) -> Option<String> {
 
 /// Every `checks.json` under `dir`, by scenario name.
 fn read_results(dir: &Path) -> anyhow::Result<BTreeMap<String, Outcome>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().is_some_and(|n| n == "checks.json") {
-                let folder = path.parent().unwrap_or(dir);
-                let rel = folder
-                    .strip_prefix(dir)
-                    .unwrap_or(folder)
-                    .to_string_lossy()
-                    .into_owned();
-                let checks: Value = serde_json::from_str(&fs::read_to_string(&path)?)
-                    .with_context(|| format!("reading {}", path.display()))?;
-                out.insert(scenario_name(&rel), summarise(&checks));
-            }
-        }
-    }
-    Ok(out)
+    Ok(crate::conformance::checks_under(dir)?
+        .into_iter()
+        .map(|(folder, checks)| (scenario_name(&folder), summarise(&checks)))
+        .collect())
 }
 
 /// `server-tools-list-2026-12-01T23-38-17-964Z` → `tools-list`: the suite
