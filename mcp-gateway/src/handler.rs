@@ -120,6 +120,11 @@ impl GatewayHandler {
 /// Pages of one server's listing read to find the owner of a bare name.
 const MAX_PAGES_PER_OWNER_SEARCH: usize = 16;
 
+/// Pages read in all for one bare name (each is a request to a server):
+/// past it, the servers not yet read are not searched, and a name only they
+/// have is not found.
+const MAX_PAGES_PER_SEARCH: usize = 64;
+
 /// What a search for the server that offers a bare name found.
 enum Owner {
     /// No server that is up lists it.
@@ -134,12 +139,14 @@ impl GatewayHandler {
     /// The one server (of those up) whose listing has an item `wanted`
     /// accepts: how a bare prompt name or a server's own resource URI is
     /// served, as a tool's bare name is when one server has it. Reads at
-    /// most [`MAX_PAGES_PER_OWNER_SEARCH`] pages of each server.
+    /// most [`MAX_PAGES_PER_OWNER_SEARCH`] pages of each server and
+    /// [`MAX_PAGES_PER_SEARCH`] in all.
     async fn owner<T, F>(&self, list: F, wanted: impl Fn(&T) -> bool) -> Owner
     where
         F: for<'h> Fn(&'h Hub, String, Option<String>) -> BoxFuture<'h, Result<Page<T>, HubError>>,
     {
         let mut owners = Vec::new();
+        let mut budget = MAX_PAGES_PER_SEARCH;
         for server in self.hub.servers() {
             let server = server.to_string();
             if !self.served.is_up(&self.hub, &server) {
@@ -147,6 +154,13 @@ impl GatewayHandler {
             }
             let mut cursor = None;
             for _ in 0..MAX_PAGES_PER_OWNER_SEARCH {
+                if budget == 0 {
+                    tracing::debug!(
+                        "the search for a bare name's server stopped at its page bound"
+                    );
+                    break;
+                }
+                budget -= 1;
                 let Ok(page) = list(&self.hub, server.clone(), cursor.take()).await else {
                     break;
                 };

@@ -220,6 +220,51 @@ async fn a_bare_prompt_name_one_server_offers_is_served_by_it() {
 }
 
 #[tokio::test]
+async fn the_search_for_a_bare_names_server_reads_a_bounded_number_of_pages() {
+    // Five servers of 20 prompts each, one per page: 100 pages to read for
+    // a name only the last server has, more than the search may.
+    let mut servers = Vec::new();
+    let mut recorders = Vec::new();
+    for i in 0..5 {
+        let mut script = Script::legacy()
+            .tool("noop", Behavior::Text { text: "ok".into() })
+            .page_size(1);
+        for p in 0..20 {
+            script = script.prompt(PromptSpec::new(&format!("p{i}_{p}")).message("user", "hi"));
+        }
+        let (server, recorder) = memory(script);
+        servers.push(spec(&format!("s{i}"), server));
+        recorders.push(recorder);
+    }
+    let running = start(Setup::new(servers)).await;
+    let host = &running.host;
+    let empty: [(&str, &str); 0] = [];
+    // On the first server: found.
+    host.get_prompt("p0_3", empty).await.unwrap();
+    let before: usize = recorders
+        .iter()
+        .map(|r| r.with_method("prompts/list").len())
+        .sum();
+    // Only on the last: past the bound, so not found, and at most 64 pages
+    // were asked for.
+    let missed = host.get_prompt("p4_19", empty).await.unwrap_err();
+    assert_eq!(missed.code(), Some(error_codes::INVALID_PARAMS));
+    let after: usize = recorders
+        .iter()
+        .map(|r| r.with_method("prompts/list").len())
+        .sum();
+    assert!(after - before <= 64, "{} pages read", after - before);
+    assert!(
+        after - before >= 48,
+        "the search went on: {} pages",
+        after - before
+    );
+    // Named through its server it is served.
+    host.get_prompt("s4/p4_19", empty).await.unwrap();
+    running.close().await;
+}
+
+#[tokio::test]
 async fn the_allow_lists_hold_for_resources_prompts_and_their_completion() {
     let (notes, recorder) = memory(with_catalog("notes", 10));
     let mut setup = Setup::new(vec![spec("notes", notes)]);
