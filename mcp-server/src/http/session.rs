@@ -157,8 +157,24 @@ struct Routes {
 
 struct Waiter {
     stream: mpsc::Sender<Bytes>,
-    done: oneshot::Sender<Bytes>,
+    done: oneshot::Sender<Answered>,
     token: Option<String>,
+}
+
+/// A request's answer, with the HTTP status it is sent with as JSON.
+struct Answered {
+    message: Bytes,
+    status: StatusCode,
+}
+
+impl Answered {
+    /// An answer of a legacy session: always `200`.
+    fn ok(message: Bytes) -> Self {
+        Self {
+            message,
+            status: StatusCode::OK,
+        }
+    }
 }
 
 impl Session {
@@ -248,7 +264,7 @@ async fn route(session: Arc<Session>, mut output: mpsc::Receiver<OutFrame>) {
                 if let Some(token) = &waiter.token {
                     routes.tokens.remove(token);
                 }
-                let _ = waiter.done.send(bytes.clone());
+                let _ = waiter.done.send(Answered::ok(bytes.clone()));
             }
             continue;
         }
@@ -510,26 +526,24 @@ async fn legacy(
             "Session not found (it ended)",
         );
     }
-    answer(stream, done, false).await
+    answer(stream, done).await
 }
 
 /// The answer to one request: JSON when the answer comes first, else an
 /// event stream of what comes before it, then it.
 ///
-/// A stateless answer sent as JSON carries the HTTP status of its error
-/// ([`wire::stateless_status`]); once an event stream has begun, the status
-/// is 200 whatever the answer.
+/// An answer sent as JSON carries its status (a stateless answer the one
+/// of its error, [`wire::stateless_status`]); once an event stream has
+/// begun, the status is 200 whatever the answer.
 async fn answer(
     mut stream: mpsc::Receiver<Bytes>,
-    mut done: oneshot::Receiver<Bytes>,
-    stateless: bool,
+    mut done: oneshot::Receiver<Answered>,
 ) -> Response {
     let first = tokio::select! {
         biased;
         Some(first) = stream.recv() => first,
         answered = &mut done => return match answered {
-            Ok(message) => {
-                let status = if stateless { wire::stateless_status(&message) } else { StatusCode::OK };
+            Ok(Answered { message, status }) => {
                 let mut response = wire::json(message);
                 *response.status_mut() = status;
                 response
@@ -552,8 +566,8 @@ async fn answer(
         if let Some(message) = stream.recv().await {
             return Some((Ok(wire::event(&message)), (None, stream, done)));
         }
-        let message = done?.await.ok()?;
-        Some((Ok(wire::event(&message)), (None, stream, None)))
+        let answered = done?.await.ok()?;
+        Some((Ok(wire::event(&answered.message)), (None, stream, None)))
     });
     wire::stream(Body::from_stream(events))
 }
@@ -616,7 +630,7 @@ async fn initialize<H: ServerHandler>(
             "the session could not start",
         );
     }
-    let Ok(message) = done.await else {
+    let Ok(Answered { message, .. }) = done.await else {
         return wire::error(
             StatusCode::INTERNAL_SERVER_ERROR,
             error_codes::INTERNAL_ERROR,
@@ -674,11 +688,15 @@ async fn stateless<H: ServerHandler>(
                 frame = output.recv() => {
                     let Some(frame) = frame else { break };
                     let bytes = Bytes::from(frame.bytes);
-                    let answer = serde_json::from_slice::<Head<'_>>(&bytes)
-                        .is_ok_and(|h| h.is_response() && h.id.as_ref() == Some(&id));
-                    if answer {
+                    // The one read of the frame: whether it is the answer,
+                    // and the status its error (if any) is sent with.
+                    let status = serde_json::from_slice::<Head<'_>>(&bytes)
+                        .ok()
+                        .filter(|h| h.is_response() && h.id.as_ref() == Some(&id))
+                        .map(|h| wire::stateless_status(h.error));
+                    if let Some(status) = status {
                         if let Some(done) = done_tx.take() {
-                            let _ = done.send(bytes);
+                            let _ = done.send(Answered { message: bytes, status });
                         }
                         break;
                     }
@@ -695,7 +713,7 @@ async fn stateless<H: ServerHandler>(
         drop(input);
         drop(handle);
     });
-    answer(stream, done, true).await
+    answer(stream, done).await
 }
 
 /// `GET`: the session's stream.

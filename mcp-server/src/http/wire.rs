@@ -173,24 +173,19 @@ pub(super) fn unsupported_version(
     response
 }
 
-/// The HTTP status of a stateless (2026-07-28) answer sent as JSON: `404`
-/// for `-32601`; `400` for `-32602` and the 2026 errors a client must fix
-/// (`-32020` header mismatch, `-32021` a capability it did not declare,
-/// `-32022` a version not served); `200` for results and other errors.
-pub(super) fn stateless_status(answer: &[u8]) -> StatusCode {
+/// The HTTP status of a stateless (2026-07-28) answer sent as JSON, from
+/// its `error` member (none: a result): `404` for `-32601`; `400` for
+/// `-32602` and the 2026 errors a client must fix (`-32020` header
+/// mismatch, `-32021` a capability it did not declare, `-32022` a version
+/// not served); `200` for results and other errors.
+pub(super) fn stateless_status(error: Option<&RawValue>) -> StatusCode {
     #[derive(serde::Deserialize)]
     struct Code {
         code: i64,
     }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        error: Option<Code>,
-    }
     use mcp_types::error_codes as codes;
-    match serde_json::from_slice::<Answer>(answer)
-        .ok()
-        .and_then(|a| a.error)
-    {
+    let code = error.and_then(|e| serde_json::from_str::<Code>(e.get()).ok());
+    match code {
         Some(Code { code }) if code == codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         Some(Code { code })
             if code == codes::INVALID_PARAMS
