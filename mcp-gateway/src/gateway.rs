@@ -134,27 +134,15 @@ impl Gateway {
         R: AsyncRead + Unpin + Send,
         W: AsyncWrite + Unpin + Send,
     {
-        let Gateway {
-            hub,
-            events,
-            link,
-            config,
-            served,
-            changes,
-        } = self;
-        let control = match &config.control {
-            Some(path) => Some(control::open(path, Arc::clone(&hub))?),
-            None => None,
-        };
+        let running = self.start()?;
+        let (hub, link, served, config) = (
+            Arc::clone(&running.hub),
+            running.link.clone(),
+            Arc::clone(&running.served),
+            &running.config,
+        );
         let (handle, outbox) = ServerHandle::new();
         let host = link.connect(handle.clone(), false);
-        let pump = tokio::spawn(pump::run(
-            Arc::clone(&hub),
-            events,
-            Arc::clone(&served),
-            link.clone(),
-            changes,
-        ));
         let roots = {
             let link = link.clone();
             tokio::spawn(async move {
@@ -170,14 +158,65 @@ impl Gateway {
             page_size: config.page_size,
             host,
         });
-        let server = server_config(&config);
-        let served = serve_with(read, write, handler, server, outbox).await;
-        pump.abort();
+        let server = server_config(config);
+        let outcome = serve_with(read, write, handler, server, outbox).await;
         roots.abort();
-        drop(control);
-        let report = hub.shutdown().await;
+        running.stop().await;
+        outcome.map_err(GatewayError::Host)
+    }
+
+    /// What both ways of serving start with: the control socket (when
+    /// configured) and the pump that follows the hub's events.
+    fn start(self) -> Result<Running, GatewayError> {
+        let Gateway {
+            hub,
+            events,
+            link,
+            config,
+            served,
+            changes,
+        } = self;
+        let control = match &config.control {
+            Some(path) => Some(control::open(path, Arc::clone(&hub))?),
+            None => None,
+        };
+        let pump = tokio::spawn(pump::run(
+            Arc::clone(&hub),
+            events,
+            Arc::clone(&served),
+            link.clone(),
+            changes,
+        ));
+        Ok(Running {
+            hub,
+            link,
+            config,
+            served,
+            control,
+            pump,
+        })
+    }
+}
+
+/// A gateway that serves: what [`Gateway::start`] made, undone by
+/// [`Running::stop`].
+struct Running {
+    hub: Arc<Hub>,
+    link: HostLink,
+    config: GatewayConfig,
+    served: Arc<Served>,
+    control: Option<control::ControlSocket>,
+    pump: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops following the hub, closes the control socket and shuts the
+    /// servers down (within the hub's shutdown bound).
+    async fn stop(self) {
+        self.pump.abort();
+        drop(self.control);
+        let report = self.hub.shutdown().await;
         tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
-        served.map_err(GatewayError::Host)
     }
 }
 
@@ -198,29 +237,12 @@ impl Gateway {
     where
         S: std::future::Future<Output = ()> + Send + 'static,
     {
-        let Gateway {
-            hub,
-            events,
-            link,
-            config,
-            served,
-            changes,
-        } = self;
-        let control = match &config.control {
-            Some(path) => Some(control::open(path, Arc::clone(&hub))?),
-            None => None,
-        };
-        let pump = tokio::spawn(pump::run(
-            Arc::clone(&hub),
-            events,
-            Arc::clone(&served),
-            link.clone(),
-            changes,
-        ));
+        let running = self.start()?;
         let connect = {
-            let hub = Arc::clone(&hub);
-            let link = link.clone();
-            let page_size = config.page_size;
+            let served = Arc::clone(&running.served);
+            let hub = Arc::clone(&running.hub);
+            let link = running.link.clone();
+            let page_size = running.config.page_size;
             move |connection: mcp_server::http::HostConnection| {
                 let handle = connection.handle;
                 let host = link.connect(handle.clone(), true);
@@ -242,12 +264,9 @@ impl Gateway {
             }
         };
         let outcome = endpoint
-            .serve(connect, server_config(&config), shutdown)
+            .serve(connect, server_config(&running.config), shutdown)
             .await;
-        pump.abort();
-        drop(control);
-        let report = hub.shutdown().await;
-        tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
+        running.stop().await;
         outcome.map_err(GatewayError::Host)
     }
 }
