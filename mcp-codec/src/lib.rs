@@ -54,7 +54,7 @@ mod sse;
 
 pub use crate::error::CodecError;
 pub use crate::line::{EDGE_BYTES, LineDecoder, LineEncoder, SkippedEdge};
-pub use crate::peek::{MAX_PEEK_DEPTH, peek_notification};
+pub use crate::peek::{MAX_PEEK_DEPTH, peek_notification, peek_response};
 pub use crate::sse::{SseDecoder, SseEncoder, SseEvent};
 
 /// The default bound on one frame or SSE event: 16 MiB.

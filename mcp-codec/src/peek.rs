@@ -175,6 +175,56 @@ impl<'a> Scan<'a> {
     }
 }
 
+const FAST_PREFIX: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+/// The prefix of the same response with `result` first, as the TypeScript
+/// SDK's servers write it (`{result, jsonrpc, id}`).
+const RESULT_FIRST_PREFIX: &[u8] = b"{\"result\":";
+/// What follows the result in that order, up to the id's digits.
+const RESULT_FIRST_TAIL: &[u8] = b",\"jsonrpc\":\"2.0\",\"id\":";
+
+/// A success response in the compact shape,
+/// `{"jsonrpc":"2.0","id":<digits>,"result":<…>}` or, as the TypeScript
+/// SDK's servers write it, `{"result":<…>,"jsonrpc":"2.0","id":<digits>}`:
+/// its id and where its result lies, read from its ends without scanning the
+/// result. `None` for anything else (spaces, another member order, a string
+/// id, an error): the caller parses the frame. Nothing between the ends is
+/// checked, so a caller that trusts the answer must still decode the slice
+/// (the session does, falling back to a full parse when it is not exactly
+/// one JSON value).
+pub fn peek_response(frame: &[u8]) -> Option<(i64, std::ops::Range<usize>)> {
+    if let Some(rest) = frame.strip_prefix(FAST_PREFIX) {
+        let (id, digits) = leading_id(rest)?;
+        let after = rest[digits..].strip_prefix(b",\"result\":")?;
+        if frame.last() != Some(&b'}') || after.len() < 2 {
+            return None;
+        }
+        return Some((id, frame.len() - after.len()..frame.len() - 1));
+    }
+    let body = frame.strip_prefix(RESULT_FIRST_PREFIX)?;
+    let body = body.strip_suffix(b"}")?;
+    let digits = body.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let (head, id_text) = body.split_at(body.len() - digits);
+    let (id, _) = leading_id(id_text)?;
+    let result = head.strip_suffix(RESULT_FIRST_TAIL)?;
+    if result.is_empty() {
+        return None;
+    }
+    let start = RESULT_FIRST_PREFIX.len();
+    Some((id, start..start + result.len()))
+}
+
+/// The integer id at the start of `text` and how many digits it took.
+fn leading_id(text: &[u8]) -> Option<(i64, usize)> {
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    // JSON numbers have no leading zeros: `07` is left to the careful parse,
+    // which refuses it.
+    if digits == 0 || digits > 18 || (digits > 1 && text[0] == b'0') {
+        return None;
+    }
+    let id = std::str::from_utf8(&text[..digits]).ok()?.parse().ok()?;
+    Some((id, digits))
+}
+
 #[cfg(test)]
 mod tests {
     use super::peek_notification;

@@ -45,6 +45,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mcp_codec::peek_response as fast_response;
 use mcp_transport::{RequestFailure, SkippedEdge};
 use mcp_types::{ErrorObject, Incoming, OutgoingNotification, OutgoingRequest, RequestId};
 use serde_json::value::RawValue;
@@ -188,7 +189,6 @@ impl RawResult {
     }
 }
 
-/// The compact response prefix the fast path recognises.
 /// A notification's frame.
 fn notification_frame(method: &str, params: Option<&RawValue>) -> Bytes {
     let frame = serde_json::to_vec(&OutgoingNotification {
@@ -203,53 +203,6 @@ fn notification_frame(method: &str, params: Option<&RawValue>) -> Bytes {
 /// Server requests handed to the host at once; one more is refused (never
 /// queued without bound).
 pub(crate) const MAX_SERVER_REQUESTS: usize = 32;
-
-const FAST_PREFIX: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
-/// The prefix of the same response with `result` first, as the TypeScript
-/// SDK's servers write it (`{result, jsonrpc, id}`).
-const RESULT_FIRST_PREFIX: &[u8] = b"{\"result\":";
-/// What follows the result in that order, up to the id's digits.
-const RESULT_FIRST_TAIL: &[u8] = b",\"jsonrpc\":\"2.0\",\"id\":";
-
-/// A compact response, `{"jsonrpc":"2.0","id":<digits>,"result":<…>}` or
-/// `{"result":<…>,"jsonrpc":"2.0","id":<digits>}` → the id and where the
-/// result lies; anything else (spaces, another member order, a string id,
-/// an error) goes the careful way. The slice is verified by decoding it: a
-/// slice that is not exactly one JSON value makes the decode fall back to a
-/// full parse of the frame.
-fn fast_response(frame: &[u8]) -> Option<(i64, std::ops::Range<usize>)> {
-    if let Some(rest) = frame.strip_prefix(FAST_PREFIX) {
-        let (id, digits) = leading_id(rest)?;
-        let after = rest[digits..].strip_prefix(b",\"result\":")?;
-        if frame.last() != Some(&b'}') || after.len() < 2 {
-            return None;
-        }
-        return Some((id, frame.len() - after.len()..frame.len() - 1));
-    }
-    let body = frame.strip_prefix(RESULT_FIRST_PREFIX)?;
-    let body = body.strip_suffix(b"}")?;
-    let digits = body.iter().rev().take_while(|b| b.is_ascii_digit()).count();
-    let (head, id_text) = body.split_at(body.len() - digits);
-    let (id, _) = leading_id(id_text)?;
-    let result = head.strip_suffix(RESULT_FIRST_TAIL)?;
-    if result.is_empty() {
-        return None;
-    }
-    let start = RESULT_FIRST_PREFIX.len();
-    Some((id, start..start + result.len()))
-}
-
-/// The integer id at the start of `text` and how many digits it took.
-fn leading_id(text: &[u8]) -> Option<(i64, usize)> {
-    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
-    // JSON numbers have no leading zeros: `07` is left to the careful parse,
-    // which refuses it.
-    if digits == 0 || digits > 18 || (digits > 1 && text[0] == b'0') {
-        return None;
-    }
-    let id = std::str::from_utf8(&text[..digits]).ok()?.parse().ok()?;
-    Some((id, digits))
-}
 
 /// Why a request ended without a result.
 #[derive(Clone, Debug, PartialEq)]
