@@ -9,7 +9,8 @@ use mcp_types::{
     CallToolParams, CallToolResult, ClientCapabilities, CompleteParams, CompleteResult, Cursor,
     ErrorObject, GetPromptParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, LoggingLevel, ProtocolVersion, ReadResourceParams,
-    ReadResourceResult, RequestId, ServerCapabilities, ToolsCapability, error_codes,
+    ReadResourceResult, RequestId, RequestOutcome, ServerCapabilities, ToolsCapability,
+    error_codes,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -114,6 +115,53 @@ pub trait ServerHandler: Send + Sync + 'static {
     ) -> BoxFuture<'_, HandlerResult<GetPromptResult>> {
         let _ = (params, ctx);
         Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// `tools/call` when the answer may ask for input first: a 2026-07-28
+    /// handler answers [`RequestOutcome::InputRequired`] (its
+    /// `inputRequests` and a `requestState` of its own, integrity-protected)
+    /// and gets the client's retry, with `inputResponses` and that state in
+    /// `params`, as a new call. Only a 2026-07-28 request may be answered
+    /// so (a legacy one gets `-32603`). Default: [`Self::call_tool`],
+    /// complete.
+    fn call_tool_outcome(
+        &self,
+        params: CallToolParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<RequestOutcome<CallToolResult>>> {
+        Box::pin(async move {
+            self.call_tool(params, ctx)
+                .await
+                .map(RequestOutcome::Complete)
+        })
+    }
+
+    /// `resources/read` when the answer may ask for input first; see
+    /// [`Self::call_tool_outcome`]. Default: [`Self::read_resource`].
+    fn read_resource_outcome(
+        &self,
+        params: ReadResourceParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<RequestOutcome<ReadResourceResult>>> {
+        Box::pin(async move {
+            self.read_resource(params, ctx)
+                .await
+                .map(RequestOutcome::Complete)
+        })
+    }
+
+    /// `prompts/get` when the answer may ask for input first; see
+    /// [`Self::call_tool_outcome`]. Default: [`Self::get_prompt`].
+    fn get_prompt_outcome(
+        &self,
+        params: GetPromptParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<RequestOutcome<GetPromptResult>>> {
+        Box::pin(async move {
+            self.get_prompt(params, ctx)
+                .await
+                .map(RequestOutcome::Complete)
+        })
     }
 
     /// Completes an argument (`completion/complete`; declare `completions`).

@@ -593,16 +593,25 @@ async fn run<H: ServerHandler + ?Sized>(
         })?;
     match message {
         ClientRequestMessage::ListTools(p) => encode(handler.list_tools(p.cursor, ctx).await),
-        ClientRequestMessage::CallTool(p) => encode(handler.call_tool(p, ctx).await),
+        ClientRequestMessage::CallTool(p) => {
+            let era = ctx.protocol_version().era();
+            encode_outcome(handler.call_tool_outcome(p, ctx).await, era)
+        }
         ClientRequestMessage::ListResources(p) => {
             encode(handler.list_resources(p.cursor, ctx).await)
         }
         ClientRequestMessage::ListResourceTemplates(p) => {
             encode(handler.list_resource_templates(p.cursor, ctx).await)
         }
-        ClientRequestMessage::ReadResource(p) => encode(handler.read_resource(p, ctx).await),
+        ClientRequestMessage::ReadResource(p) => {
+            let era = ctx.protocol_version().era();
+            encode_outcome(handler.read_resource_outcome(p, ctx).await, era)
+        }
         ClientRequestMessage::ListPrompts(p) => encode(handler.list_prompts(p.cursor, ctx).await),
-        ClientRequestMessage::GetPrompt(p) => encode(handler.get_prompt(p, ctx).await),
+        ClientRequestMessage::GetPrompt(p) => {
+            let era = ctx.protocol_version().era();
+            encode_outcome(handler.get_prompt_outcome(p, ctx).await, era)
+        }
         ClientRequestMessage::Complete(p) => encode(handler.complete(p, ctx).await),
         ClientRequestMessage::SetLevel(p) => encode(
             handler
@@ -611,6 +620,27 @@ async fn run<H: ServerHandler + ?Sized>(
                 .map(|()| EmptyResult::default()),
         ),
         _ => Err(method_not_found()),
+    }
+}
+
+/// A result that may ask for input first: an `input_required` answer goes
+/// out only to a 2026-07-28 request, with its `resultType` set.
+fn encode_outcome<T: Serialize>(
+    answer: HandlerResult<mcp_types::RequestOutcome<T>>,
+    era: mcp_types::Era,
+) -> Answer {
+    match answer? {
+        mcp_types::RequestOutcome::InputRequired(mut input) => {
+            if era != mcp_types::Era::Modern {
+                return Err(ErrorObject::new(
+                    error_codes::INTERNAL_ERROR,
+                    "the server asked for input in an era without input_required results",
+                ));
+            }
+            input.result_type = Some(mcp_types::ResultType::InputRequired);
+            encode(Ok(input))
+        }
+        other => encode(Ok(other)),
     }
 }
 
