@@ -4,7 +4,9 @@
 //!
 //! Protocol rules, not transport ones: the session computes the headers of
 //! each request with these functions and hands the transport finished
-//! name/value pairs; the transport knows no tool schema.
+//! name/value pairs; the transport knows no tool schema. A server checks
+//! what it received with [`check_param_headers`] (the server half's HTTP
+//! binding and the testkit share it).
 //!
 //! Value encoding (spec, "Value Encoding"): strings are sent as they are when
 //! every character is visible ASCII or an inner space, they have no leading or
@@ -246,6 +248,130 @@ pub fn param_header_values(headers: &[ParamHeader], arguments: &Value) -> Vec<(S
         .collect()
 }
 
+/// Decodes a received `Mcp-Name` or `Mcp-Param-*` value: the Base64
+/// sentinel form (`=?base64?…?=`, canonical padding, UTF-8) is decoded, any
+/// other text is taken literally. `None` for a sentinel form that does not
+/// decode.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    match value
+        .strip_prefix(SENTINEL_START)
+        .and_then(|rest| rest.strip_suffix(SENTINEL_END))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// Why a request's `Mcp-Param-*` headers disagree with its arguments (a
+/// server answers `-32020`, HTTP 400). Each names the header by the tool's
+/// annotation (a valid token); no value is carried.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParamHeaderMismatch {
+    /// The argument is present but its header is not.
+    Missing {
+        /// The full header name, `Mcp-Param-{name}`.
+        header: String,
+    },
+    /// The header is present but the argument is absent or `null`.
+    Unexpected {
+        /// The full header name.
+        header: String,
+    },
+    /// The header's value is not visible ASCII, or a Base64 sentinel form
+    /// that does not decode (bad alphabet, bad padding, not UTF-8).
+    Invalid {
+        /// The full header name.
+        header: String,
+    },
+    /// The header's (decoded) value is not the argument's.
+    Different {
+        /// The full header name.
+        header: String,
+    },
+}
+
+impl std::fmt::Display for ParamHeaderMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamHeaderMismatch::Missing { header } => {
+                write!(f, "Header mismatch: the {header} header is required")
+            }
+            ParamHeaderMismatch::Unexpected { header } => write!(
+                f,
+                "Header mismatch: the {header} header is sent but its argument is not"
+            ),
+            ParamHeaderMismatch::Invalid { header } => write!(
+                f,
+                "Header mismatch: the {header} header has invalid characters or Base64"
+            ),
+            ParamHeaderMismatch::Different { header } => {
+                write!(
+                    f,
+                    "Header mismatch: the {header} header does not match the body"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ParamHeaderMismatch {}
+
+/// Checks one `tools/call`'s `Mcp-Param-*` headers against its arguments
+/// (a server's side of SEP-2243): for each of the tool's annotations the
+/// header is present exactly when the argument is (and not `null`), and
+/// its value, trimmed and decoded ([`decode_header_value`]), is the
+/// argument's: a string equal, a boolean `true` / `false`, a number equal
+/// as a number (`42.0` is `42`). An argument no header can carry (an
+/// object, an array) is not checked. `sent` gives a header's raw value by
+/// its full name (the caller matches names without regard to case),
+/// `None` when absent.
+pub fn check_param_headers<'a>(
+    headers: &[ParamHeader],
+    arguments: &Value,
+    sent: impl Fn(&str) -> Option<&'a [u8]>,
+) -> Result<(), ParamHeaderMismatch> {
+    for annotation in headers {
+        let header = annotation.header_name();
+        let mut value = Some(arguments);
+        for key in &annotation.path {
+            value = value.and_then(|v| v.get(key));
+        }
+        let value = value.filter(|v| !v.is_null());
+        let (value, raw) = match (value, sent(&header)) {
+            (None, None) => continue,
+            (None, Some(_)) => return Err(ParamHeaderMismatch::Unexpected { header }),
+            (Some(Value::Array(_) | Value::Object(_)), _) => continue,
+            (Some(_), None) => return Err(ParamHeaderMismatch::Missing { header }),
+            (Some(value), Some(raw)) => (value, raw),
+        };
+        let Some(decoded) = std::str::from_utf8(raw)
+            .ok()
+            .filter(|text| {
+                text.bytes()
+                    .all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
+            })
+            .map(|text| text.trim_matches([' ', '\t']))
+            .and_then(decode_header_value)
+        else {
+            return Err(ParamHeaderMismatch::Invalid { header });
+        };
+        let same = match value {
+            Value::String(s) => decoded == *s,
+            Value::Bool(b) => decoded == b.to_string(),
+            Value::Number(n) => decoded.parse::<f64>().ok().filter(|f| f.is_finite()) == n.as_f64(),
+            _ => true,
+        };
+        if !same {
+            return Err(ParamHeaderMismatch::Different { header });
+        }
+    }
+    Ok(())
+}
+
 /// Keywords whose values are instance data, not schemas: an `x-mcp-header`
 /// key inside them is not an annotation.
 const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "example"];
@@ -465,6 +591,104 @@ mod tests {
         );
         assert!(param_header_values(&headers, &json!({"region": null})).is_empty());
         assert!(param_header_values(&headers, &json!({})).is_empty());
+    }
+
+    /// A lookup of `pairs` by name without regard to case.
+    fn lookup<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<&'a [u8]> {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_bytes())
+        }
+    }
+
+    #[test]
+    fn received_param_headers_are_checked_against_the_arguments() {
+        let schema = json!({"type": "object", "properties": {
+            "text": {"type": "string", "x-mcp-header": "Text"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "on": {"type": "boolean", "x-mcp-header": "On"}}});
+        let headers = param_headers(&schema).unwrap();
+        let check = |args: Value, pairs: &[(&str, &str)]| {
+            check_param_headers(&headers, &args, lookup(pairs))
+        };
+        let text = |h: &str| h.to_owned();
+        let hello = json!({"text": "Hello"});
+        assert_eq!(check(hello.clone(), &[("mcp-param-text", "Hello")]), Ok(()));
+        // The sentinel form decodes; a value without the whole sentinel is
+        // literal (the SEP-2243 test-case table).
+        assert_eq!(
+            check(hello.clone(), &[("Mcp-Param-Text", "=?base64?SGVsbG8=?=")]),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                json!({"text": "SGVsbG8="}),
+                &[("Mcp-Param-Text", "SGVsbG8=")]
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                json!({"text": "=?base64?SGVsbG8="}),
+                &[("Mcp-Param-Text", "=?base64?SGVsbG8=")]
+            ),
+            Ok(())
+        );
+        let invalid = Err(ParamHeaderMismatch::Invalid {
+            header: text("Mcp-Param-Text"),
+        });
+        assert_eq!(
+            check(hello.clone(), &[("Mcp-Param-Text", "=?base64?SGVsbG8?=")]),
+            invalid,
+            "padding"
+        );
+        assert_eq!(
+            check(
+                hello.clone(),
+                &[("Mcp-Param-Text", "=?base64?SGVs!!!bG8=?=")]
+            ),
+            invalid,
+            "alphabet"
+        );
+        assert_eq!(
+            check(hello.clone(), &[("Mcp-Param-Text", "H\u{e9}llo")]),
+            invalid,
+            "not visible ASCII"
+        );
+        assert_eq!(
+            check(hello.clone(), &[("Mcp-Param-Text", "Bye")]),
+            Err(ParamHeaderMismatch::Different {
+                header: text("Mcp-Param-Text")
+            })
+        );
+        assert_eq!(
+            check(hello, &[]),
+            Err(ParamHeaderMismatch::Missing {
+                header: text("Mcp-Param-Text")
+            })
+        );
+        assert_eq!(
+            check(json!({"text": null}), &[("Mcp-Param-Text", "x")]),
+            Err(ParamHeaderMismatch::Unexpected {
+                header: text("Mcp-Param-Text")
+            })
+        );
+        assert_eq!(check(json!({"text": null}), &[]), Ok(()));
+        // Numbers compare as numbers, booleans by their words.
+        assert_eq!(check(json!({"n": 42}), &[("Mcp-Param-N", "42.0")]), Ok(()));
+        assert!(check(json!({"n": 42}), &[("Mcp-Param-N", "43")]).is_err());
+        assert_eq!(
+            check(json!({"on": true}), &[("Mcp-Param-On", "true")]),
+            Ok(())
+        );
+        assert!(check(json!({"on": true}), &[("Mcp-Param-On", "TRUE")]).is_err());
+        // What the client's encoder sends passes the server's check.
+        let args = json!({"text": " Hello, 世界 ", "n": -7, "on": false});
+        let sent = param_header_values(&headers, &args);
+        let pairs: Vec<(&str, &str)> = sent.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(check(args, &pairs), Ok(()));
     }
 
     #[test]
