@@ -60,6 +60,9 @@ pub(crate) struct Shared {
     /// Each subscription's queue, by key.
     subscriptions: Mutex<HashMap<u64, SubscriptionSink>>,
     next_subscription: AtomicU64,
+    /// The host's handlers of server requests at work, by the request's
+    /// id, so a server's `notifications/cancelled` can stop one.
+    server_tasks: Mutex<HashMap<RequestId, tokio::task::AbortHandle>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -133,6 +136,7 @@ impl Shared {
             generations: Default::default(),
             subscriptions: Mutex::new(HashMap::new()),
             next_subscription: AtomicU64::new(1),
+            server_tasks: Mutex::new(HashMap::new()),
         });
         tokio::spawn(drive(Arc::clone(&shared), inbound));
         (Arc::clone(&shared), SessionEvents::new(events_rx))
@@ -627,6 +631,14 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<Progres
             }
         }
         CoreEvent::ServerRequest { id, request } => answer_server_request(shared, id, *request),
+        CoreEvent::ServerRequestCancelled { id } => {
+            // Dropping the handler's future is how it learns: a handler
+            // that forwards the request elsewhere gives that one up too.
+            let task = lock(&shared.server_tasks).remove(&id);
+            if let Some(task) = task {
+                task.abort();
+            }
+        }
         CoreEvent::Notification { method, params } => {
             if let Some(kind) = ListKind::from_notification(&method) {
                 shared.generations[kind as usize].fetch_add(1, Ordering::AcqRel);
@@ -657,13 +669,21 @@ fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<Progres
 /// Hands a server request the core admitted to the host's handler, on a task
 /// of its own, so a slow handler never holds up responses to our own
 /// requests; the core sends the answer.
+/// The task is recorded by the request's id until it ends, so that the
+/// server's cancellation can stop it.
 fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerRequestMessage) {
     let task_shared = Arc::clone(shared);
-    tokio::spawn(async move {
+    let key = id.clone();
+    // Held while the task starts, so the task's own removal of its entry
+    // (it takes this lock) always comes after the insertion.
+    let mut tasks = lock(&shared.server_tasks);
+    let task = tokio::spawn(async move {
         let answer = task_shared.handlers.answer(request).await;
+        lock(&task_shared.server_tasks).remove(&id);
         task_shared.core().answer_server_request(&id, answer);
         task_shared.wake.notify_one();
     });
+    tasks.insert(key, task.abort_handle());
 }
 
 /// The bit of a list kind in [`Shared::held_list_changed`].
@@ -687,4 +707,10 @@ fn held_event(kind: ListKind) -> SessionEvent {
         method: method.to_owned(),
         params: None,
     }
+}
+
+/// Locks a map of plain data (a panic while it was held leaves nothing
+/// half-updated that matters).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

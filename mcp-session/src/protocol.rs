@@ -40,7 +40,7 @@
 use mcp_types::Notification as _;
 use mcp_types::notifications::{Cancelled, Progress};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -265,6 +265,13 @@ pub enum CoreEvent<W> {
         /// The request, parsed.
         request: Box<mcp_types::ServerRequestMessage>,
     },
+    /// The server cancelled its request `id` while the host was handling
+    /// it: the driver stops the handler, and
+    /// [`ProtocolCore::answer_server_request`] will send nothing for it.
+    ServerRequestCancelled {
+        /// The cancelled request's id.
+        id: RequestId,
+    },
     /// The server sent a notification (other than progress for our requests).
     Notification {
         /// Its method.
@@ -305,6 +312,10 @@ pub enum Violation {
     ErrorWithoutId(ErrorObject),
     /// A frame over the size limit, skipped by the transport.
     Oversized,
+    /// A request whose id is the id of another of the server's requests
+    /// still being handled: skipped unanswered (an answer would be taken for
+    /// the first one's).
+    DuplicateRequestId(RequestId),
 }
 
 struct Pending<W> {
@@ -335,8 +346,9 @@ pub struct ProtocolCore<W> {
     skipped_response: Option<bool>,
     /// The client features the host offers (what server requests may ask).
     offered: server_requests::Offered,
-    /// Server requests handed to the host and not answered yet.
-    server_requests: usize,
+    /// The ids of the server requests handed to the host and not answered
+    /// (nor cancelled by the server) yet; at most [`MAX_SERVER_REQUESTS`].
+    server_requests: HashSet<RequestId>,
     /// Where notifications go for the session's subscriptions.
     routes: subscriptions::Routes,
     /// Which notifications are dropped before parsing.
@@ -371,7 +383,7 @@ impl<W> ProtocolCore<W> {
             closed: false,
             skipped_response: None,
             offered: server_requests::Offered::default(),
-            server_requests: 0,
+            server_requests: HashSet::new(),
             routes: subscriptions::Routes::default(),
             intake: intake::Intake::new(NotificationIntake::default()),
         }
@@ -529,6 +541,9 @@ impl<W> ProtocolCore<W> {
                         self.progress(now, params);
                     }
                     return;
+                }
+                if method == Cancelled::METHOD && !self.server_requests.is_empty() {
+                    self.server_cancelled(params.as_deref());
                 }
                 for (key, event) in self.routes.route(&method, params.as_deref()) {
                     self.events.push_back(CoreEvent::Subscription {
@@ -707,11 +722,15 @@ impl<W> ProtocolCore<W> {
             self.queue_answer(&id, Err(refusal));
             return;
         }
-        if self.server_requests >= MAX_SERVER_REQUESTS {
+        if self.server_requests.contains(&id) {
+            self.violation(Violation::DuplicateRequestId(id));
+            return;
+        }
+        if self.server_requests.len() >= MAX_SERVER_REQUESTS {
             self.queue_answer(&id, Err(server_requests::too_many()));
             return;
         }
-        self.server_requests += 1;
+        self.server_requests.insert(id.clone());
         self.events.push_back(CoreEvent::ServerRequest {
             id,
             request: Box::new(request),
@@ -719,14 +738,33 @@ impl<W> ProtocolCore<W> {
     }
 
     /// The host's answer to a server request the core handed over
-    /// ([`CoreEvent::ServerRequest`]).
+    /// ([`CoreEvent::ServerRequest`]). An answer to a request the server
+    /// cancelled meanwhile ([`CoreEvent::ServerRequestCancelled`]) is not
+    /// sent: a cancelled request gets no response.
     pub fn answer_server_request(
         &mut self,
         id: &RequestId,
         answer: Result<serde_json::Value, ErrorObject>,
     ) {
-        self.server_requests = self.server_requests.saturating_sub(1);
-        self.queue_answer(id, answer);
+        if self.server_requests.remove(id) {
+            self.queue_answer(id, answer);
+        }
+    }
+
+    /// A `notifications/cancelled` of the server's: when it names one of
+    /// its requests the host is handling, that request is over (the driver
+    /// stops its handler; no answer will be sent).
+    fn server_cancelled(&mut self, params: Option<&[u8]>) {
+        let Some(params) = params else { return };
+        let Ok(cancel) = serde_json::from_slice::<mcp_types::CancelledParams>(params) else {
+            return;
+        };
+        if let Some(id) = cancel.request_id
+            && self.server_requests.remove(&id)
+        {
+            self.events
+                .push_back(CoreEvent::ServerRequestCancelled { id });
+        }
     }
 
     /// Queues a result or error answer to a request of the server's.

@@ -753,3 +753,87 @@ async fn handlers_are_async_closures_and_progress_can_be_a_callback() {
         .unwrap();
     assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0), Some(3.0)]);
 }
+
+/// Drops a message into its channel when dropped: how a test sees a
+/// handler's future given up.
+struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_cancelling_its_request_stops_the_hosts_handler_and_gets_no_answer() {
+    // The server asks for sampling while serving `ask`; its `cancel` tool
+    // cancels that request, then answers. Everything it receives is kept.
+    let received = Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+    let seen = Arc::clone(&received);
+    let connector = line_server(move |msg| {
+        seen.lock().unwrap().push(msg.clone());
+        let id = msg["id"].clone();
+        match (msg["method"].as_str(), msg["params"]["name"].as_str()) {
+            (Some("initialize"), _) => Some(
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "asker", "version": "1"}}})
+                .to_string(),
+            ),
+            (Some("tools/call"), Some("ask")) => Some(
+                json!({"jsonrpc": "2.0", "id": "sample-1", "method": "sampling/createMessage",
+                       "params": {"messages": [], "maxTokens": 5}})
+                .to_string(),
+            ),
+            (Some("tools/call"), Some("cancel")) => Some(format!(
+                "{}\n{}",
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": "sample-1", "reason": "changed my mind"}}),
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+            )),
+            _ => None,
+        }
+    });
+    let (started_tx, started_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let (dropped_tx, dropped_rx) = tokio::sync::oneshot::channel::<()>();
+    let dropped = Arc::new(std::sync::Mutex::new(Some(dropped_tx)));
+    let config = SessionConfig {
+        handlers: mcp_session::ClientHandlers::new().on_sampling(move |_| {
+            let started = started_tx.clone();
+            let signal = DropSignal(dropped.lock().unwrap().take());
+            async move {
+                let _signal = signal;
+                started.send(()).await.unwrap();
+                // A person who never answers: only the server's cancel ends it.
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+        }),
+        ..quick_config()
+    };
+    let session = Arc::new(ready(connector, config, Negotiation::Legacy).await);
+    let asking = {
+        let session = Arc::clone(&session);
+        tokio::spawn(async move { session.call_tool("ask", ()).await })
+    };
+    let mut started_rx = started_rx;
+    started_rx.recv().await.expect("the handler started");
+    session.call_tool("cancel", ()).await.unwrap();
+    // Bounded so a regression fails instead of hanging the run.
+    tokio::time::timeout(Duration::from_secs(20), dropped_rx)
+        .await
+        .expect("the handler's future was not dropped after the server's cancel")
+        .unwrap();
+    // A later round trip: had an answer to `sample-1` been queued, it
+    // would have been written before this call.
+    session.call_tool("cancel", ()).await.unwrap();
+    let answered = received
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|m| m["id"] == "sample-1");
+    assert!(!answered, "a cancelled request got an answer");
+    asking.abort();
+}

@@ -400,6 +400,95 @@ fn offered_server_requests_go_to_the_host_and_are_bounded() {
 }
 
 #[test]
+fn a_server_request_the_server_cancels_gets_no_answer_and_frees_its_place() {
+    let mut h = Harness::new(CoreLimits::default());
+    let caps: mcp_types::ClientCapabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
+    h.core.set_offered(&caps);
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"}),
+    );
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": "r2", "method": "roots/list"}),
+    );
+    assert_eq!(h.events().len(), 2);
+    // A cancel naming no request of the server's in flight changes nothing
+    // but is still a notification for the host to see.
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "other"}}),
+    );
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [CoreEvent::Notification { .. }]),
+        "{events:?}"
+    );
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "r1", "reason": "no longer needed"}}),
+    );
+    let events = h.events();
+    assert!(
+        matches!(&events[0], CoreEvent::ServerRequestCancelled { id } if *id == RequestId::String("r1".into())),
+        "{events:?}"
+    );
+    // The host's late answer to the cancelled request is not sent; the
+    // other one's is.
+    h.core
+        .answer_server_request(&RequestId::String("r1".into()), Ok(json!({"roots": []})));
+    assert!(h.transmitted().is_empty());
+    h.core
+        .answer_server_request(&RequestId::String("r2".into()), Ok(json!({"roots": []})));
+    assert_eq!(h.transmitted()[0]["id"], "r2");
+    // Both places are free again: the full bound is admitted.
+    for id in 0..MAX_SERVER_REQUESTS {
+        h.feed(
+            0,
+            json!({"jsonrpc": "2.0", "id": id, "method": "roots/list"}),
+        );
+    }
+    assert_eq!(h.events().len(), MAX_SERVER_REQUESTS);
+    assert!(h.transmitted().is_empty());
+}
+
+#[test]
+fn a_server_request_reusing_an_id_in_flight_is_a_violation_left_unanswered() {
+    let mut h = Harness::new(CoreLimits::default());
+    let caps: mcp_types::ClientCapabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
+    h.core.set_offered(&caps);
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
+    );
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
+    );
+    let events = h.events();
+    assert!(matches!(&events[0], CoreEvent::ServerRequest { .. }));
+    assert!(
+        matches!(
+            &events[1],
+            CoreEvent::Violation(Violation::DuplicateRequestId(RequestId::Number(7)))
+        ),
+        "{events:?}"
+    );
+    assert!(h.transmitted().is_empty());
+    // Answered, the id may be used again.
+    h.core
+        .answer_server_request(&RequestId::Number(7), Ok(json!({"roots": []})));
+    assert_eq!(h.transmitted().len(), 1);
+    h.feed(
+        0,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
+    );
+    assert!(matches!(&h.events()[..], [CoreEvent::ServerRequest { .. }]));
+}
+
+#[test]
 fn params_are_built_with_the_request_id_available() {
     let mut h = Harness::new(CoreLimits::default());
     let method: Arc<str> = Arc::from("tools/call");
