@@ -3,10 +3,10 @@
 //! `x-mcp-header` annotations must be present and match the body. A failed
 //! check is answered `400` with `-32020` (HeaderMismatch).
 //!
-//! Written independently of the client's encoder, from the spec's text.
+//! The value rules are `mcp_types::headers`' (the server half uses the same
+//! check), tested there against the spec's test-case table.
 
 use axum::http::HeaderMap;
-use base64::Engine as _;
 use serde_json::Value;
 
 use crate::Script;
@@ -53,7 +53,7 @@ pub(crate) fn check(headers: &HeaderMap, frame: &Value, script: &Script) -> Resu
             .get(*field)
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if decode(sent).as_deref() != Some(body) {
+        if mcp_types::headers::decode_header_value(sent.trim()).as_deref() != Some(body) {
             return Err(
                 "Header mismatch: Mcp-Name header value does not match the body".to_owned(),
             );
@@ -65,7 +65,9 @@ pub(crate) fn check(headers: &HeaderMap, frame: &Value, script: &Script) -> Resu
     Ok(())
 }
 
-/// The `Mcp-Param-*` headers of the called tool's annotations.
+/// The `Mcp-Param-*` headers of the called tool's annotations, by the one
+/// check the server half also makes ([`mcp_types::headers::check_param_headers`]).
+/// A tool whose annotations are invalid is not checked.
 fn check_params(headers: &HeaderMap, params: &Value, script: &Script) -> Result<(), String> {
     let name = params
         .get("name")
@@ -77,71 +79,16 @@ fn check_params(headers: &HeaderMap, params: &Value, script: &Script) -> Result<
     let Some(schema) = tool.tool.get("inputSchema") else {
         return Ok(());
     };
-    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-    let mut annotated = Vec::new();
-    collect(schema, &arguments, &mut annotated);
-    for (header_name, value) in annotated {
-        let numeric = value.is_number();
-        let expected = match value {
-            Value::Null => continue,
-            Value::String(s) => s,
-            Value::Bool(b) => b.to_string(),
-            Value::Number(n) => n.to_string(),
-            _ => continue,
-        };
-        let full = format!("mcp-param-{}", header_name.to_ascii_lowercase());
-        let Some(sent) = header(headers, &full) else {
-            return Err(format!(
-                "Header mismatch: Mcp-Param-{header_name} header is required"
-            ));
-        };
-        let decoded = decode(sent);
-        let matches = if numeric {
-            // Numbers compare numerically (`42.0` is `42`).
-            decoded.as_deref().and_then(|d| d.parse::<f64>().ok()) == expected.parse::<f64>().ok()
-        } else {
-            decoded.as_deref() == Some(expected.as_str())
-        };
-        if !matches {
-            return Err(format!(
-                "Header mismatch: Mcp-Param-{header_name} header does not match the body"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// (annotation, argument value) for every annotated property reachable
-/// through `properties` whose value is present.
-fn collect(schema: &Value, arguments: &Value, out: &mut Vec<(String, Value)>) {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return;
+    let Ok(annotations) = mcp_types::headers::param_headers(schema) else {
+        return Ok(());
     };
-    for (key, prop) in props {
-        let Some(value) = arguments.get(key) else {
-            continue;
-        };
-        if let Some(name) = prop.get("x-mcp-header").and_then(Value::as_str) {
-            out.push((name.to_owned(), value.clone()));
-        }
-        collect(prop, value, out);
-    }
+    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+    mcp_types::headers::check_param_headers(&annotations, &arguments, |name| {
+        headers.get(name).map(|v| v.as_bytes())
+    })
+    .map_err(|mismatch| mismatch.to_string())
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// A header value with the Base64 sentinel form decoded.
-pub(crate) fn decode(value: &str) -> Option<String> {
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok()),
-        None => Some(value.to_owned()),
-    }
 }
