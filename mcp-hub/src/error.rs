@@ -210,6 +210,14 @@ pub enum HubError {
         /// The name asked for.
         name: String,
     },
+    /// A later `input_required` round of a tool call
+    /// ([`crate::Hub::call_tool_round`]): the name no longer routes to the
+    /// server and tool the first round went to; nothing was sent.
+    #[error("`{}` no longer names the tool an earlier round of the call went to", Untrusted::new(.name))]
+    RoundRouteChanged {
+        /// The name asked for.
+        name: String,
+    },
     /// The bare name is shared by several servers; one of the qualified names
     /// must be used.
     #[error("`{}` is ambiguous; use one of: {}", Untrusted::new(.name), Names(.candidates))]
@@ -534,6 +542,7 @@ impl HubError {
             | HubError::ServerUnavailable { .. } => ErrorCause::Connection,
             HubError::UnknownServer { .. }
             | HubError::UnknownTool { .. }
+            | HubError::RoundRouteChanged { .. }
             | HubError::Ambiguous { .. }
             | HubError::NoPendingSnapshot { .. }
             | HubError::ArgumentsNotAnObject { .. }
@@ -585,6 +594,7 @@ impl HubError {
             HubError::Exited { .. } => "exited",
             HubError::ServerUnavailable { .. } => "server_unavailable",
             HubError::UnknownTool { .. } => "unknown_tool",
+            HubError::RoundRouteChanged { .. } => "round_route_changed",
             HubError::Ambiguous { .. } => "ambiguous",
             HubError::Denied { .. } => "denied",
             HubError::NotApproved { .. } => "not_approved",

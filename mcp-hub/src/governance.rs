@@ -6,3 +6,4 @@ pub(crate) mod approval;
 pub(crate) mod authority;
 pub(crate) mod calls;
 pub(crate) mod governed;
+pub(crate) mod rounds;

@@ -131,6 +131,7 @@ pub use governance::approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use governance::authority::{
     Authority, MAX_AUTHORITY_BYTES, Principal, ServerAuthority, Untagged,
 };
+pub use governance::rounds::{RoundRoute, ToolRound};
 pub use hub::{Hub, ShutdownReport};
 /// The settings of one call: the session's own type, passed through unchanged.
 pub use mcp_session::CallOptions;

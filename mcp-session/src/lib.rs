@@ -110,6 +110,7 @@ pub use protocol::{
     CoreLimits, NotificationBudget, NotificationIntake, ProtocolStats, RawResult, RequestTiming,
     Violation,
 };
+pub use rounds::RoundMethod;
 pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
 #[cfg(feature = "skills")]
 pub use skills::{

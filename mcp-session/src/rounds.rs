@@ -118,3 +118,129 @@ pub(crate) fn decode_outcome<T: DeserializeOwned>(
             source: serde::de::Error::custom(format!("{e}")),
         })
 }
+
+/// A request whose answer may be `input_required` (2026-07-28):
+/// `tools/call`, `prompts/get`, `resources/read`. Sealed: implemented for
+/// [`CallTool`](mcp_types::requests::CallTool),
+/// [`GetPrompt`](mcp_types::requests::GetPrompt) and
+/// [`ReadResource`](mcp_types::requests::ReadResource) only.
+pub trait RoundMethod: mcp_types::Request + sealed::Sealed {
+    /// The request's own (complete) result.
+    type Complete: DeserializeOwned;
+
+    /// What the request names (the tool, the prompt, the URI), for the
+    /// `Mcp-Name` header.
+    fn target(params: &Self::Params) -> &str;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for mcp_types::requests::CallTool {}
+    impl Sealed for mcp_types::requests::GetPrompt {}
+    impl Sealed for mcp_types::requests::ReadResource {}
+}
+
+impl RoundMethod for mcp_types::requests::CallTool {
+    type Complete = mcp_types::CallToolResult;
+
+    fn target(params: &Self::Params) -> &str {
+        &params.name
+    }
+}
+
+impl RoundMethod for mcp_types::requests::GetPrompt {
+    type Complete = mcp_types::GetPromptResult;
+
+    fn target(params: &Self::Params) -> &str {
+        &params.name
+    }
+}
+
+impl RoundMethod for mcp_types::requests::ReadResource {
+    type Complete = mcp_types::ReadResourceResult;
+
+    fn target(params: &Self::Params) -> &str {
+        &params.uri
+    }
+}
+
+impl Session<Ready> {
+    /// Sends ONE round of a 2026-07-28 request whose answer may be
+    /// `input_required`, and returns the server's answer as it is, without
+    /// following the rounds: the caller answers the `inputRequests` itself
+    /// (or passes them on, as a gateway does) and sends the next round with
+    /// `inputResponses` and the server's `requestState` in `params`.
+    ///
+    /// `params` are sent as given, with the session's per-request `_meta`
+    /// keys added where `params._meta` does not set them: to declare other
+    /// client capabilities for this request (what the server may ask in
+    /// `inputRequests`), set
+    /// `_meta["io.modelcontextprotocol/clientCapabilities"]` in `params`.
+    /// The session's handlers are not asked, the round count is the
+    /// caller's to bound, and a tool result's `structuredContent` is not
+    /// validated. The automatic path ([`Session::call_tool`],
+    /// [`Session::get_prompt`], [`Session::read_resource`]) stays the one
+    /// that follows rounds.
+    ///
+    /// Legacy era (no rounds exist there): [`SessionError::Unsupported`]
+    /// before anything is sent. A tool call's params longer than the
+    /// session's `max_argument_bytes`: [`SessionError::ArgumentsTooLarge`].
+    /// An `input_required` answer with neither `inputRequests` nor
+    /// `requestState`: [`SessionError::BadResult`].
+    pub async fn send_round<R: RoundMethod>(
+        &self,
+        params: &R::Params,
+        options: &crate::CallOptions,
+    ) -> Result<RequestOutcome<R::Complete>, SessionError> {
+        if !self.is_modern() {
+            return Err(SessionError::Unsupported {
+                method: R::METHOD.to_owned(),
+                feature: "input_required rounds outside the 2026-07-28 era",
+            });
+        }
+        let body = match serde_json::to_value(params).map_err(SessionError::Params)? {
+            Value::Object(map) => map,
+            _ => {
+                return Err(SessionError::Params(serde::ser::Error::custom(
+                    "request params must be an object",
+                )));
+            }
+        };
+        let size = mcp_types::json_len(&body).unwrap_or(usize::MAX);
+        let limit = self.link.config.max_argument_bytes;
+        if size > limit {
+            return Err(SessionError::ArgumentsTooLarge { size, limit });
+        }
+        let method_arc: Arc<str> = Arc::from(R::METHOD);
+        let meta = self.request_meta();
+        let headers = self.modern_headers(R::METHOD, R::target(params));
+        let timing = self.call_timing(options);
+        let raw = self
+            .with_expiry(R::METHOD, || {
+                self.link.shared.call(
+                    &method_arc,
+                    Params::Object(body.clone()),
+                    meta.as_deref(),
+                    RequestOptions {
+                        protocol_version: self.link.version_header(true),
+                        headers: headers.clone(),
+                        ..options.request(timing)
+                    },
+                )
+            })
+            .await?;
+        let outcome = decode_outcome::<R::Complete>(R::METHOD, &raw)?;
+        if let RequestOutcome::InputRequired(input) = &outcome
+            && input.input_requests.is_none()
+            && input.request_state.is_none()
+        {
+            return Err(SessionError::BadResult {
+                method: R::METHOD.to_owned(),
+                source: serde::de::Error::custom(
+                    "input_required result with neither inputRequests nor requestState",
+                ),
+            });
+        }
+        Ok(outcome)
+    }
+}

@@ -269,7 +269,7 @@ where
     .await
 }
 
-fn capabilities(cell: &ServerCell) -> Option<mcp_types::ServerCapabilities> {
+pub(crate) fn capabilities(cell: &ServerCell) -> Option<mcp_types::ServerCapabilities> {
     cell.state().info.as_ref().map(|i| i.capabilities.clone())
 }
 
