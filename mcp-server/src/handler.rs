@@ -12,6 +12,7 @@ use mcp_types::{
     ReadResourceResult, RequestId, RequestOutcome, ServerCapabilities, ToolsCapability,
     error_codes,
 };
+use mcp_types::{JsonSchemaDoc, SubscribeParams, UnsubscribeParams};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -183,6 +184,42 @@ pub trait ServerHandler: Send + Sync + 'static {
     ) -> BoxFuture<'_, HandlerResult<()>> {
         let _ = (level, ctx);
         Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Subscribes the client to a resource's updates (`resources/subscribe`,
+    /// legacy; declare `resources.subscribe`): from then on the handler
+    /// sends `notifications/resources/updated` for `params.uri` through its
+    /// [`ServerHandle`](crate::ServerHandle) until `resources/unsubscribe`
+    /// or the connection's end.
+    fn subscribe(
+        &self,
+        params: SubscribeParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Ends a subscription (`resources/unsubscribe`, legacy; declare
+    /// `resources.subscribe`).
+    fn unsubscribe(
+        &self,
+        params: UnsubscribeParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// The `inputSchema` of tool `name` as served now, `None` when no such
+    /// tool is known. The Streamable HTTP binding checks a 2026-07-28
+    /// `tools/call`'s `Mcp-Param-*` headers against the schema's
+    /// `x-mcp-header` parameters (SEP-2243) before the call is served; with
+    /// `None` nothing is checked. Called for every such request, before the
+    /// handler's other methods: answer from memory. Default: `None`.
+    fn tool_input_schema(&self, name: &str) -> Option<JsonSchemaDoc> {
+        let _ = name;
+        None
     }
 
     /// A notification from the client that the core does not handle itself

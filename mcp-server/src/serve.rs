@@ -619,6 +619,18 @@ async fn run<H: ServerHandler + ?Sized>(
                 .await
                 .map(|()| EmptyResult::default()),
         ),
+        ClientRequestMessage::Subscribe(p) => encode(
+            handler
+                .subscribe(p, ctx)
+                .await
+                .map(|()| EmptyResult::default()),
+        ),
+        ClientRequestMessage::Unsubscribe(p) => encode(
+            handler
+                .unsubscribe(p, ctx)
+                .await
+                .map(|()| EmptyResult::default()),
+        ),
         _ => Err(method_not_found()),
     }
 }

@@ -522,6 +522,76 @@ async fn a_stateless_error_carries_its_http_status_and_the_requests_id() {
 }
 
 #[tokio::test]
+async fn a_tool_calls_param_headers_must_agree_with_its_arguments() {
+    // `fourth` mirrors its `region` argument in `Mcp-Param-Region`
+    // (the handler's `tool_input_schema`).
+    let running = start(HttpConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let call = |id: i64, arguments: Value| {
+        raw.post(&json!({"jsonrpc": "2.0", "id": id, "method": CallTool::METHOD,
+                         "params": {"name": "fourth", "arguments": arguments,
+                                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                              "io.modelcontextprotocol/clientCapabilities": {}}}}))
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", CallTool::METHOD)
+            .header("mcp-name", "fourth")
+    };
+    let region = json!({"region": "Zürich"});
+    // The value itself (as Base64, since it is not ASCII): served.
+    let reply = call(1, region.clone())
+        .header("mcp-param-region", "=?base64?WsO8cmljaA==?=")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(
+        body_of(reply).await["result"]["content"][0]["text"],
+        "fourth"
+    );
+    // Without the argument and without the header: served.
+    let reply = call(2, json!({})).send().await.unwrap();
+    assert_eq!(reply.status(), 200);
+    // Missing, another value, a header without its argument, Base64 that
+    // does not decode: 400 with -32020 and the request's id.
+    let refused = [
+        (call(3, region.clone()), "is required"),
+        (
+            call(4, region.clone()).header("mcp-param-region", "Zurich"),
+            "does not match",
+        ),
+        (
+            call(5, json!({})).header("mcp-param-region", "Zurich"),
+            "its argument is not",
+        ),
+        (
+            call(6, region.clone()).header("mcp-param-region", "=?base64?WsO8cmljaA?="),
+            "invalid characters or Base64",
+        ),
+    ];
+    for (id, (request, words)) in (3..).zip(refused) {
+        let reply = request.send().await.unwrap();
+        assert_eq!(reply.status(), 400, "{words}");
+        let body = body_of(reply).await;
+        assert_eq!(
+            body["error"]["code"],
+            error_codes::HEADER_MISMATCH,
+            "{body}"
+        );
+        assert_eq!(body["id"], id, "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("Mcp-Param-Region") && message.contains(words),
+            "{message}"
+        );
+        assert!(
+            !message.contains("Zurich"),
+            "no value in the answer: {message}"
+        );
+    }
+    running.served.abort();
+}
+
+#[tokio::test]
 async fn a_modern_client_that_goes_away_cancels_its_request() {
     let mut running = start(HttpConfig::default()).await;
     let raw = Raw::new(&running.url);

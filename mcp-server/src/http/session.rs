@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use mcp_types::notifications::Progress;
-use mcp_types::requests::Initialize;
+use mcp_types::requests::{CallTool, Initialize};
 use mcp_types::{Era, Notification, Request as _, RequestId, error_codes};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -83,6 +83,21 @@ impl<H: ServerHandler> Shared<H> {
         &self,
         kind: ConnectionKind,
     ) -> (ServerHandle, mpsc::Sender<Bytes>, mpsc::Receiver<OutFrame>) {
+        let (handle, input, output, _) = self.open_with_handler(kind);
+        (handle, input, output)
+    }
+
+    /// [`Shared::open`], with the connection's handler.
+    #[allow(clippy::type_complexity)]
+    fn open_with_handler(
+        &self,
+        kind: ConnectionKind,
+    ) -> (
+        ServerHandle,
+        mpsc::Sender<Bytes>,
+        mpsc::Receiver<OutFrame>,
+        Arc<H>,
+    ) {
         let (handle, outbox) = ServerHandle::new();
         let handler = (self.connect)(HostConnection {
             handle: handle.clone(),
@@ -93,11 +108,11 @@ impl<H: ServerHandler> Shared<H> {
         tokio::spawn(serve_frames(
             input_rx,
             output_tx,
-            handler,
+            Arc::clone(&handler),
             self.server.clone(),
             outbox,
         ));
-        (handle, input, output)
+        (handle, input, output, handler)
     }
 }
 
@@ -467,7 +482,10 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
     {
         return wire::mismatch(&message);
     }
-    stateless(shared, body, id).await
+    // A tool call's `Mcp-Param-*` headers are checked against the tool
+    // as the connection's handler serves it.
+    let call = (method.as_deref() == Some(CallTool::METHOD)).then_some((&headers, &params));
+    stateless(shared, body, id, call).await
 }
 
 /// A message to a legacy session.
@@ -662,8 +680,16 @@ async fn stateless<H: ServerHandler>(
     shared: &Arc<Shared<H>>,
     body: Bytes,
     id: Option<RequestId>,
+    call: Option<(&HeaderMap, &serde_json::Value)>,
 ) -> Response {
-    let (handle, input, mut output) = shared.open(ConnectionKind::Request);
+    let (handle, input, mut output, handler) = shared.open_with_handler(ConnectionKind::Request);
+    if let Some((headers, params)) = call
+        && let Err(message) = wire::check_param_headers(&*handler, headers, params)
+    {
+        // The connection ends unused.
+        return wire::mismatch_of(id.as_ref(), &message);
+    }
+    drop(handler);
     if input.send(body).await.is_err() {
         return wire::error(
             StatusCode::INTERNAL_SERVER_ERROR,

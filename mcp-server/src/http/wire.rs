@@ -262,6 +262,46 @@ pub(super) fn check_modern(
     Ok(())
 }
 
+/// A 2026-07-28 `tools/call`'s `Mcp-Param-*` headers against the called
+/// tool's `x-mcp-header` parameters, as `handler` serves the tool
+/// (SEP-2243; `mcp_types::headers::check_param_headers`). No tool known,
+/// or a tool whose annotations are invalid (it is not listed): nothing to
+/// check. `Err` holds the `-32020` message (our words and the header's
+/// name, never its value).
+pub(super) fn check_param_headers<H: crate::ServerHandler + ?Sized>(
+    handler: &H,
+    headers: &HeaderMap,
+    params: &Value,
+) -> Result<(), String> {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let Some(schema) = handler.tool_input_schema(name) else {
+        return Ok(());
+    };
+    let Ok(annotations) = mcp_types::headers::param_headers_of(&schema) else {
+        return Ok(());
+    };
+    let none = Value::Null;
+    let arguments = params.get("arguments").unwrap_or(&none);
+    mcp_types::headers::check_param_headers(&annotations, arguments, |name| {
+        headers.get(name).map(HeaderValue::as_bytes)
+    })
+    .map_err(|mismatch| mismatch.to_string())
+}
+
+/// The `-32020` answer to request `id`.
+pub(super) fn mismatch_of(id: Option<&RequestId>, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": error_codes::HEADER_MISMATCH, "message": message },
+    });
+    let mut response = json(Bytes::from(body.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response
+}
+
 /// The `-32020` answer.
 pub(super) fn mismatch(message: &str) -> Response {
     error(

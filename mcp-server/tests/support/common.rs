@@ -48,10 +48,15 @@ impl Demo {
     }
 }
 
+/// `fourth` also takes a `region` mirrored in `Mcp-Param-Region`.
 fn tool(name: &str) -> Tool {
-    let schema =
-        JsonSchemaDoc::from_json(r#"{"type":"object","properties":{"text":{"type":"string"}}}"#)
-            .unwrap();
+    let schema = if name == "fourth" {
+        r#"{"type":"object","properties":{"text":{"type":"string"},
+            "region":{"type":"string","x-mcp-header":"Region"}}}"#
+    } else {
+        r#"{"type":"object","properties":{"text":{"type":"string"}}}"#
+    };
+    let schema = JsonSchemaDoc::from_json(schema).unwrap();
     let mut tool = Tool::new(name, schema);
     tool.description = Some(format!("the {name} tool"));
     tool
@@ -65,6 +70,10 @@ fn text(text: impl Into<String>) -> CallToolResult {
 }
 
 impl ServerHandler for Demo {
+    fn tool_input_schema(&self, name: &str) -> Option<JsonSchemaDoc> {
+        TOOLS.contains(&name).then(|| tool(name).input_schema)
+    }
+
     fn list_tools(
         &self,
         cursor: Option<Cursor>,
