@@ -15,7 +15,8 @@ use mcp_types::{
     ContentBlock, Cursor, ErrorCause, ErrorObject, GetPromptParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     LoggingLevel, Meta, Notification, PromptsCapability, ReadResourceParams, ReadResourceResult,
-    ResourceContents, ResourcesCapability, ServerCapabilities, ToolsCapability, error_codes,
+    RequestOutcome, ResourceContents, ResourcesCapability, ServerCapabilities, ToolsCapability,
+    error_codes,
 };
 use serde_json::json;
 
@@ -183,7 +184,7 @@ impl GatewayHandler {
 
     /// The server and prompt a host's prompt name means: `SERVER/PROMPT`,
     /// else a bare name exactly one server lists.
-    async fn prompt_owner(&self, name: &str) -> Result<(String, String), ErrorObject> {
+    pub(crate) async fn prompt_owner(&self, name: &str) -> Result<(String, String), ErrorObject> {
         if let Some((server, prompt)) = split_prompt_name(name)
             && let Some(server) = self.server(server)
         {
@@ -214,7 +215,10 @@ impl GatewayHandler {
 
     /// The server and its own URI a host's resource URI means:
     /// `mcp-gateway://SERVER/URI`, else a URI exactly one server lists.
-    async fn resource_owner(&self, uri: &str) -> Result<Option<(String, String)>, ErrorObject> {
+    pub(crate) async fn resource_owner(
+        &self,
+        uri: &str,
+    ) -> Result<Option<(String, String)>, ErrorObject> {
         if let Some((server, inner)) = split_resource_uri(uri)
             && let Some(server) = self.server(server)
         {
@@ -280,7 +284,7 @@ fn ambiguous(what: &str, name: &str, servers: &[String]) -> ErrorObject {
 /// are `-32602`, an operation the server does not offer `-32601`, the
 /// server's own error keeps its code (its message labelled), the rest
 /// `-32603`. Our words only, except the server's message, bounded.
-fn error_object(error: &HubError) -> ErrorObject {
+pub(crate) fn error_object(error: &HubError) -> ErrorObject {
     let mut object = match error.cause() {
         ErrorCause::Input | ErrorCause::Policy => {
             ErrorObject::new(error_codes::INVALID_PARAMS, error.to_string())
@@ -305,7 +309,7 @@ fn error_object(error: &HubError) -> ErrorObject {
 
 /// A hub's refusal of a tool call, as a tool result with `isError`, so the
 /// model reads why (an unknown or ambiguous name stays a JSON-RPC error).
-fn call_failure(error: &HubError) -> HandlerResult<CallToolResult> {
+pub(crate) fn call_failure(error: &HubError) -> HandlerResult<CallToolResult> {
     if matches!(
         error,
         HubError::UnknownTool { .. } | HubError::Ambiguous { .. }
@@ -331,7 +335,7 @@ fn call_failure(error: &HubError) -> HandlerResult<CallToolResult> {
 
 /// Resource links and embedded resources in a result name `server`'s
 /// resources: they are given the URIs the host reads them by.
-fn served_uris(server: &str, content: &mut [ContentBlock]) {
+pub(crate) fn served_uris(server: &str, content: &mut [ContentBlock]) {
     for block in content {
         match block {
             ContentBlock::ResourceLink(link) => link.uri = resource_uri(server, &link.uri),
@@ -345,9 +349,21 @@ fn served_uris(server: &str, content: &mut [ContentBlock]) {
     }
 }
 
+/// A read's contents name `server`'s resources: they are given the URIs
+/// the host reads them by.
+pub(crate) fn served_contents(server: &str, contents: &mut [ResourceContents]) {
+    for contents in contents {
+        match contents {
+            ResourceContents::Text(t) => t.uri = resource_uri(server, &t.uri),
+            ResourceContents::Blob(b) => b.uri = resource_uri(server, &b.uri),
+            _ => {}
+        }
+    }
+}
+
 /// A URI no server has: `-32002` in the legacy era, `-32602` in 2026-07-28
 /// (SEP-2164), with the URI as `data.uri` in both.
-fn not_found(uri: &str, version: mcp_types::ProtocolVersion) -> ErrorObject {
+pub(crate) fn not_found(uri: &str, version: mcp_types::ProtocolVersion) -> ErrorObject {
     let code = match version.era() {
         mcp_types::Era::Modern => error_codes::INVALID_PARAMS,
         _ => error_codes::RESOURCE_NOT_FOUND,
@@ -427,6 +443,23 @@ impl ServerHandler for GatewayHandler {
         })
     }
 
+    fn call_tool_outcome(
+        &self,
+        params: CallToolParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<RequestOutcome<CallToolResult>>> {
+        // A 2026-07-28 host gets the rounds (crate::rounds); a legacy one is
+        // asked by server→client request while the hub's session follows them.
+        if ctx.protocol_version().era() == mcp_types::Era::Modern {
+            return Box::pin(self.call_tool_round(params, ctx));
+        }
+        Box::pin(async move {
+            self.call_tool(params, ctx)
+                .await
+                .map(RequestOutcome::Complete)
+        })
+    }
+
     fn list_resources(
         &self,
         cursor: Option<Cursor>,
@@ -501,14 +534,23 @@ impl ServerHandler for GatewayHandler {
                 .read_resource(&server, &uri)
                 .await
                 .map_err(|e| error_object(&e))?;
-            for contents in &mut result.contents {
-                match contents {
-                    ResourceContents::Text(t) => t.uri = resource_uri(&server, &t.uri),
-                    ResourceContents::Blob(b) => b.uri = resource_uri(&server, &b.uri),
-                    _ => {}
-                }
-            }
+            served_contents(&server, &mut result.contents);
             Ok(result)
+        })
+    }
+
+    fn read_resource_outcome(
+        &self,
+        params: ReadResourceParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<RequestOutcome<ReadResourceResult>>> {
+        if ctx.protocol_version().era() == mcp_types::Era::Modern {
+            return Box::pin(self.read_resource_round(params, ctx));
+        }
+        Box::pin(async move {
+            self.read_resource(params, ctx)
+                .await
+                .map(RequestOutcome::Complete)
         })
     }
 
@@ -552,6 +594,21 @@ impl ServerHandler for GatewayHandler {
                 .get_prompt(&server, &name, arguments)
                 .await
                 .map_err(|e| error_object(&e))
+        })
+    }
+
+    fn get_prompt_outcome(
+        &self,
+        params: GetPromptParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<RequestOutcome<GetPromptResult>>> {
+        if ctx.protocol_version().era() == mcp_types::Era::Modern {
+            return Box::pin(self.get_prompt_round(params, ctx));
+        }
+        Box::pin(async move {
+            self.get_prompt(params, ctx)
+                .await
+                .map(RequestOutcome::Complete)
         })
     }
 

@@ -1,0 +1,856 @@
+//! `input_required` rounds for a 2026-07-28 host (SEP-2322), one at a time.
+//!
+//! A stateless host cannot be asked anything by server→client request, so
+//! the gateway does not let the hub's session follow the rounds (as it does
+//! for a legacy host, asking through the [`HostLink`](crate::HostLink)):
+//!
+//! ```text
+//! host ── tools/call ──► gateway ── one round (hub, governed) ──► server
+//!      ◄─ input_required ─┘  inputRequests as the server sent them,
+//!         requestState: the GATEWAY's seal over {method, the name and
+//!         arguments the host sent, server, the server's own name, the keys
+//!         asked (and their methods), the server's requestState, round,
+//!         expiry}
+//! host ── retry (+ inputResponses, the seal) ──► gateway: seal checked,
+//!         answers checked ──► the same server and tool, with the server's
+//!         own requestState ──► …
+//! ```
+//!
+//! The seal is HMAC-SHA256 under a key drawn at random once per process:
+//! it survives nothing but this process, and no other gateway can forge it.
+//! A retry takes the same governed path as a first call (authority,
+//! approval hook, audit, limits: the hook sees every round, with the same
+//! arguments) and may only go where the first round went. Refusals are
+//! JSON-RPC errors with `data.kind` naming them: `-32602` for the host's
+//! mistakes (a state that is not ours or not for this request, expired,
+//! too long; `inputResponses` missing or of the wrong shape), `-32603` for
+//! a server past a bound (too many input requests, too long a state, too
+//! many rounds).
+//!
+//! The host's per-request client capabilities travel to the server (only
+//! the members the gateway can pass on: `sampling`, `elicitation`,
+//! `roots`), so a server that needs one the host did not declare answers
+//! `-32021`, which reaches the host as that error (HTTP 400).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_lc_rs::{digest, hmac, rand::SystemRandom};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_hub::{CallOptions, HubError, RoundRoute};
+use mcp_server::{HandlerResult, RequestContext};
+use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
+use mcp_types::text::Untrusted;
+use mcp_types::{
+    CallToolParams, CallToolResult, ClientCapabilities, ErrorObject, GetPromptParams,
+    GetPromptResult, InputRequiredResult, InputResponse, InputResponses, Meta,
+    MissingRequiredClientCapabilityData, ReadResourceParams, ReadResourceResult, Request,
+    RequestOutcome, ResultType, error_codes,
+};
+use serde_json::{Value, json};
+
+use crate::handler::{GatewayHandler, call_failure, error_object, not_found, served_uris};
+
+/// How long a sealed state is honoured after it was issued (a person may
+/// be answering an elicitation meanwhile).
+pub(crate) const STATE_TTL: Duration = Duration::from_secs(600);
+
+/// The longest `requestState` a host may send back (the gateway's seals are
+/// far shorter; a longer one is refused before it is decoded).
+pub(crate) const MAX_STATE_BYTES: usize = 64 * 1024;
+
+/// The longest `requestState` of a server the gateway carries in its seal.
+pub(crate) const MAX_SERVER_STATE_BYTES: usize = 32 * 1024;
+
+/// The most input requests one round of a server may ask.
+pub(crate) const MAX_INPUT_REQUESTS: usize = 16;
+
+/// The longest key of an input request.
+pub(crate) const MAX_KEY_BYTES: usize = 256;
+
+/// The most `inputResponses` a host may send with a retry the gateway did
+/// not seal (no `requestState`: passed on for the server to judge).
+pub(crate) const MAX_UNSEALED_RESPONSES: usize = 64;
+
+/// The version of the sealed payload.
+const SEAL_VERSION: u64 = 1;
+
+/// The most rounds after the first, as the session's own rounds are bounded
+/// (`SessionConfig::max_input_rounds`).
+fn max_rounds() -> usize {
+    mcp_session::SessionConfig::default().max_input_rounds
+}
+
+/// A round the gateway refuses, named in `data.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The `requestState` is not a seal of this gateway (altered, foreign,
+    /// from before a restart).
+    StateInvalid,
+    /// The seal is for another request (another method, name, arguments).
+    StateForeign,
+    /// The seal is past its lifetime.
+    StateExpired,
+    /// The `requestState` is longer than [`MAX_STATE_BYTES`].
+    StateTooLarge,
+    /// A retry with the gateway's state but no `inputResponses`.
+    ResponsesMissing,
+    /// An answer that is not what its request asks for.
+    ResponseInvalid,
+    /// More unsealed `inputResponses` than [`MAX_UNSEALED_RESPONSES`].
+    TooManyResponses,
+    /// The server asked more than [`MAX_INPUT_REQUESTS`] at once, or a key
+    /// longer than [`MAX_KEY_BYTES`].
+    TooManyInputRequests,
+    /// The server's `requestState` is longer than [`MAX_SERVER_STATE_BYTES`].
+    ServerStateTooLarge,
+    /// More rounds than the bound.
+    TooManyRounds,
+    /// No key to seal with (the system gave no randomness).
+    NoKey,
+}
+
+impl Refusal {
+    /// The stable name in `data.kind`.
+    pub(crate) fn kind(self) -> &'static str {
+        match self {
+            Refusal::StateInvalid => "request_state_invalid",
+            Refusal::StateForeign => "request_state_foreign",
+            Refusal::StateExpired => "request_state_expired",
+            Refusal::StateTooLarge => "request_state_too_large",
+            Refusal::ResponsesMissing => "input_responses_missing",
+            Refusal::ResponseInvalid => "input_response_invalid",
+            Refusal::TooManyResponses => "too_many_input_responses",
+            Refusal::TooManyInputRequests => "too_many_input_requests",
+            Refusal::ServerStateTooLarge => "server_request_state_too_large",
+            Refusal::TooManyRounds => "too_many_rounds",
+            Refusal::NoKey => "no_seal_key",
+        }
+    }
+
+    fn message(self) -> String {
+        match self {
+            Refusal::StateInvalid => {
+                "requestState was not issued by this gateway (or was altered)".to_owned()
+            }
+            Refusal::StateForeign => {
+                "requestState was issued for another request (method, name or arguments)".to_owned()
+            }
+            Refusal::StateExpired => format!(
+                "requestState expired ({} s after it was issued); start the request again",
+                STATE_TTL.as_secs()
+            ),
+            Refusal::StateTooLarge => {
+                format!("requestState is longer than {MAX_STATE_BYTES} bytes")
+            }
+            Refusal::ResponsesMissing => {
+                "a retry with requestState needs inputResponses (an object)".to_owned()
+            }
+            Refusal::ResponseInvalid => "an inputResponses answer is not a result of the request \
+                                          it answers"
+                .to_owned(),
+            Refusal::TooManyResponses => {
+                format!("more than {MAX_UNSEALED_RESPONSES} inputResponses")
+            }
+            Refusal::TooManyInputRequests => format!(
+                "the server asked for more than {MAX_INPUT_REQUESTS} inputs at once (or used a key \
+                 longer than {MAX_KEY_BYTES} bytes)"
+            ),
+            Refusal::ServerStateTooLarge => {
+                format!("the server's requestState is longer than {MAX_SERVER_STATE_BYTES} bytes")
+            }
+            Refusal::TooManyRounds => format!(
+                "the server asked for input in more than {} rounds after the first",
+                max_rounds()
+            ),
+            Refusal::NoKey => "the gateway has no key to seal a requestState with".to_owned(),
+        }
+    }
+
+    fn code(self) -> i64 {
+        match self {
+            Refusal::TooManyInputRequests
+            | Refusal::ServerStateTooLarge
+            | Refusal::TooManyRounds
+            | Refusal::NoKey => error_codes::INTERNAL_ERROR,
+            _ => error_codes::INVALID_PARAMS,
+        }
+    }
+
+    /// The JSON-RPC error the host gets; `key` names the answer at fault.
+    pub(crate) fn error(self, key: Option<&str>) -> ErrorObject {
+        let mut message = self.message();
+        if let Some(key) = key {
+            message.push_str(&format!(" (key `{}`)", Untrusted::new(key)));
+        }
+        let mut error = ErrorObject::new(self.code(), message);
+        error.data = Some(json!({ "kind": self.kind() }));
+        error
+    }
+}
+
+/// The process's sealing key, drawn once.
+fn key() -> Option<&'static hmac::Key> {
+    static KEY: OnceLock<Option<hmac::Key>> = OnceLock::new();
+    KEY.get_or_init(|| hmac::Key::generate(hmac::HMAC_SHA256, &SystemRandom::new()).ok())
+        .as_ref()
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// What one request is, for the seal: the method, the name (tool, prompt,
+/// URI) as the host sent it, and a digest of its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RequestKey {
+    pub(crate) method: &'static str,
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+}
+
+impl RequestKey {
+    pub(crate) fn new(method: &'static str, name: &str, arguments: &Value) -> Self {
+        let mut canonical = Vec::new();
+        write_canonical(arguments, &mut canonical);
+        let digest = digest::digest(&digest::SHA256, &canonical);
+        Self {
+            method,
+            name: name.to_owned(),
+            arguments: URL_SAFE_NO_PAD.encode(digest.as_ref()),
+        }
+    }
+}
+
+/// JSON with object keys in order, so the same arguments hash alike however
+/// the host ordered them.
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(&Value::String(k.clone()), out);
+                out.push(b':');
+                write_canonical(&map[k], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        // Scalars: serde_json writes them one way only.
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
+}
+
+/// What a seal holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sealed {
+    pub(crate) request: RequestKey,
+    /// The server the request went to.
+    pub(crate) server: String,
+    /// The tool, prompt or URI by the server's own name.
+    pub(crate) local: String,
+    /// The keys asked, with each request's method.
+    pub(crate) asked: BTreeMap<String, String>,
+    /// The server's own `requestState`.
+    pub(crate) state: Option<String>,
+    /// Rounds answered so far (1 after the first).
+    pub(crate) round: usize,
+    /// Seconds since the epoch after which the seal is refused.
+    pub(crate) expires: u64,
+}
+
+impl Sealed {
+    /// The seal as `payload.tag`, both base64url.
+    pub(crate) fn seal(&self) -> Result<String, Refusal> {
+        let key = key().ok_or(Refusal::NoKey)?;
+        let payload = json!({
+            "v": SEAL_VERSION,
+            "m": self.request.method,
+            "n": self.request.name,
+            "a": self.request.arguments,
+            "s": self.server,
+            "l": self.local,
+            "k": self.asked,
+            "r": self.state,
+            "i": self.round,
+            "e": self.expires,
+        })
+        .to_string();
+        let tag = hmac::sign(key, payload.as_bytes());
+        Ok(format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(payload.as_bytes()),
+            URL_SAFE_NO_PAD.encode(tag.as_ref())
+        ))
+    }
+
+    /// Opens a seal a host sent back for `request`.
+    pub(crate) fn open(text: &str, request: &RequestKey) -> Result<Self, Refusal> {
+        Self::open_at(text, request, now_secs())
+    }
+
+    fn open_at(text: &str, request: &RequestKey, now: u64) -> Result<Self, Refusal> {
+        if text.len() > MAX_STATE_BYTES {
+            return Err(Refusal::StateTooLarge);
+        }
+        let key = key().ok_or(Refusal::NoKey)?;
+        let (payload, tag) = text.split_once('.').ok_or(Refusal::StateInvalid)?;
+        let payload = URL_SAFE_NO_PAD
+            .decode(payload)
+            .map_err(|_| Refusal::StateInvalid)?;
+        let tag = URL_SAFE_NO_PAD
+            .decode(tag)
+            .map_err(|_| Refusal::StateInvalid)?;
+        hmac::verify(key, &payload, &tag).map_err(|_| Refusal::StateInvalid)?;
+        // Ours from here on: a payload the gateway wrote.
+        let v: Value = serde_json::from_slice(&payload).map_err(|_| Refusal::StateInvalid)?;
+        let text_of = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        if v.get("v").and_then(Value::as_u64) != Some(SEAL_VERSION) {
+            return Err(Refusal::StateInvalid);
+        }
+        let sealed = Sealed {
+            request: RequestKey {
+                method: request.method,
+                name: text_of("n").ok_or(Refusal::StateInvalid)?,
+                arguments: text_of("a").ok_or(Refusal::StateInvalid)?,
+            },
+            server: text_of("s").ok_or(Refusal::StateInvalid)?,
+            local: text_of("l").ok_or(Refusal::StateInvalid)?,
+            asked: serde_json::from_value(v.get("k").cloned().unwrap_or(Value::Null))
+                .map_err(|_| Refusal::StateInvalid)?,
+            state: text_of("r"),
+            round: v
+                .get("i")
+                .and_then(Value::as_u64)
+                .ok_or(Refusal::StateInvalid)? as usize,
+            expires: v
+                .get("e")
+                .and_then(Value::as_u64)
+                .ok_or(Refusal::StateInvalid)?,
+        };
+        if text_of("m").as_deref() != Some(request.method) || sealed.request != *request {
+            return Err(Refusal::StateForeign);
+        }
+        if now > sealed.expires {
+            return Err(Refusal::StateExpired);
+        }
+        Ok(sealed)
+    }
+}
+
+/// What a host's round is.
+#[derive(Debug)]
+pub(crate) enum Retry {
+    /// A first round (no state, no answers).
+    First,
+    /// Answers without a state of ours: passed on for the server to judge
+    /// (a server may need no state), each checked to be an object.
+    Unsealed(InputResponses),
+    /// A retry of a round the gateway sealed: the answers to its keys.
+    Sealed(Box<Sealed>, InputResponses),
+}
+
+/// Reads and checks a host's round: its state (when given) must be our seal
+/// for this request, unexpired; its answers must answer what was asked
+/// (answers to keys not asked are dropped; keys not answered are left to
+/// the server, which asks again).
+pub(crate) fn check_retry(
+    request: &RequestKey,
+    state: Option<&str>,
+    responses: Option<InputResponses>,
+) -> Result<Retry, ErrorObject> {
+    match (state, responses) {
+        (None, None) => Ok(Retry::First),
+        (None, Some(responses)) => {
+            if responses.len() > MAX_UNSEALED_RESPONSES {
+                return Err(Refusal::TooManyResponses.error(None));
+            }
+            for (key, answer) in &responses {
+                if let InputResponse::Unknown(v) = answer
+                    && !v.is_object()
+                {
+                    return Err(Refusal::ResponseInvalid.error(Some(key)));
+                }
+            }
+            Ok(Retry::Unsealed(responses))
+        }
+        (Some(state), responses) => {
+            let sealed = Sealed::open(state, request).map_err(|r| r.error(None))?;
+            let responses = responses.ok_or_else(|| Refusal::ResponsesMissing.error(None))?;
+            let mut kept = InputResponses::new();
+            for (key, answer) in responses {
+                let Some(method) = sealed.asked.get(&key) else {
+                    continue;
+                };
+                if !answers(method, &answer) {
+                    return Err(Refusal::ResponseInvalid.error(Some(&key)));
+                }
+                kept.insert(key, answer);
+            }
+            Ok(Retry::Sealed(Box::new(sealed), kept))
+        }
+    }
+}
+
+/// Whether `answer` is a result of a `method` request.
+fn answers(method: &str, answer: &InputResponse) -> bool {
+    match (method, answer) {
+        ("elicitation/create", InputResponse::Elicit(_))
+        | ("sampling/createMessage", InputResponse::CreateMessage(_))
+        | ("roots/list", InputResponse::ListRoots(_)) => true,
+        ("elicitation/create" | "sampling/createMessage" | "roots/list", _) => false,
+        (_, InputResponse::Unknown(v)) => v.is_object(),
+        _ => true,
+    }
+}
+
+/// The server's `input_required` answer as the host gets it: the same
+/// `inputRequests`, the gateway's seal as `requestState`.
+pub(crate) fn reseal(
+    request: &RequestKey,
+    server: &str,
+    local: &str,
+    round: usize,
+    input: InputRequiredResult,
+) -> Result<InputRequiredResult, ErrorObject> {
+    if round >= max_rounds() {
+        return Err(Refusal::TooManyRounds.error(None));
+    }
+    let requests = input.input_requests.unwrap_or_default();
+    if requests.len() > MAX_INPUT_REQUESTS || requests.keys().any(|k| k.len() > MAX_KEY_BYTES) {
+        return Err(Refusal::TooManyInputRequests.error(None));
+    }
+    if input
+        .request_state
+        .as_ref()
+        .is_some_and(|s| s.len() > MAX_SERVER_STATE_BYTES)
+    {
+        return Err(Refusal::ServerStateTooLarge.error(None));
+    }
+    let sealed = Sealed {
+        request: request.clone(),
+        server: server.to_owned(),
+        local: local.to_owned(),
+        asked: requests
+            .iter()
+            .map(|(k, r)| (k.clone(), r.request.method().to_owned()))
+            .collect(),
+        state: input.request_state,
+        round: round + 1,
+        expires: now_secs().saturating_add(STATE_TTL.as_secs()),
+    };
+    let state = sealed.seal().map_err(|r| r.error(None))?;
+    Ok(InputRequiredResult {
+        result_type: Some(ResultType::InputRequired),
+        input_requests: Some(requests),
+        request_state: Some(state),
+        meta: None,
+        ..Default::default()
+    })
+}
+
+/// The host's client capabilities the gateway can pass on (it hands the
+/// server's `inputRequests` to the host as they are): `sampling`,
+/// `elicitation`, `roots`; nothing else (no extensions, no tasks).
+pub(crate) fn passed_capabilities(host: &ClientCapabilities) -> ClientCapabilities {
+    ClientCapabilities {
+        sampling: host.sampling.clone(),
+        elicitation: host.elicitation.clone(),
+        roots: host.roots.clone(),
+        ..Default::default()
+    }
+}
+
+/// The `_meta` the downstream request carries: the capabilities passed on.
+fn downstream_meta(ctx: &RequestContext) -> Option<Meta> {
+    let mut meta = Meta::new();
+    meta.set_client_capabilities(&passed_capabilities(ctx.client_capabilities()))
+        .ok()?;
+    Some(meta)
+}
+
+/// A server's `-32021` as the host gets it: the code, our words, and the
+/// capabilities it named (re-encoded, nothing else of the server's data).
+fn missing_capability(error: &HubError) -> Option<ErrorObject> {
+    let HubError::Session { error: session, .. } = error else {
+        return None;
+    };
+    let server = session.error_object()?;
+    if server.code != error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        return None;
+    }
+    let mut object = ErrorObject::new(
+        error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "{error}; the server said: {}",
+            Untrusted::new(&server.message)
+        ),
+    );
+    let required = server
+        .data
+        .and_then(|d| serde_json::from_value::<MissingRequiredClientCapabilityData>(d).ok())
+        .map(|d| passed_capabilities(&d.required_capabilities));
+    if let Some(required) = required {
+        object.data = serde_json::to_value(MissingRequiredClientCapabilityData {
+            required_capabilities: required,
+        })
+        .ok();
+    }
+    Some(object)
+}
+
+/// The answers and the server's state a round sends on, and the round's
+/// number and pinned target.
+struct Next {
+    responses: Option<InputResponses>,
+    state: Option<String>,
+    round: usize,
+    pinned: Option<(String, String)>,
+}
+
+fn next(retry: Retry) -> Next {
+    match retry {
+        Retry::First => Next {
+            responses: None,
+            state: None,
+            round: 0,
+            pinned: None,
+        },
+        Retry::Unsealed(responses) => Next {
+            responses: Some(responses),
+            state: None,
+            round: 0,
+            pinned: None,
+        },
+        Retry::Sealed(sealed, responses) => Next {
+            responses: Some(responses),
+            state: sealed.state,
+            round: sealed.round,
+            pinned: Some((sealed.server, sealed.local)),
+        },
+    }
+}
+
+fn cancelled() -> ErrorObject {
+    ErrorObject::new(error_codes::INTERNAL_ERROR, "cancelled")
+}
+
+impl GatewayHandler {
+    /// A 2026-07-28 host's `tools/call`: one round; see the module docs.
+    pub(crate) async fn call_tool_round(
+        &self,
+        params: CallToolParams,
+        ctx: RequestContext,
+    ) -> HandlerResult<RequestOutcome<CallToolResult>> {
+        let arguments = params.arguments.clone().unwrap_or_default();
+        let request = RequestKey::new(
+            CallTool::METHOD,
+            &params.name,
+            &Value::Object(arguments.clone()),
+        );
+        let next = next(check_retry(
+            &request,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?);
+        let mut options = CallOptions::new();
+        if ctx.wants_progress() {
+            let sink = ctx.clone();
+            options = options.on_progress(move |p| {
+                if let Some(progress) = p.progress_f64() {
+                    sink.progress(progress, p.total_f64(), p.message.clone());
+                }
+            });
+        }
+        let downstream = CallToolParams {
+            name: params.name.clone(),
+            arguments: Some(arguments),
+            input_responses: next.responses,
+            request_state: next.state,
+            meta: downstream_meta(&ctx),
+            ..Default::default()
+        };
+        let pinned = next.pinned.map(|(s, l)| RoundRoute::new(s, l));
+        let call = self
+            .hub
+            .call_tool_round(downstream, &options, pinned.as_ref());
+        let round = tokio::select! {
+            round = call => round,
+            // Dropping the call cancels it downstream.
+            () = ctx.cancelled() => return Err(cancelled()),
+        };
+        let round = match round {
+            Ok(round) => round,
+            Err(error) => {
+                if let Some(object) = missing_capability(&error) {
+                    return Err(object);
+                }
+                if matches!(error, HubError::RoundRouteChanged { .. }) {
+                    return Err(error_object(&error));
+                }
+                return call_failure(&error).map(RequestOutcome::Complete);
+            }
+        };
+        match round.outcome {
+            RequestOutcome::Complete(mut result) => {
+                served_uris(&round.route.server, &mut result.content);
+                Ok(RequestOutcome::Complete(result))
+            }
+            RequestOutcome::InputRequired(input) => reseal(
+                &request,
+                &round.route.server,
+                &round.route.tool,
+                next.round,
+                input,
+            )
+            .map(RequestOutcome::InputRequired),
+            _ => Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                "the server answered with a task, which the gateway did not ask for",
+            )),
+        }
+    }
+
+    /// A 2026-07-28 host's `prompts/get`: one round; see the module docs.
+    pub(crate) async fn get_prompt_round(
+        &self,
+        params: GetPromptParams,
+        ctx: RequestContext,
+    ) -> HandlerResult<RequestOutcome<GetPromptResult>> {
+        let arguments = serde_json::to_value(params.arguments.clone().unwrap_or_default())
+            .unwrap_or(Value::Null);
+        let request = RequestKey::new(GetPrompt::METHOD, &params.name, &arguments);
+        let next = next(check_retry(
+            &request,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?);
+        let (server, name) = match next.pinned {
+            Some(pinned) => pinned,
+            None => self.prompt_owner(&params.name).await?,
+        };
+        let downstream = GetPromptParams {
+            name: name.clone(),
+            arguments: params.arguments,
+            input_responses: next.responses,
+            request_state: next.state,
+            meta: downstream_meta(&ctx),
+            ..Default::default()
+        };
+        let options = CallOptions::new();
+        let call = self.hub.get_prompt_round(&server, downstream, &options);
+        let outcome = tokio::select! {
+            outcome = call => outcome,
+            () = ctx.cancelled() => return Err(cancelled()),
+        };
+        match outcome {
+            Ok(RequestOutcome::InputRequired(input)) => {
+                reseal(&request, &server, &name, next.round, input)
+                    .map(RequestOutcome::InputRequired)
+            }
+            Ok(RequestOutcome::Complete(result)) => Ok(RequestOutcome::Complete(result)),
+            Ok(_) => Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                "the server answered with a task, which the gateway did not ask for",
+            )),
+            Err(error) => Err(missing_capability(&error).unwrap_or_else(|| error_object(&error))),
+        }
+    }
+
+    /// A 2026-07-28 host's `resources/read`: one round; see the module docs.
+    pub(crate) async fn read_resource_round(
+        &self,
+        params: ReadResourceParams,
+        ctx: RequestContext,
+    ) -> HandlerResult<RequestOutcome<ReadResourceResult>> {
+        let request = RequestKey::new(ReadResource::METHOD, &params.uri, &Value::Null);
+        let next = next(check_retry(
+            &request,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?);
+        let (server, uri) = match next.pinned {
+            Some(pinned) => pinned,
+            None => self
+                .resource_owner(&params.uri)
+                .await?
+                .ok_or_else(|| not_found(&params.uri, ctx.protocol_version()))?,
+        };
+        let downstream = ReadResourceParams {
+            uri: uri.clone(),
+            input_responses: next.responses,
+            request_state: next.state,
+            meta: downstream_meta(&ctx),
+            ..Default::default()
+        };
+        let options = CallOptions::new();
+        let call = self.hub.read_resource_round(&server, downstream, &options);
+        let outcome = tokio::select! {
+            outcome = call => outcome,
+            () = ctx.cancelled() => return Err(cancelled()),
+        };
+        match outcome {
+            Ok(RequestOutcome::InputRequired(input)) => {
+                reseal(&request, &server, &uri, next.round, input)
+                    .map(RequestOutcome::InputRequired)
+            }
+            Ok(RequestOutcome::Complete(mut result)) => {
+                crate::handler::served_contents(&server, &mut result.contents);
+                Ok(RequestOutcome::Complete(result))
+            }
+            Ok(_) => Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                "the server answered with a task, which the gateway did not ask for",
+            )),
+            Err(error) => Err(missing_capability(&error).unwrap_or_else(|| error_object(&error))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(name: &str, args: Value) -> RequestKey {
+        RequestKey::new(CallTool::METHOD, name, &args)
+    }
+
+    fn sealed(request: &RequestKey) -> Sealed {
+        Sealed {
+            request: request.clone(),
+            server: "alpha".into(),
+            local: "ask".into(),
+            asked: BTreeMap::from([("name".to_owned(), "elicitation/create".to_owned())]),
+            state: Some("inner".into()),
+            round: 1,
+            expires: now_secs() + 60,
+        }
+    }
+
+    #[test]
+    fn a_seal_opens_for_its_request_only() {
+        let request = key_of("alpha/ask", json!({"a": 1, "b": [1, {"y": 2, "x": 1}]}));
+        let text = sealed(&request).seal().unwrap();
+        assert_eq!(Sealed::open(&text, &request).unwrap(), sealed(&request));
+        // The same arguments in another order are the same request.
+        let reordered = key_of("alpha/ask", json!({"b": [1, {"x": 1, "y": 2}], "a": 1}));
+        assert!(Sealed::open(&text, &reordered).is_ok());
+        let other_args = key_of("alpha/ask", json!({"a": 2, "b": []}));
+        assert_eq!(Sealed::open(&text, &other_args), Err(Refusal::StateForeign));
+        let other_tool = key_of("alpha/other", json!({"a": 1}));
+        assert_eq!(Sealed::open(&text, &other_tool), Err(Refusal::StateForeign));
+        let other_method = RequestKey::new(GetPrompt::METHOD, "alpha/ask", &json!({}));
+        assert_eq!(
+            Sealed::open(&text, &other_method),
+            Err(Refusal::StateForeign)
+        );
+    }
+
+    #[test]
+    fn an_altered_expired_or_oversized_state_is_refused() {
+        let request = key_of("t", json!({}));
+        let text = sealed(&request).seal().unwrap();
+        assert_eq!(
+            Sealed::open(&format!("{text}-TAMPERED"), &request),
+            Err(Refusal::StateInvalid)
+        );
+        let (payload, tag) = text.split_once('.').unwrap();
+        let mut bytes = URL_SAFE_NO_PAD.decode(payload).unwrap();
+        let at = bytes.iter().position(|&b| b == b'a').unwrap();
+        bytes[at] = b'b';
+        let forged = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(&bytes));
+        assert_eq!(Sealed::open(&forged, &request), Err(Refusal::StateInvalid));
+        assert_eq!(
+            Sealed::open("not a seal", &request),
+            Err(Refusal::StateInvalid)
+        );
+        let later = now_secs() + 61;
+        assert_eq!(
+            Sealed::open_at(&text, &request, later),
+            Err(Refusal::StateExpired)
+        );
+        let long = "a".repeat(MAX_STATE_BYTES + 1);
+        assert_eq!(Sealed::open(&long, &request), Err(Refusal::StateTooLarge));
+    }
+
+    #[test]
+    fn answers_must_fit_what_was_asked_and_extras_are_dropped() {
+        let request = key_of("t", json!({}));
+        let text = sealed(&request).seal().unwrap();
+        let responses: InputResponses = serde_json::from_value(json!({
+            "name": {"action": "accept", "content": {"name": "A"}},
+            "extra": {"action": "accept"}
+        }))
+        .unwrap();
+        let Retry::Sealed(opened, kept) =
+            check_retry(&request, Some(&text), Some(responses)).unwrap()
+        else {
+            panic!("not sealed");
+        };
+        assert_eq!(opened.state.as_deref(), Some("inner"));
+        assert_eq!(kept.keys().collect::<Vec<_>>(), ["name"]);
+        let wrong: InputResponses = serde_json::from_value(json!({"name": {"roots": []}})).unwrap();
+        let error = check_retry(&request, Some(&text), Some(wrong)).unwrap_err();
+        assert_eq!(error.code, error_codes::INVALID_PARAMS);
+        assert_eq!(error.data.unwrap()["kind"], "input_response_invalid");
+        let error = check_retry(&request, Some(&text), None).unwrap_err();
+        assert_eq!(error.data.unwrap()["kind"], "input_responses_missing");
+        let number: InputResponses = serde_json::from_value(json!({"name": 12345})).unwrap();
+        let error = check_retry(&request, None, Some(number)).unwrap_err();
+        assert_eq!(error.data.unwrap()["kind"], "input_response_invalid");
+    }
+
+    #[test]
+    fn a_server_past_a_bound_is_refused_by_name() {
+        let request = key_of("t", json!({}));
+        let mut requests = serde_json::Map::new();
+        for i in 0..=MAX_INPUT_REQUESTS {
+            requests.insert(format!("k{i}"), json!({"method": "roots/list"}));
+        }
+        let many: InputRequiredResult = serde_json::from_value(
+            json!({"resultType": "input_required", "inputRequests": requests}),
+        )
+        .unwrap();
+        let error = reseal(&request, "s", "t", 0, many).unwrap_err();
+        assert_eq!(error.data.unwrap()["kind"], "too_many_input_requests");
+        let one: InputRequiredResult = serde_json::from_value(json!({
+            "resultType": "input_required",
+            "inputRequests": {"r": {"method": "roots/list"}},
+            "requestState": "x".repeat(MAX_SERVER_STATE_BYTES + 1)
+        }))
+        .unwrap();
+        let error = reseal(&request, "s", "t", 0, one.clone()).unwrap_err();
+        assert_eq!(
+            error.data.unwrap()["kind"],
+            "server_request_state_too_large"
+        );
+        let mut small = one;
+        small.request_state = Some("s1".into());
+        let error = reseal(&request, "s", "t", max_rounds(), small.clone()).unwrap_err();
+        assert_eq!(error.data.unwrap()["kind"], "too_many_rounds");
+        let resealed = reseal(&request, "s", "t", max_rounds() - 1, small).unwrap();
+        let opened = Sealed::open(resealed.request_state.as_deref().unwrap(), &request).unwrap();
+        assert_eq!(opened.state.as_deref(), Some("s1"));
+        assert_eq!(opened.asked["r"], "roots/list");
+        assert_eq!(opened.round, max_rounds());
+    }
+}
