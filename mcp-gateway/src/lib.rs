@@ -92,7 +92,6 @@
 //! of at most 1 KiB from at most 4 connections at once.
 #![forbid(unsafe_code)]
 
-mod approval;
 mod config;
 pub mod control;
 mod error;
@@ -104,7 +103,6 @@ mod pump;
 mod rounds;
 mod surface;
 
-pub use approval::HostApproval;
 pub use config::GatewayConfig;
 pub use error::GatewayError;
 pub use gateway::{Gateway, Pending, Reviews};
