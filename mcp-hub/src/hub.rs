@@ -178,6 +178,24 @@ impl Hub {
         Ok(())
     }
 
+    /// Watches one resource of `server` for updates, handed on unread
+    /// ([`crate::ResourceWatch`]: the era's own mechanism, not made again
+    /// when its stream ends). The server must be registered and ready; the
+    /// URI (as the server names it, at most 8 KiB) must pass the
+    /// authority's resources allow-list. A session holds at most 64
+    /// subscriptions and watches; past that the session's refusal is the
+    /// error.
+    pub async fn watch_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<crate::ResourceWatch, HubError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(HubError::ShuttingDown);
+        }
+        crate::subscriptions::watch(&self.shared, server, uri).await
+    }
+
     /// The current namespace (immutable; a change publishes a new one).
     pub fn namespace(&self) -> Arc<Namespace> {
         self.shared.namespace()

@@ -72,7 +72,10 @@
 //!   ([`HubError::SubscriptionFailed`]); URIs outside the authority's
 //!   allow-list are refused. Shutdown ends the streams (2026: the listen
 //!   request is cancelled; legacy: `resources/unsubscribe`) before it closes
-//!   the sessions.
+//!   the sessions. A host that passes updates on to clients of its own (the
+//!   gateway) watches a URI instead ([`Hub::watch_resource`],
+//!   [`ResourceWatch`]): each update handed on unread, under the same
+//!   allow-list, and not made again when its stream ends.
 //!
 //! Tool `list_changed` is followed in both eras: legacy servers send it
 //! unsolicited; for a 2026-07-28 server the hub keeps a
@@ -154,6 +157,6 @@ pub use servers::fdlimit::DescriptorLimit;
 pub use servers::server::{ServerInfo, ServerStatus, ServerStatusKind};
 pub use subscriptions::{
     MAX_HANDLER_TIMEOUT, MAX_PROGRESS_MESSAGE_BYTES, MAX_SUBSCRIPTION_URI_BYTES,
-    MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism, Reason, ResourceEvent, ResourceHandler,
+    MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism, Reason, ResourceEvent, ResourceHandler, ResourceWatch,
     SubscriptionSpec, SubscriptionStats,
 };

@@ -251,37 +251,125 @@ pub(crate) async fn establish(
     hub: &HubShared,
     spec: &SubscriptionSpec,
 ) -> Result<Established, HubError> {
-    let cell = hub.cell(spec.server.as_str())?;
-    let server = &spec.server;
+    establish_uri(hub, &spec.server, &spec.uri, spec.mechanism).await
+}
+
+/// [`establish`] for `uri` on `server` by `mechanism`.
+async fn establish_uri(
+    hub: &HubShared,
+    server: &ServerName,
+    uri: &str,
+    mechanism: Mechanism,
+) -> Result<Established, HubError> {
+    let cell = hub.cell(server.as_str())?;
     let principal = hub.principal();
     Gate::new(&hub.authority, &principal, server.as_str())
-        .resource(&spec.uri)
-        .map_err(denied(server, TargetKind::Resource, &spec.uri))?;
+        .resource(uri)
+        .map_err(denied(server, TargetKind::Resource, uri))?;
     let session = cell.session()?;
     let era = session.era();
-    let Some(mechanism) = spec.mechanism.for_era(era) else {
+    let Some(concrete) = mechanism.for_era(era) else {
         return Err(HubError::MechanismMismatch {
             server: server.clone(),
-            uri: spec.uri.clone(),
-            mechanism: spec.mechanism,
+            uri: uri.to_owned(),
+            mechanism,
             era,
         });
     };
     let filter = SubscriptionFilter {
-        resource_subscriptions: Some(vec![spec.uri.clone()]),
+        resource_subscriptions: Some(vec![uri.to_owned()]),
         ..SubscriptionFilter::default()
     };
     let mut stream = session
         .subscribe(filter)
         .await
-        .map_err(|e| HubError::from_session(server, mechanism_method(mechanism), e))?;
-    if mechanism == Mechanism::Listen {
-        acknowledged(&mut stream, spec).await?;
+        .map_err(|e| HubError::from_session(server, mechanism_method(concrete), e))?;
+    if concrete == Mechanism::Listen {
+        acknowledged(&mut stream, server, uri).await?;
     }
     Ok(Established {
         session,
         stream,
-        mechanism,
+        mechanism: concrete,
+    })
+}
+
+/// A subscription to one resource's updates that hands each on as it
+/// comes, unread: for a host that passes updates to clients of its own
+/// (the gateway), which read the resource themselves. Made by
+/// [`crate::Hub::watch_resource`] under the authority (the resources
+/// allow-list, as a read), by the era's own mechanism
+/// ([`Mechanism::ByEra`]). Unlike a [`SubscriptionSpec`] it is not made
+/// again when its stream ends: [`ResourceWatch::updated`] says so, and the
+/// holder decides. Dropping it stops delivery (2026: the listen request is
+/// cancelled); [`ResourceWatch::close`] also tells a legacy server.
+#[derive(Debug)]
+pub struct ResourceWatch {
+    server: ServerName,
+    uri: String,
+    established: Established,
+}
+
+impl fmt::Debug for Established {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Established")
+            .field("mechanism", &self.mechanism)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceWatch {
+    /// The server.
+    pub fn server(&self) -> &ServerName {
+        &self.server
+    }
+
+    /// The URI, as the server names it.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Waits for the server's next update of the URI: `true` when it came,
+    /// `false` once the stream ended (the server died, restarted or closed
+    /// it; nothing more comes).
+    pub async fn updated(&mut self) -> bool {
+        loop {
+            match self.established.stream.next().await {
+                Some(SubscriptionEvent::ResourceUpdated { uri }) if uri == self.uri => {
+                    return true;
+                }
+                Some(SubscriptionEvent::Ended(_)) | None => return false,
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Ends the watch: 2026 cancels the listen request; legacy sends
+    /// `resources/unsubscribe` (waiting at most a second).
+    pub async fn close(self) {
+        cancel(self.established).await;
+    }
+}
+
+/// Watches one resource (see [`ResourceWatch`]).
+pub(crate) async fn watch(
+    hub: &HubShared,
+    server: &str,
+    uri: &str,
+) -> Result<ResourceWatch, HubError> {
+    let cell = hub.cell(server)?;
+    let server = cell.spec.name.clone();
+    if uri.is_empty() || uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+        return Err(HubError::InvalidSetting {
+            setting: "subscription",
+            problem: "the URI must be 1 byte to 8 KiB",
+        });
+    }
+    let established = establish_uri(hub, &server, uri, Mechanism::ByEra).await?;
+    Ok(ResourceWatch {
+        server,
+        uri: uri.to_owned(),
+        established,
     })
 }
 
@@ -294,10 +382,14 @@ fn mechanism_method(mechanism: Mechanism) -> &'static str {
 
 /// Waits for the acknowledgement of a listen stream and checks it names the
 /// URI.
-async fn acknowledged(stream: &mut Subscription, spec: &SubscriptionSpec) -> Result<(), HubError> {
+async fn acknowledged(
+    stream: &mut Subscription,
+    server: &ServerName,
+    uri: &str,
+) -> Result<(), HubError> {
     let refused = || HubError::SubscriptionRefused {
-        server: spec.server.clone(),
-        uri: spec.uri.clone(),
+        server: server.clone(),
+        uri: uri.to_owned(),
     };
     let wait = async {
         loop {
@@ -307,7 +399,7 @@ async fn acknowledged(stream: &mut Subscription, spec: &SubscriptionSpec) -> Res
                         .resource_subscriptions
                         .iter()
                         .flatten()
-                        .any(|u| *u == spec.uri);
+                        .any(|u| u == uri);
                     return if ok { Ok(()) } else { Err(refused()) };
                 }
                 Some(SubscriptionEvent::Ended(_)) | None => return Err(refused()),
