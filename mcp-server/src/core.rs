@@ -602,7 +602,12 @@ impl ServerCore {
             return self.discover(&id);
         }
         match route::app_route(method, Era::Modern, &self.features) {
-            Some(kind) => self.admit(id, method, params, kind, progress_token, client),
+            Some(kind) => {
+                if let Err(error) = modern::check_retry_members(method, params) {
+                    return self.send_error(Some(&id), error);
+                }
+                self.admit(id, method, params, kind, progress_token, client)
+            }
             None => self.method_not_found(&id, method),
         }
     }

@@ -188,3 +188,57 @@ pub(crate) fn server_info_value(info: &Implementation) -> Value {
     // serialises.
     serde_json::to_value(info).unwrap_or(Value::Null)
 }
+
+/// The retry members of a request that may be answered `input_required`
+/// (`tools/call`, `prompts/get`, `resources/read`), when present, must be
+/// what the schema says: `inputResponses` an object, `requestState` a
+/// string. A `null` (which a typed decode would read as absent) is
+/// `-32602`, as the protocol error it is. Read only when the params name
+/// either member.
+pub(crate) fn check_retry_members(
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<(), ErrorObject> {
+    #[derive(Deserialize)]
+    struct Retry {
+        #[serde(rename = "inputResponses", default, deserialize_with = "present")]
+        input_responses: Option<Value>,
+        #[serde(rename = "requestState", default, deserialize_with = "present")]
+        request_state: Option<Value>,
+    }
+    /// `Some(null)` for a member given as `null`, `None` when absent.
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(d).map(Some)
+    }
+    if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+        return Ok(());
+    }
+    let Some(raw) = params else {
+        return Ok(());
+    };
+    let text = raw.get();
+    if !text.contains("inputResponses") && !text.contains("requestState") {
+        return Ok(());
+    }
+    let Ok(retry) = serde_json::from_str::<Retry>(text) else {
+        // Not an object: the params' own decode refuses it.
+        return Ok(());
+    };
+    let refuse = |what: &str| {
+        Err(ErrorObject::new(
+            error_codes::INVALID_PARAMS,
+            format!("Invalid params: {what}"),
+        ))
+    };
+    if retry
+        .input_responses
+        .as_ref()
+        .is_some_and(|v| !v.is_object())
+    {
+        return refuse("inputResponses must be an object");
+    }
+    if retry.request_state.as_ref().is_some_and(|v| !v.is_string()) {
+        return refuse("requestState must be a string");
+    }
+    Ok(())
+}

@@ -838,3 +838,40 @@ fn a_request_of_ours_given_up_is_cancelled_once_and_its_late_answer_ignored() {
         Event::Violation(Violation::UnknownResponse)
     ));
 }
+
+#[test]
+fn a_retry_member_of_the_wrong_type_is_invalid_params_before_the_application() {
+    let mut core = core();
+    feed(
+        &mut core,
+        modern(
+            1,
+            "tools/call",
+            json!({"name": "t", "inputResponses": null}),
+        ),
+    );
+    feed(
+        &mut core,
+        modern(2, "tools/call", json!({"name": "t", "requestState": 5})),
+    );
+    feed(
+        &mut core,
+        modern(
+            3,
+            "tools/call",
+            json!({"name": "t", "inputResponses": {"k": {"action": "decline"}}, "requestState": "s"}),
+        ),
+    );
+    // Only the well-formed retry reaches the application.
+    assert_eq!(requests(&mut core).len(), 1);
+    let [first, second] = sent(&mut core).try_into().unwrap();
+    assert_eq!(first["error"]["code"], error_codes::INVALID_PARAMS);
+    assert!(
+        first["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("inputResponses"),
+        "{first}"
+    );
+    assert_eq!(second["error"]["code"], error_codes::INVALID_PARAMS);
+}

@@ -1,0 +1,399 @@
+//! A 2026-07-28 host through the gateway over Streamable HTTP, by raw
+//! requests: a server's `input_required` rounds reach the host one at a
+//! time with a `requestState` of the gateway's own; the host's retries are
+//! checked (tampered, foreign, missing or misshapen answers refused) and go
+//! back to the same server; the host's per-request capabilities reach the
+//! server, whose `-32021` reaches the host with HTTP 400.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_gateway::http::{HttpConfig, HttpServer};
+use mcp_gateway::{Gateway, GatewayConfig, HostLink};
+use mcp_hub::{Hub, HubConfig};
+use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, Recorder, Script};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// The gateway over HTTP in front of `servers`.
+struct Endpoint {
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<Result<(), mcp_gateway::GatewayError>>,
+    http: reqwest::Client,
+}
+
+impl Endpoint {
+    async fn start(servers: Vec<mcp_hub::ServerSpec>) -> Self {
+        let config = GatewayConfig::default();
+        let link = HostLink::new(&config);
+        let mut builder = Hub::builder(HubConfig {
+            shutdown_timeout: Duration::from_secs(5),
+            ..HubConfig::default()
+        });
+        for spec in servers {
+            builder = builder.server(link.attach(spec));
+        }
+        let hub = builder.start().await.expect("the hub starts");
+        let gateway = Gateway::new(hub, link, config).expect("a gateway");
+        let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpConfig::default())
+            .await
+            .unwrap();
+        let url = http.url();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(gateway.serve_http(http, async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            url,
+            stop: Some(stop),
+            served,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(20), self.served)
+            .await
+            .expect("the gateway stops")
+            .unwrap()
+            .expect("cleanly");
+    }
+
+    /// A stateless 2026-07-28 request declaring `caps`; the HTTP status and
+    /// the JSON-RPC response.
+    async fn send(&self, method: &str, mut params: Value, caps: Value) -> (u16, Value) {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-host", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        });
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let reply = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method)
+            .header("Mcp-Name", name)
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the gateway answers");
+        let status = reply.status().as_u16();
+        let text = reply.text().await.unwrap();
+        // An event stream carries the answer as its last data line.
+        let json = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .last()
+            .map(str::trim)
+            .unwrap_or(text.as_str())
+            .to_owned();
+        (
+            status,
+            serde_json::from_str(&json).expect("a JSON-RPC answer"),
+        )
+    }
+
+    async fn call(&self, params: Value) -> (u16, Value) {
+        self.send("tools/call", params, all_caps()).await
+    }
+}
+
+fn all_caps() -> Value {
+    json!({"sampling": {}, "elicitation": {}, "roots": {}})
+}
+
+fn name_form() -> InputRequest {
+    InputRequest::elicit_form(
+        "Your name?",
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+    )
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+fn roots_answer() -> Value {
+    json!({"roots": [{"uri": "file:///work", "name": "work"}]})
+}
+
+/// A 2026-07-28 server: `ask` (a name and the roots, at once), `twice`
+/// (a name, in two rounds), `sample` (needs sampling), a prompt `p` asking
+/// for a name.
+fn asking() -> (std::sync::Arc<dyn mcp_transport::Connector>, Recorder) {
+    let both = InputSpec::one("name", name_form()).and("roots", InputRequest::roots());
+    let mut twice = InputSpec::one("name", name_form());
+    twice.rounds = 2;
+    let mut prompt = PromptSpec::new("p");
+    prompt.messages = vec![json!({"role": "user", "content": {"type": "text", "text": "hi"}})];
+    prompt.input = Some(InputSpec::one("name", name_form()));
+    memory(
+        Script::modern()
+            .tool("ask", Behavior::Ask(both))
+            .tool("twice", Behavior::Ask(twice))
+            .tool(
+                "sample",
+                Behavior::AskClient {
+                    method: "sampling/createMessage".into(),
+                    params: json!({"messages": [{"role": "user",
+                        "content": {"type": "text", "text": "?"}}], "maxTokens": 5}),
+                },
+            )
+            .prompt(prompt),
+    )
+}
+
+fn result(answer: &Value) -> &Value {
+    answer
+        .get("result")
+        .unwrap_or_else(|| panic!("no result: {answer}"))
+}
+
+fn error_kind(answer: &Value) -> (i64, String) {
+    let error = answer
+        .get("error")
+        .unwrap_or_else(|| panic!("no error: {answer}"));
+    (
+        error["code"].as_i64().unwrap(),
+        error["data"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+/// The first round of `alpha/ask`: its result.
+async fn first_round(gateway: &Endpoint, tool: &str) -> Value {
+    let (status, answer) = gateway
+        .call(json!({"name": tool, "arguments": {"x": 1}}))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    result(&answer).clone()
+}
+
+#[tokio::test]
+async fn several_input_requests_reach_the_host_and_its_answers_the_server() {
+    let (alpha, recorder) = asking();
+    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let first = first_round(&gateway, "alpha/ask").await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let requests = first["inputRequests"].as_object().unwrap();
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        ["name", "roots"],
+        "{first}"
+    );
+    assert_eq!(requests["name"]["method"], "elicitation/create");
+    assert_eq!(requests["roots"]["method"], "roots/list");
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    assert_eq!(recorder.with_method("tools/call").len(), 1);
+
+    let (status, answer) = gateway
+        .call(
+            json!({"name": "alpha/ask", "arguments": {"x": 1}, "requestState": state,
+            "inputResponses": {"name": accept(json!({"name": "Alice"})), "roots": roots_answer(),
+                               "unasked": accept(json!({}))}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let done = result(&answer);
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_ne!(done["isError"], true, "{done}");
+    assert!(done.to_string().contains("Alice"), "{done}");
+    // The retry reached the server with the server's own state and only
+    // the answers it asked for.
+    let calls = recorder.with_method("tools/call");
+    assert_eq!(calls.len(), 2);
+    let retry = &calls[1]["params"];
+    assert_eq!(
+        retry["inputResponses"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["name", "roots"]
+    );
+    assert!(retry["requestState"].is_string());
+    assert_ne!(retry["requestState"].as_str(), Some(state.as_str()));
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn two_rounds_each_get_a_new_state_then_complete() {
+    let (alpha, _) = asking();
+    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let first = first_round(&gateway, "alpha/twice").await;
+    let state1 = first["requestState"].as_str().unwrap().to_owned();
+    let retry = |state: String| {
+        json!({"name": "alpha/twice", "arguments": {"x": 1}, "requestState": state,
+               "inputResponses": {"name": accept(json!({"name": "Bo"}))}})
+    };
+    let (_, answer) = gateway.call(retry(state1.clone())).await;
+    let second = result(&answer);
+    assert_eq!(second["resultType"], "input_required", "{second}");
+    let state2 = second["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(state1, state2);
+    let (_, answer) = gateway.call(retry(state2)).await;
+    assert_eq!(result(&answer)["resultType"], "complete", "{answer}");
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_tampered_foreign_or_answerless_retry_is_refused_before_the_server() {
+    let (alpha, recorder) = asking();
+    let (beta, beta_recorder) = asking();
+    let gateway = Endpoint::start(vec![spec("alpha", alpha), spec("beta", beta)]).await;
+    let first = first_round(&gateway, "alpha/ask").await;
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let answers = json!({"name": accept(json!({"name": "A"})), "roots": roots_answer()});
+
+    let (status, answer) = gateway
+        .call(json!({"name": "alpha/ask", "arguments": {"x": 1},
+            "requestState": format!("{state}-TAMPERED"), "inputResponses": answers}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error_kind(&answer),
+        (-32602, "request_state_invalid".into())
+    );
+
+    // Another server's tool of the same name, other arguments, another tool.
+    for (name, arguments) in [
+        ("beta/ask", json!({"x": 1})),
+        ("alpha/ask", json!({"x": 2})),
+        ("alpha/twice", json!({"x": 1})),
+    ] {
+        let (status, answer) = gateway
+            .call(json!({"name": name, "arguments": arguments,
+                "requestState": state, "inputResponses": answers}))
+            .await;
+        assert_eq!(status, 400, "{name}");
+        assert_eq!(
+            error_kind(&answer),
+            (-32602, "request_state_foreign".into()),
+            "{name}"
+        );
+    }
+
+    let (_, answer) = gateway
+        .call(json!({"name": "alpha/ask", "arguments": {"x": 1}, "requestState": state}))
+        .await;
+    assert_eq!(
+        error_kind(&answer),
+        (-32602, "input_responses_missing".into())
+    );
+    // An answer of the wrong kind (roots for an elicitation).
+    let (_, answer) = gateway
+        .call(
+            json!({"name": "alpha/ask", "arguments": {"x": 1}, "requestState": state,
+            "inputResponses": {"name": roots_answer(), "roots": roots_answer()}}),
+        )
+        .await;
+    assert_eq!(
+        error_kind(&answer),
+        (-32602, "input_response_invalid".into())
+    );
+    // Not an object, with no state to check against.
+    let (_, answer) = gateway
+        .call(json!({"name": "alpha/ask", "arguments": {"x": 1},
+            "inputResponses": {"name": 12345}}))
+        .await;
+    assert_eq!(
+        error_kind(&answer),
+        (-32602, "input_response_invalid".into())
+    );
+    // Null inputResponses are no params of tools/call.
+    let (_, answer) = gateway
+        .call(json!({"name": "alpha/ask", "arguments": {"x": 1}, "inputResponses": null}))
+        .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // None of these reached a server: only the first round did.
+    assert_eq!(recorder.with_method("tools/call").len(), 1);
+    assert!(beta_recorder.with_method("tools/call").is_empty());
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn the_hosts_capabilities_reach_the_server_and_its_32021_the_host() {
+    let (alpha, recorder) = asking();
+    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let (status, answer) = gateway
+        .send(
+            "tools/call",
+            json!({"name": "alpha/sample", "arguments": {}}),
+            json!({"elicitation": {}, "experimental": {"x": {}}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], -32021, "{answer}");
+    assert!(
+        answer["error"]["data"]["requiredCapabilities"]["sampling"].is_object(),
+        "{answer}"
+    );
+    // What the server was told: the host's elicitation, nothing else.
+    let calls = recorder.with_method("tools/call");
+    let caps = &calls[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(caps, &json!({"elicitation": {}}), "{caps}");
+
+    // With sampling declared, the same call asks for it.
+    let (status, answer) = gateway
+        .send(
+            "tools/call",
+            json!({"name": "alpha/sample", "arguments": {}}),
+            json!({"sampling": {}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(result(&answer)["resultType"], "input_required", "{answer}");
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_prompt_asks_through_the_gateway_too() {
+    let (alpha, _) = asking();
+    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let (_, answer) = gateway
+        .send("prompts/get", json!({"name": "alpha/p"}), all_caps())
+        .await;
+    let first = result(&answer);
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let (_, answer) = gateway
+        .send(
+            "prompts/get",
+            json!({"name": "alpha/p", "requestState": state,
+                "inputResponses": {"name": accept(json!({"name": "Cy"}))}}),
+            all_caps(),
+        )
+        .await;
+    let done = result(&answer);
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert!(done["messages"].is_array(), "{done}");
+    // A prompt's state is no tool call's.
+    let (_, answer) = gateway
+        .call(
+            json!({"name": "alpha/ask", "arguments": {}, "requestState": state,
+            "inputResponses": {}}),
+        )
+        .await;
+    assert_eq!(
+        error_kind(&answer),
+        (-32602, "request_state_foreign".into())
+    );
+    gateway.stop().await;
+}
