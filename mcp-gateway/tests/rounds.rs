@@ -96,8 +96,8 @@ impl Endpoint {
         // An event stream carries the answer as its last data line.
         let json = text
             .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .last()
+            .rev()
+            .find_map(|l| l.strip_prefix("data:"))
             .map(str::trim)
             .unwrap_or(text.as_str())
             .to_owned();
