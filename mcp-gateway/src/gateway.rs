@@ -214,6 +214,7 @@ impl Running {
     /// servers down (within the hub's shutdown bound).
     async fn stop(self) {
         self.pump.abort();
+        self.served.subscriptions.stop_all();
         drop(self.control);
         let report = self.hub.shutdown().await;
         tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
@@ -247,12 +248,14 @@ impl Gateway {
                 let handle = connection.handle;
                 let host = link.connect(handle.clone(), true);
                 let watch = link.clone();
+                let ended = Arc::clone(&served);
                 tokio::spawn(async move {
                     if handle.initialized().await.is_some() {
                         watch.refresh_roots(host).await;
                     }
                     handle.closed().await;
                     watch.disconnect(host);
+                    ended.subscriptions.disconnect(host);
                 });
                 Arc::new(GatewayHandler {
                     hub: Arc::clone(&hub),

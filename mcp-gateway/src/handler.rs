@@ -380,7 +380,11 @@ impl ServerHandler for GatewayHandler {
                 list_changed: Some(true),
                 ..Default::default()
             }),
-            resources: Some(ResourcesCapability::default()),
+            resources: Some(ResourcesCapability {
+                // Only when a server can take the subscription on.
+                subscribe: crate::subscribe::can_forward(&self.hub).then_some(true),
+                ..Default::default()
+            }),
             prompts: Some(PromptsCapability::default()),
             completions: Some(Default::default()),
             logging: Some(Default::default()),
@@ -647,6 +651,48 @@ impl ServerHandler for GatewayHandler {
                 .await
                 .map_err(|e| error_object(&e))
         })
+    }
+
+    fn subscribe(
+        &self,
+        params: mcp_types::SubscribeParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        Box::pin(async move {
+            let (server, uri) = self
+                .resource_owner(&params.uri)
+                .await?
+                .ok_or_else(|| not_found(&params.uri, ctx.protocol_version()))?;
+            self.served
+                .subscriptions
+                .subscribe(&self.hub, &self.link, self.host, &params.uri, &server, &uri)
+                .await
+                .map_err(|refused| match refused {
+                    crate::subscribe::Refused::Hub(e) => error_object(&e),
+                    crate::subscribe::Refused::Bound(e) => e,
+                })
+        })
+    }
+
+    fn unsubscribe(
+        &self,
+        params: mcp_types::UnsubscribeParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        // Unsubscribing from what was not subscribed is no error.
+        self.served
+            .subscriptions
+            .unsubscribe(self.host, &params.uri);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn tool_input_schema(&self, name: &str) -> Option<mcp_types::JsonSchemaDoc> {
+        self.served
+            .surface()
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .map(|tool| tool.input_schema.clone())
     }
 
     fn set_log_level(

@@ -158,6 +158,14 @@ impl HostLink {
         id
     }
 
+    /// The handle of host connection `host`, while it is connected.
+    pub(crate) fn handle(&self, host: u64) -> Option<ServerHandle> {
+        lock(&self.inner.hosts)
+            .connected
+            .get(&host)
+            .map(|h| h.handle.clone())
+    }
+
     /// Host connection `host` ended.
     pub(crate) fn disconnect(&self, host: u64) {
         let mut hosts = lock(&self.inner.hosts);

@@ -101,6 +101,7 @@ mod host;
 mod names;
 mod pump;
 mod rounds;
+mod subscribe;
 mod surface;
 
 pub use config::GatewayConfig;

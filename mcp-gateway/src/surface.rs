@@ -27,6 +27,8 @@ pub(crate) struct Served {
     down: Mutex<HashSet<String>>,
     /// The host's `logging/setLevel`; `None`: everything the servers send.
     level: Mutex<Option<LoggingLevel>>,
+    /// The hosts' resource subscriptions.
+    pub(crate) subscriptions: crate::subscribe::Subscriptions,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,0 +1,285 @@
+//! Hosts' resource subscriptions through the gateway: one downstream
+//! subscription per server URI whatever the number of hosts, updates to
+//! exactly the hosts subscribed (by the URI each used), ended by the last
+//! host's unsubscribe or disconnect; the allow-list and the bounds hold;
+//! `resources.subscribe` is declared only when a server can take it.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use mcp_gateway::http::{HttpConfig, HttpServer};
+use mcp_gateway::{Gateway, GatewayConfig, HostLink};
+use mcp_hub::{Authority, Hub, HubConfig, ServerAuthority};
+use mcp_session::{Negotiation, Ready, Session, SessionConfig, SessionEvent, SessionEvents};
+use mcp_testkit::{Behavior, Recorder, ResourceSpec, Script};
+use mcp_transport::HttpConnector;
+use mcp_types::error_codes;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+const A: &str = "file:///a.txt";
+const B: &str = "file:///b.txt";
+
+/// Two resources and a tool that touches each.
+fn two_files(script: Script) -> Script {
+    script
+        .resource(ResourceSpec::text(A, "a.txt", "a"))
+        .resource(ResourceSpec::text(B, "b.txt", "b"))
+        .tool("touch_a", Behavior::TouchResource { uri: A.into() })
+        .tool("touch_b", Behavior::TouchResource { uri: B.into() })
+}
+
+/// A gateway over HTTP in front of one server; its URL and a stop switch.
+struct Endpoint {
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<Result<(), mcp_gateway::GatewayError>>,
+}
+
+impl Endpoint {
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(20), self.served)
+            .await
+            .expect("the gateway stops")
+            .unwrap()
+            .expect("cleanly");
+    }
+}
+
+async fn endpoint(server: mcp_hub::ServerSpec, authority: Authority) -> Endpoint {
+    let config = GatewayConfig::default();
+    let link = HostLink::new(&config);
+    let hub = Hub::builder(HubConfig {
+        shutdown_timeout: Duration::from_secs(5),
+        ..HubConfig::default()
+    })
+    .authority(authority)
+    .server(link.attach(server))
+    .start()
+    .await
+    .expect("the hub starts");
+    let gateway = Gateway::new(hub, link, config).expect("a gateway");
+    let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpConfig::default())
+        .await
+        .unwrap();
+    let url = http.url();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let served = tokio::spawn(gateway.serve_http(http, async move {
+        let _ = stopped.await;
+    }));
+    Endpoint {
+        url,
+        stop: Some(stop),
+        served,
+    }
+}
+
+/// A legacy host session over HTTP (legacy sessions carry notifications).
+async fn host(url: &str) -> (Session<Ready>, SessionEvents) {
+    let config = SessionConfig {
+        request_timeout: Duration::from_secs(20),
+        probe_timeout: Duration::from_secs(5),
+        ..SessionConfig::default()
+    };
+    let connector = Arc::new(HttpConnector::new(mcp_transport::HttpConfig::new(url)));
+    let mut session = Session::connect(connector, config)
+        .await
+        .expect("connect")
+        .negotiate(Negotiation::Legacy)
+        .await
+        .expect("negotiate");
+    let events = session.take_events().expect("events");
+    (session, events)
+}
+
+/// The URI of the next `notifications/resources/updated` the host hears.
+async fn next_update(events: &mut SessionEvents) -> String {
+    let wait = async {
+        loop {
+            match events.next().await.expect("the host's events go on") {
+                SessionEvent::Notification { method, params }
+                    if method == "notifications/resources/updated" =>
+                {
+                    let params: Value = serde_json::from_slice(&params.unwrap()).unwrap();
+                    return params["uri"].as_str().unwrap().to_owned();
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("an update in time")
+}
+
+/// The URIs of the `method` requests the server received: the `uri` of a
+/// legacy one, the `resourceSubscriptions` of a listen request (the hub's
+/// own listen for tool list changes has none).
+fn received(recorder: &Recorder, method: &str) -> Vec<String> {
+    recorder
+        .with_method(method)
+        .iter()
+        .flat_map(|f| {
+            let params = &f["params"];
+            match params["uri"].as_str() {
+                Some(uri) => vec![uri.to_owned()],
+                None => params["notifications"]["resourceSubscriptions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|u| u.as_str().map(str::to_owned))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+async fn forwarded_to_exactly_the_subscribed_hosts(script: Script, downstream: &str) {
+    let (files, recorder) = memory(two_files(script));
+    let gateway = endpoint(spec("files", files), Authority::unrestricted()).await;
+    let (alice, mut alice_events) = host(&gateway.url).await;
+    let (bob, mut bob_events) = host(&gateway.url).await;
+    let (carol, mut carol_events) = host(&gateway.url).await;
+    let served_a = format!("mcp-gateway://files/{A}");
+    // Alice by the gateway's URI, Bob by the server's own, Carol another.
+    alice.subscribe_resource(&served_a).await.unwrap();
+    bob.subscribe_resource(A).await.unwrap();
+    carol
+        .subscribe_resource(&format!("mcp-gateway://files/{B}"))
+        .await
+        .unwrap();
+    // One downstream subscription per server URI.
+    assert_eq!(received(&recorder, downstream).len(), 2, "{downstream}");
+
+    carol.call_tool("touch_a", json!({})).await.unwrap();
+    assert_eq!(next_update(&mut alice_events).await, served_a);
+    assert_eq!(next_update(&mut bob_events).await, A);
+    carol.call_tool("touch_b", json!({})).await.unwrap();
+    // Carol's first update is hers: A's went to Alice and Bob only (and
+    // was delivered before B was touched).
+    assert_eq!(
+        next_update(&mut carol_events).await,
+        format!("mcp-gateway://files/{B}")
+    );
+
+    // Alice leaves; Bob still wants A, so the server is not told.
+    alice.unsubscribe_resource(&served_a).await.unwrap();
+    carol.call_tool("touch_a", json!({})).await.unwrap();
+    assert_eq!(next_update(&mut bob_events).await, A);
+    // Bob's connection ends: nobody wants A any more.
+    bob.close().await;
+    if downstream == "resources/subscribe" {
+        let told = recorder
+            .wait_until(Duration::from_secs(10), |frames| {
+                frames
+                    .iter()
+                    .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == A)
+            })
+            .await;
+        assert!(told, "{:?}", received(&recorder, "resources/unsubscribe"));
+    } else {
+        // 2026-07-28: the listen request for A is cancelled.
+        let cancelled = recorder
+            .wait_until(Duration::from_secs(10), |frames| {
+                frames
+                    .iter()
+                    .any(|f| f["method"] == "notifications/cancelled")
+            })
+            .await;
+        assert!(cancelled);
+    }
+    // Alice subscribes again: a new downstream subscription.
+    alice.subscribe_resource(&served_a).await.unwrap();
+    assert_eq!(received(&recorder, downstream).len(), 3);
+    carol.call_tool("touch_a", json!({})).await.unwrap();
+    assert_eq!(next_update(&mut alice_events).await, served_a);
+    alice.close().await;
+    carol.close().await;
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_legacy_servers_updates_reach_exactly_the_subscribed_hosts_until_the_last_leaves() {
+    forwarded_to_exactly_the_subscribed_hosts(Script::legacy(), "resources/subscribe").await;
+}
+
+#[tokio::test]
+async fn a_2026_servers_updates_reach_exactly_the_subscribed_hosts_until_the_last_leaves() {
+    forwarded_to_exactly_the_subscribed_hosts(Script::modern(), "subscriptions/listen").await;
+}
+
+#[tokio::test]
+async fn subscriptions_keep_to_the_allow_list_and_the_bounds() {
+    let (files, recorder) = memory(two_files(Script::legacy()));
+    let authority = Authority::named().with_server(
+        "files",
+        ServerAuthority::default().resources([A.to_owned()]),
+    );
+    let gateway = endpoint(spec("files", files), authority).await;
+    let (alice, _events) = host(&gateway.url).await;
+    let denied = alice
+        .subscribe_resource(&format!("mcp-gateway://files/{B}"))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Some(error_codes::INVALID_PARAMS));
+    let unknown = alice
+        .subscribe_resource("file:///nowhere")
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Some(error_codes::RESOURCE_NOT_FOUND));
+    assert!(received(&recorder, "resources/subscribe").is_empty());
+    alice.close().await;
+    gateway.stop().await;
+
+    // 64 URIs per host connection: the 65th is refused by name, before the
+    // server is asked.
+    let (files, recorder) = memory(two_files(Script::legacy()));
+    let gateway = endpoint(spec("files", files), Authority::unrestricted()).await;
+    let (bob, _events) = host(&gateway.url).await;
+    for n in 0..64 {
+        bob.subscribe_resource(&format!("mcp-gateway://files/file:///{n}.txt"))
+            .await
+            .unwrap_or_else(|e| panic!("{n}: {e}"));
+    }
+    let over = bob
+        .subscribe_resource("mcp-gateway://files/file:///64.txt")
+        .await
+        .unwrap_err();
+    assert_eq!(over.code(), Some(error_codes::INTERNAL_ERROR));
+    let said = over.server_message().unwrap_or_default();
+    assert!(said.contains("too many resource subscriptions"), "{said}");
+    assert_eq!(received(&recorder, "resources/subscribe").len(), 64);
+    // The same URI again is no new subscription.
+    bob.subscribe_resource("mcp-gateway://files/file:///0.txt")
+        .await
+        .unwrap();
+    bob.close().await;
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn subscribe_is_declared_only_when_a_server_can_take_it() {
+    // The testkit declares `resources.subscribe` with resources.
+    let (files, _) = memory(two_files(Script::legacy()));
+    let running = start(Setup::new(vec![spec("files", files)])).await;
+    let resources = running.host.server_capabilities().resources.clone();
+    assert_eq!(resources.and_then(|r| r.subscribe), Some(true));
+    running.close().await;
+
+    let (tools, _) = memory(Script::legacy().tool("echo", Behavior::Echo));
+    let running = start(Setup::new(vec![spec("tools", tools)])).await;
+    let resources = running.host.server_capabilities().resources.clone();
+    assert_eq!(resources.and_then(|r| r.subscribe), None);
+    let refused = running
+        .host
+        .subscribe_resource("mcp-gateway://tools/file:///a.txt")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(error_codes::METHOD_NOT_FOUND));
+    running.close().await;
+}
