@@ -42,6 +42,14 @@
 //!   exactly one server that is up lists it, or (a URI) one server's
 //!   simple template makes it (as a tool's bare name is); when several do
 //!   it is refused with `-32602`, naming them.
+//! - **Resource subscriptions** (legacy `resources/subscribe`, declared when
+//!   a server declares it): a host's URI goes to the server that serves it,
+//!   under the same allow-list as a read; one subscription per server URI
+//!   whatever the number of hosts, its updates to exactly the hosts
+//!   subscribed (by the URI each used), ended by the last one's
+//!   unsubscribe or disconnect; at most 64 per host connection, 1024 in
+//!   all. A 2026-07-28 `subscriptions/listen` stream is not given resource
+//!   updates (its acknowledgement leaves `resourceSubscriptions` out).
 //! - **Log messages** of the servers, with `logger` set to `SERVER` or
 //!   `SERVER/LOGGER`, at or above the host's `logging/setLevel`.
 //!
