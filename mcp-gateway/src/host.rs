@@ -249,6 +249,20 @@ impl HostLink {
         }
     }
 
+    /// The host a request of `server` goes to ([`Self::host`]'s rule), as
+    /// its handle and the call the request is made for.
+    pub(crate) fn target(
+        &self,
+        server: &str,
+    ) -> Result<(ServerHandle, Option<RequestId>), HandlerError> {
+        self.host(server).map(|t| (t.handle, t.related))
+    }
+
+    /// How long a request to a host waits for its answer.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
     /// The host a request of `server` goes to. The rule: the host whose
     /// tool calls to `server` are in flight, when they all come from one
     /// host (made for that call when it is the only one); with calls of

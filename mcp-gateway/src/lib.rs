@@ -100,6 +100,7 @@
 //! of at most 1 KiB from at most 4 connections at once.
 #![forbid(unsafe_code)]
 
+mod approval;
 mod config;
 pub mod control;
 mod error;
@@ -112,6 +113,7 @@ mod rounds;
 mod subscribe;
 mod surface;
 
+pub use approval::HostApproval;
 pub use config::GatewayConfig;
 pub use error::GatewayError;
 pub use gateway::{Gateway, Pending, Reviews};

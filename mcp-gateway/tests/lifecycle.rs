@@ -249,6 +249,62 @@ async fn without_the_hosts_sampling_capability_a_servers_request_is_refused_by_n
     running.close().await;
 }
 
+/// Sends a message when dropped: how a test sees a handler given up.
+struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_giving_up_its_sampling_request_cancels_it_at_the_host() {
+    // The server waits 300 ms for the answer, then cancels its request
+    // (notifications/cancelled); the host never answers on its own.
+    let mut script = asking(Script::legacy());
+    script.ask_timeout_ms = 300;
+    let (old, recorder) = memory(script);
+    let mut setup = Setup::new(vec![spec("old", old)]);
+    let (started_tx, mut started_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let (dropped_tx, dropped_rx) = tokio::sync::oneshot::channel::<()>();
+    let dropped = Arc::new(Mutex::new(Some(dropped_tx)));
+    setup.handlers = ClientHandlers::new().on_sampling(move |_| {
+        let started = started_tx.clone();
+        let signal = DropSignal(dropped.lock().unwrap().take());
+        async move {
+            let _signal = signal;
+            started.send(()).await.unwrap();
+            std::future::pending::<()>().await;
+            unreachable!()
+        }
+    });
+    let running = start(setup).await;
+    let result = running.host.call_tool("ask", json!({})).await.unwrap();
+    assert!(result.failed(), "{}", result.text());
+    assert!(
+        result.text().contains("did not answer"),
+        "{}",
+        result.text()
+    );
+    started_rx.recv().await.expect("the host was asked");
+    // The cancel went server → gateway → host: the host's handler is
+    // stopped (bounded, so a regression fails rather than hangs).
+    tokio::time::timeout(Duration::from_secs(20), dropped_rx)
+        .await
+        .expect("the host's sampling handler was not stopped")
+        .unwrap();
+    // And nobody answered the server's cancelled request late.
+    let answered = recorder
+        .received()
+        .iter()
+        .any(|m| m.get("method").is_none() && m["id"] == "mcp-testkit-0");
+    assert!(!answered, "{:?}", recorder.received());
+    running.close().await;
+}
+
 #[tokio::test]
 async fn the_hosts_roots_go_to_a_stdio_server() {
     let script = Script::legacy().tool(

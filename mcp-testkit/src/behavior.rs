@@ -86,7 +86,8 @@ pub enum Behavior {
     /// id, waits for the response (bounded by the script's
     /// `ask_timeout_ms`), and returns the client's `result` serialised as
     /// the text block; an error response becomes `isError: true` with
-    /// `{"error": …}` as text, no response a timeout text with `isError`.
+    /// `{"error": …}` as text, no response a timeout text with `isError`
+    /// (the client is sent `notifications/cancelled` for the request).
     ///
     /// 2026-07-28: there are no server→client requests. The first call gets
     /// an `input_required` result with `inputRequests: {"ask": {method,

@@ -93,7 +93,17 @@ pub(crate) async fn ask_one(ctx: &Ctx, request: &InputRequest) -> Result<Value, 
             Some(result) => Ok(result.clone()),
             None => Err(json!({"error": response.get("error")})),
         },
-        _ => Err(json!({"timeout": true})),
+        Ok(Err(_)) => Err(json!({"timeout": true})),
+        Err(_) => {
+            // Given up: the client is told, as the spec asks of a sender
+            // whose request timed out.
+            let cancel = wire::notification(
+                "notifications/cancelled",
+                json!({"requestId": request_id, "reason": "timed out"}),
+            );
+            shared.send(&cancel).await;
+            Err(json!({"timeout": true}))
+        }
     };
     drop(wait);
     if let Some(task_id) = ctx.task_id() {

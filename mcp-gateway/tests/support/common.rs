@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mcp_gateway::{Gateway, GatewayConfig, GatewayError, HostLink, Reviews};
+use mcp_gateway::{Gateway, GatewayConfig, GatewayError, HostApproval, HostLink, Reviews};
 use mcp_hub::{
     Authority, Backoff, CollisionPolicy, Hub, HubConfig, Principal, RestartPolicy, ServerSpec,
 };
@@ -76,6 +76,8 @@ pub struct Setup {
     pub handlers: ClientHandlers,
     /// How the host negotiates (legacy carries requests from servers).
     pub negotiation: Negotiation,
+    /// The calls the host's user must confirm: `(server, tool)`.
+    pub confirm: Option<fn(&str, &str) -> bool>,
 }
 
 impl Setup {
@@ -88,6 +90,7 @@ impl Setup {
             config: GatewayConfig::default(),
             handlers: ClientHandlers::new(),
             negotiation: Negotiation::Legacy,
+            confirm: None,
         }
     }
 }
@@ -130,6 +133,9 @@ pub async fn start(setup: Setup) -> Running {
     .principal(setup.principal);
     for spec in setup.servers {
         builder = builder.server(link.attach(spec));
+    }
+    if let Some(marked) = setup.confirm {
+        builder = builder.approval(Arc::new(HostApproval::new(link.clone(), marked)));
     }
     let hub = builder.start().await.expect("the hub starts");
     let gateway = Gateway::new(hub, link, setup.config).expect("a gateway");

@@ -1,0 +1,133 @@
+//! Calls the operator marked for confirmation are put to the host's user
+//! by elicitation ([`mcp_gateway::HostApproval`]); nothing reaches the
+//! server unless the user accepts.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use mcp_session::{ClientHandlers, Elicitation};
+use mcp_testkit::{Behavior, Script};
+use mcp_types::{ElicitAction, ElicitResult};
+use serde_json::json;
+
+fn marked(_server: &str, tool: &str) -> bool {
+    tool == "delete"
+}
+
+fn script() -> Script {
+    Script::legacy()
+        .tool("delete", Behavior::Echo)
+        .tool("read", Behavior::Echo)
+}
+
+/// A host whose user answers every confirmation with `action`, keeping
+/// each question's message and labelled server.
+fn answering(action: ElicitAction, asked: Arc<Mutex<Vec<(String, String)>>>) -> ClientHandlers {
+    ClientHandlers::new().on_elicitation(move |params: Elicitation| {
+        let asked = Arc::clone(&asked);
+        let action = action.clone();
+        async move {
+            let Elicitation::Form(form) = params else {
+                panic!("a form was expected");
+            };
+            let server = form
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("mcp-gateway/server"))
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            assert!(form.requested_schema.properties.0.is_empty());
+            asked.lock().unwrap().push((form.message, server));
+            Ok(ElicitResult::new(action))
+        }
+    })
+}
+
+fn calls_of(recorder: &mcp_testkit::Recorder, tool: &str) -> usize {
+    recorder
+        .received()
+        .iter()
+        .filter(|m| m["method"] == "tools/call" && m["params"]["name"] == tool)
+        .count()
+}
+
+#[tokio::test]
+async fn a_marked_call_goes_ahead_once_the_hosts_user_accepts() {
+    let (files, recorder) = memory(script());
+    let mut setup = Setup::new(vec![spec("files", files)]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    setup.handlers = answering(ElicitAction::Accept, Arc::clone(&asked));
+    setup.confirm = Some(marked);
+    let running = start(setup).await;
+
+    let result = running
+        .host
+        .call_tool("delete", json!({"text": "notes.txt"}))
+        .await
+        .unwrap();
+    assert!(!result.failed(), "{}", result.text());
+    assert_eq!(result.text(), "notes.txt");
+    // An unmarked tool is not asked about.
+    running
+        .host
+        .call_tool("read", json!({"text": "x"}))
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let (message, server) = &asked[0];
+    assert_eq!(server, "files");
+    assert!(message.contains("`delete`"), "{message}");
+    assert!(message.contains("notes.txt"), "{message}");
+    assert_eq!(calls_of(&recorder, "delete"), 1);
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_marked_call_the_user_declines_never_reaches_the_server() {
+    let (files, recorder) = memory(script());
+    let mut setup = Setup::new(vec![spec("files", files)]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    setup.handlers = answering(ElicitAction::Decline, Arc::clone(&asked));
+    setup.confirm = Some(marked);
+    let running = start(setup).await;
+
+    let result = running
+        .host
+        .call_tool("delete", json!({"text": "notes.txt"}))
+        .await
+        .unwrap();
+    assert!(result.failed());
+    assert!(result.text().contains("not approved"), "{}", result.text());
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert_eq!(calls_of(&recorder, "delete"), 0);
+    running.close().await;
+}
+
+#[tokio::test]
+async fn without_the_hosts_elicitation_a_marked_call_is_refused_and_not_sent() {
+    let (files, recorder) = memory(script());
+    let mut setup = Setup::new(vec![spec("files", files)]);
+    setup.confirm = Some(marked);
+    let running = start(setup).await;
+
+    let result = running
+        .host
+        .call_tool("delete", json!({"text": "notes.txt"}))
+        .await
+        .unwrap();
+    assert!(result.failed());
+    assert!(result.text().contains("not approved"), "{}", result.text());
+    let read = running
+        .host
+        .call_tool("read", json!({"text": "fine"}))
+        .await
+        .unwrap();
+    assert!(!read.failed(), "{}", read.text());
+    assert_eq!(calls_of(&recorder, "delete"), 0);
+    running.close().await;
+}
