@@ -51,8 +51,10 @@ impl Demo {
 /// `fourth` also takes a `region` mirrored in `Mcp-Param-Region`.
 fn tool(name: &str) -> Tool {
     let schema = if name == "fourth" {
-        r#"{"type":"object","properties":{"text":{"type":"string"},
-            "region":{"type":"string","x-mcp-header":"Region"}}}"#
+        concat!(
+            r#"{"type":"object","properties":{"text":{"type":"string"},"#,
+            r#""region":{"type":"string","x-mcp-header":"Region"}}}"#
+        )
     } else {
         r#"{"type":"object","properties":{"text":{"type":"string"}}}"#
     };
