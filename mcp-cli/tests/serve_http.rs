@@ -175,3 +175,205 @@ fn plain_or_unauthenticated_http_off_loopback_is_refused_by_name() {
     assert_ne!(code, 0);
     assert!(stderr.contains("--tls-key"), "{stderr}");
 }
+
+/// A server whose tool list really changes at each of its first two
+/// `change` calls, with a tool mirroring an argument in `Mcp-Param-Region`
+/// and a resource that `touch` says changed.
+fn changing_config(sandbox: &Sandbox) -> String {
+    let servers = json!({"mcpServers": {"notes": script(json!({
+        "versions": ["2025-11-25", "2026-07-28"],
+        "tools": [
+            {"name": "change", "inputSchema": {"type": "object"},
+             "behavior": {"kind": "change_list", "list": "tools"}},
+            {"name": "first", "inputSchema": {"type": "object"}, "appear_at_change": 1,
+             "vanish_at_change": 2, "behavior": {"kind": "text", "text": "1"}},
+            {"name": "second", "inputSchema": {"type": "object"}, "appear_at_change": 2,
+             "behavior": {"kind": "text", "text": "2"}},
+            {"name": "where", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}},
+             "behavior": {"kind": "text", "text": "here"}},
+            {"name": "touch", "inputSchema": {"type": "object"},
+             "behavior": {"kind": "touch_resource", "uri": "file:///watched.txt"}}
+        ],
+        "resources": [{"uri": "file:///watched.txt", "name": "watched", "text": "w"}]
+    }))}});
+    sandbox.write("changing.json", &servers.to_string());
+    sandbox.path().join("changing.json").display().to_string()
+}
+
+/// `mcp serve --http --adopt` on a free loopback port.
+fn start_adopting(config: &str) -> Gateway {
+    let mut child = Command::new(MCP)
+        .args([
+            "--config",
+            config,
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--adopt",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(url) = line.split("serving MCP (Streamable HTTP) on ").nth(1) {
+                let _ = tx.send(url.trim().to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the gateway logs its URL");
+    Gateway { child, url }
+}
+
+const META: &str = r#"{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientCapabilities": {}}"#;
+
+/// A 2026-07-28 request over raw HTTP, with the headers it needs.
+fn modern(
+    http: &reqwest::Client,
+    url: &str,
+    id: i64,
+    method: &str,
+    mut params: serde_json::Value,
+) -> reqwest::RequestBuilder {
+    params["_meta"] = serde_json::from_str(META).unwrap();
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params["name"].as_str() {
+        request = request.header("mcp-name", name);
+    }
+    request
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+}
+
+/// Reads an event stream until a message with `method` arrives (bounded
+/// only against a hang: the wait is for the event).
+async fn until_method(stream: &mut reqwest::Response, seen: &mut String, method: &str) {
+    let wanted = format!("\"method\":\"{method}\"");
+    let wait = async {
+        while !seen.contains(&wanted) {
+            let chunk = stream
+                .chunk()
+                .await
+                .unwrap()
+                .expect("the stream stays open");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .unwrap_or_else(|_| panic!("no {method} on the stream: {seen}"));
+    seen.clear();
+}
+
+#[test]
+fn an_adopted_tool_change_reaches_an_open_listen_stream_each_time_it_changes() {
+    let sandbox = Sandbox::new();
+    let config = changing_config(&sandbox);
+    let gateway = start_adopting(&config);
+    runtime().block_on(async {
+        let http = reqwest::Client::new();
+        let filter = json!({"notifications": {"toolsListChanged": true}});
+        let mut stream = modern(&http, &gateway.url, 1, "subscriptions/listen", filter)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status(), 200);
+        let mut seen = String::new();
+        until_method(
+            &mut stream,
+            &mut seen,
+            "notifications/subscriptions/acknowledged",
+        )
+        .await;
+        for (id, name) in [(2, "first"), (3, "second")] {
+            let changed = modern(
+                &http,
+                &gateway.url,
+                id,
+                "tools/call",
+                json!({"name": "change"}),
+            )
+            .send()
+            .await
+            .unwrap();
+            assert_eq!(changed.status(), 200);
+            until_method(&mut stream, &mut seen, "notifications/tools/list_changed").await;
+            let listed = modern(&http, &gateway.url, 10 + id, "tools/list", json!({}))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(listed.contains(&format!("\"name\":\"{name}\"")), "{listed}");
+        }
+    });
+}
+
+#[test]
+fn mcp_param_headers_are_checked_and_resource_updates_reach_a_subscribed_host() {
+    let sandbox = Sandbox::new();
+    let config = changing_config(&sandbox);
+    let gateway = start_adopting(&config);
+    runtime().block_on(async {
+        let http = reqwest::Client::new();
+        let call = json!({"name": "where", "arguments": {"region": "eu"}});
+        let missing = modern(&http, &gateway.url, 1, "tools/call", call.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 400);
+        let body: serde_json::Value = serde_json::from_str(&missing.text().await.unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], -32020, "{body}");
+        let served = modern(&http, &gateway.url, 2, "tools/call", call)
+            .header("mcp-param-region", "eu")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(served.status(), 200);
+
+        // A legacy host subscribes; the server's update reaches it.
+        let connector = Arc::new(HttpConnector::new(HttpConfig::new(&gateway.url)));
+        let mut session = Session::connect(connector, SessionConfig::default())
+            .await
+            .unwrap()
+            .negotiate(Negotiation::Legacy)
+            .await
+            .unwrap();
+        let caps = session.server_capabilities().resources.clone();
+        assert_eq!(caps.and_then(|r| r.subscribe), Some(true));
+        let mut events = session.take_events().unwrap();
+        session
+            .subscribe_resource("file:///watched.txt")
+            .await
+            .unwrap();
+        session.call_tool("touch", json!({})).await.unwrap();
+        let heard = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                if let mcp_session::SessionEvent::Notification { method, params } =
+                    events.next().await.expect("events go on")
+                    && method == "notifications/resources/updated"
+                {
+                    return String::from_utf8(params.unwrap().to_vec()).unwrap();
+                }
+            }
+        })
+        .await
+        .expect("the update in time");
+        assert!(heard.contains("file:///watched.txt"), "{heard}");
+        session.close().await;
+    });
+}
