@@ -224,6 +224,11 @@ pub(crate) struct CallArgs {
     /// The whole result as one JSON document on stdout.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Says yes to this call when the configuration marks the tool with
+    /// `confirm` (without it the question is asked at a terminal, and the
+    /// call refused elsewhere).
+    #[arg(long)]
+    pub(crate) yes: bool,
     #[command(flatten)]
     pub(crate) target: OneOff,
 }

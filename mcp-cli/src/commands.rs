@@ -41,6 +41,8 @@ pub(crate) struct Context {
     /// Permissions granted with `--grant` (checked against the servers'
     /// `permission` and `tool_permissions` tags).
     pub(crate) grants: Vec<String>,
+    /// Yeses to the calls the configuration marks with `confirm`.
+    pub(crate) yeses: crate::confirm::Yeses,
 }
 
 impl Context {
@@ -220,6 +222,7 @@ where
         ctx.start_options(),
         discovery,
         ctx.principal(),
+        ctx.yeses.clone(),
     ))
     .await;
     activity.finish();

@@ -23,6 +23,7 @@ use crate::config::{
     EntryKind, OpenApiEntry, RemoteEntry, SchemeSecret, ServerEntry, SourceEntry, StdioEntry,
     TokenEntry, UrlProblem, check_url, child, expand_only,
 };
+use crate::confirm::{ConfirmCalls, Yeses};
 use crate::error::{CliError, ConfigProblem};
 use mcp_auth::{
     ClientAuth, DpopMode, EnterpriseIdp, Grant, KeySource, MachineClient, OAuthConfig,
@@ -546,13 +547,15 @@ pub(crate) async fn start_one(
     options: StartOptions,
     discovery: Discovery,
     principal: Principal,
+    yeses: Yeses,
 ) -> Result<Hub, CliError> {
     let spec = spec(origin, entry, options, discovery)?.required();
-    let hub = Hub::builder(hub_config(CollisionPolicy::Prefix, false))
+    let mut builder = Hub::builder(hub_config(CollisionPolicy::Prefix, false))
         .server(spec)
         .authority(authority([entry]))
-        .principal(principal)
-        .start()
-        .await?;
-    Ok(hub)
+        .principal(principal);
+    if let Some(hook) = ConfirmCalls::for_entries([entry], yeses) {
+        builder = builder.approval(hook);
+    }
+    Ok(builder.start().await?)
 }

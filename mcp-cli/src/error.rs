@@ -477,6 +477,8 @@ pub(crate) enum CliError {
     NotUtf8Path { file: PathBuf },
     #[error("{} was not approved: pass --yes to approve it without a prompt", .file.display())]
     TrustDeclined { file: PathBuf },
+    #[error("the call of `{}` on `{}` was not confirmed (the configuration marks it with `confirm`); nothing was sent. Answer yes at a terminal, or pass --yes", escape_line(.tool), escape_line(.server))]
+    NotConfirmed { server: String, tool: String },
     #[error("refusing {flag}: {refusal}")]
     FlagRefused {
         flag: &'static str,
@@ -630,7 +632,9 @@ impl CliError {
             | CliError::NotRemote { .. } => ErrorCause::Input,
             #[cfg(feature = "demo")]
             CliError::UnknownDemo { .. } => ErrorCause::Input,
-            CliError::NotApproved { .. } | CliError::TrustDeclined { .. } => ErrorCause::Policy,
+            CliError::NotApproved { .. }
+            | CliError::TrustDeclined { .. }
+            | CliError::NotConfirmed { .. } => ErrorCause::Policy,
             CliError::Interrupted => ErrorCause::Cancelled,
             CliError::Output(_) => ErrorCause::Connection,
             #[cfg(feature = "demo")]
@@ -675,6 +679,7 @@ impl CliError {
             CliError::AddRefused { .. } | CliError::AddRefusedHidden { .. } => "add_refused",
             CliError::NameTaken { .. } => "name_taken",
             CliError::NotApproved { .. } | CliError::TrustDeclined { .. } => "not_approved",
+            CliError::NotConfirmed { .. } => "not_confirmed",
             CliError::TrustStore { .. } | CliError::NoStateDir | CliError::NotUtf8Path { .. } => {
                 "trust_store"
             }

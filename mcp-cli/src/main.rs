@@ -11,6 +11,7 @@ mod args;
 mod coerce;
 mod commands;
 mod config;
+mod confirm;
 #[cfg(feature = "conformance-client")]
 mod conformance;
 mod connect;
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         config: cli.config.clone(),
         ui,
         grants: cli.grant.clone(),
+        yeses: confirm::Yeses::default(),
     };
     let json = wants_json(&cli.command);
     let one_off_url = one_off_url(&cli.command).map(str::to_owned);

@@ -10,13 +10,25 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_session::{Negotiation, Ready, Session, SessionConfig, SessionEvent, SessionEvents};
+use mcp_session::{
+    ClientHandlers, Negotiation, Ready, Session, SessionConfig, SessionEvent, SessionEvents,
+};
 use mcp_transport::{StdioConfig, StdioConnector};
 use serde_json::json;
 use support::*;
 
 /// Our session connected to `mcp serve --stdio` with `extra` flags.
 async fn host(config: &Path, extra: &[&str], mode: Negotiation) -> Session<Ready> {
+    host_with(config, extra, mode, ClientHandlers::new()).await
+}
+
+/// [`host`] with these client features.
+async fn host_with(
+    config: &Path,
+    extra: &[&str],
+    mode: Negotiation,
+    handlers: ClientHandlers,
+) -> Session<Ready> {
     let mut args = vec![
         "--config".to_owned(),
         config.display().to_string(),
@@ -31,6 +43,7 @@ async fn host(config: &Path, extra: &[&str], mode: Negotiation) -> Session<Ready
         SessionConfig {
             request_timeout: Duration::from_secs(30),
             probe_timeout: Duration::from_secs(20),
+            handlers,
             ..SessionConfig::default()
         },
     )
@@ -109,6 +122,64 @@ fn serve_stdio_is_one_governed_server_for_a_host_and_ends_with_its_input() {
         assert_eq!(found.text(), "in files");
         let dead = granted.close().await;
         assert_eq!(dead.info().exit_code, Some(0), "{:?}", dead.info());
+    });
+}
+
+#[test]
+fn a_tool_marked_confirm_is_put_to_the_hosts_user_before_the_call() {
+    let sandbox = Sandbox::new();
+    let mut config = servers();
+    config["mcpServers"]["notes"]["confirm"] = json!(["drop"]);
+    sandbox.write("servers.json", &config.to_string());
+    let path = sandbox.path().join("servers.json");
+    let answering = |action: mcp_types::ElicitAction| {
+        ClientHandlers::new().on_elicitation(move |request| {
+            let action = action.clone();
+            async move {
+                let mcp_session::Elicitation::Form(form) = request else {
+                    panic!("a form was expected");
+                };
+                assert!(form.message.contains("`drop`"), "{}", form.message);
+                Ok(mcp_types::ElicitResult::new(action))
+            }
+        })
+    };
+    runtime().block_on(async {
+        let yes = host_with(
+            &path,
+            &[],
+            Negotiation::Legacy,
+            answering(mcp_types::ElicitAction::Accept),
+        )
+        .await;
+        let dropped = yes.call_tool("drop", json!({})).await.unwrap();
+        assert_eq!(dropped.text(), "dropped");
+        // Unmarked: no question (the handler would fail the message check).
+        let sum = yes.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap();
+        assert_eq!(sum.text(), "3");
+        yes.close().await;
+
+        let no = host_with(
+            &path,
+            &[],
+            Negotiation::Legacy,
+            answering(mcp_types::ElicitAction::Decline),
+        )
+        .await;
+        let refused = no.call_tool("drop", json!({})).await.unwrap();
+        assert!(refused.failed());
+        assert!(
+            refused.text().contains("not approved"),
+            "{}",
+            refused.text()
+        );
+        no.close().await;
+
+        // A host that cannot be asked is refused too.
+        let mute = host(&path, &[], Negotiation::Legacy).await;
+        let refused = mute.call_tool("drop", json!({})).await.unwrap();
+        assert!(refused.failed());
+        mute.close().await;
     });
 }
 

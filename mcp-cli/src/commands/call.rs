@@ -16,7 +16,7 @@ use std::time::Duration;
 use mcp_hub::{CallOptions, Discovery, HubError, Namespace};
 use mcp_session::SessionError;
 use mcp_types::CallToolResult;
-use mcp_types::text::{escape_content, escape_line};
+use mcp_types::text::{Untrusted, escape_content, escape_line};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -107,12 +107,15 @@ async fn on_server(
     let pairs = pairs.to_vec();
     let timeout = args.timeout.map(Duration::from_secs);
     let ui = ctx.ui;
+    let confirm = &target.entry.confirm;
     let result = with_server(ctx, &target, Discovery::Eager, |hub| async move {
         let schema = hub
             .active_snapshot(&name)?
             .and_then(|s| s.get(&tool_name).map(|t| t.input_schema.to_value()))
             .and_then(Result::ok);
         let arguments = coerce::arguments(schema.as_ref(), args_json.as_deref(), &pairs)?;
+        let marked = confirm.covers(&tool_name);
+        confirmed(ctx, args.yes, marked, &name, &tool_name, &arguments).await?;
         let tool_name = &tool_name;
         let called = with_progress(&ui, tool_name, timeout, |options| {
             let hub = Arc::clone(&hub);
@@ -182,6 +185,18 @@ async fn merged(
             tool: exposed.tool().name.clone(),
             name: Some(name.to_owned()),
         };
+        let marked = entries
+            .iter()
+            .any(|e| e.name == called.server && e.confirm.covers(&called.tool));
+        confirmed(
+            ctx,
+            args.yes,
+            marked,
+            &called.server,
+            &called.tool,
+            &arguments,
+        )
+        .await?;
         let timeout = args.timeout.map(Duration::from_secs);
         let result = with_progress(&ctx.ui, name, timeout, |options| async move {
             hub.call_with(name, arguments, &options).await
@@ -190,6 +205,61 @@ async fn merged(
         Ok((called, result))
     };
     then_shut_down(hub, call).await
+}
+
+/// Characters of a call's arguments shown in the question.
+const SHOWN_ARGUMENT_CHARS: usize = 1024;
+
+/// The yes a call of a tool the configuration marks with `confirm` needs,
+/// before anything is sent: `--yes`, or the answer at a terminal; without
+/// either the call is refused. The yes is handed to the hub's hook
+/// ([`crate::confirm::ConfirmCalls`]) for this one call.
+async fn confirmed(
+    ctx: &Context,
+    yes: bool,
+    marked: bool,
+    server: &str,
+    tool: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), CliError> {
+    if !marked {
+        return Ok(());
+    }
+    let said = yes || (ctx.ui.interactive && ask_at_terminal(server, tool, arguments).await);
+    if !said {
+        return Err(CliError::NotConfirmed {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        });
+    }
+    ctx.yeses.grant_once(server, tool);
+    Ok(())
+}
+
+/// Asks at the terminal (stderr, an answer on stdin): only `y` or `yes`
+/// says yes.
+async fn ask_at_terminal(
+    server: &str,
+    tool: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> bool {
+    let shown = serde_json::to_string(arguments).unwrap_or_default();
+    let question = format!(
+        "Call `{}` on `{}` with {}? [y/N] ",
+        Untrusted::new(tool),
+        Untrusted::new(server),
+        Untrusted::bounded(&shown, SHOWN_ARGUMENT_CHARS),
+    );
+    tokio::task::spawn_blocking(move || {
+        crate::config::trust::ask(
+            &question,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stderr(),
+        )
+        .unwrap_or(false)
+    })
+    .await
+    .unwrap_or(false)
 }
 
 /// The error for a name the namespace does not resolve: a configured

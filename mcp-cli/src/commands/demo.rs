@@ -73,6 +73,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<(), CliError> {
         Authority::unrestricted(),
         CollisionPolicy::Prefix,
         false,
+        None,
     )
     .await?;
     let hub = &started.hub;

@@ -16,6 +16,7 @@ use crate::args::PlaygroundArgs;
 use crate::commands::tools::policy_of;
 use crate::commands::{Context, interruptible};
 use crate::config::{self, ServerEntry};
+use crate::confirm::ConfirmCalls;
 use crate::connect::{self, Origin};
 use crate::error::{CliError, Exit};
 use crate::output;
@@ -34,6 +35,10 @@ pub(crate) async fn run(ctx: &Context, args: PlaygroundArgs) -> Result<Exit, Cli
     let mut builder = Hub::builder(hub_config)
         .authority(connect::authority(entries.iter().copied()))
         .principal(ctx.principal());
+    // Nobody here answers a question: marked calls need `--yes`.
+    if let Some(hook) = ConfirmCalls::for_entries(entries.iter().copied(), ctx.yeses.clone()) {
+        builder = builder.approval(hook);
+    }
     for entry in &entries {
         let spec = connect::spec(origin, entry, ctx.start_options(), Discovery::Eager)?
             .restart(RestartPolicy::Backoff(Backoff::default()))

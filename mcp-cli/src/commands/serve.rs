@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use mcp_gateway::{Gateway, GatewayConfig, GatewayError, HostLink, control, http};
+use mcp_gateway::{Gateway, GatewayConfig, GatewayError, HostApproval, HostLink, control, http};
 use mcp_hub::{Adoption, Backoff, Discovery, Hub, RestartPolicy};
 use mcp_types::text::escape_line;
 
@@ -21,6 +21,7 @@ use crate::args::ServeArgs;
 use crate::commands::Context;
 use crate::commands::tools::policy_of;
 use crate::config::{self, ServerEntry};
+use crate::confirm::Marked;
 use crate::connect::{self, Origin};
 use crate::error::{CliError, Exit};
 use crate::output;
@@ -109,9 +110,17 @@ async fn serve(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError> {
         }
     }
     // The authority names exactly the servers registered.
-    let builder = builder
+    let mut builder = builder
         .authority(connect::authority(started.iter().copied()))
         .principal(ctx.principal());
+    // Marked calls are put to the host's user.
+    let marked = Marked::of(started.iter().copied());
+    if !marked.is_empty() {
+        let hook = HostApproval::new(link.clone(), move |server, tool| {
+            marked.covers(server, tool)
+        });
+        builder = builder.approval(std::sync::Arc::new(hook));
+    }
     let hub = builder.start().await?;
     for name in hub.servers() {
         match hub.status(name.as_str()) {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_hub::{
-    Authority, CollisionPolicy, Discovery, Hub, HubError, HubEvent, HubEvents, Namespace,
-    NamespaceNote, ServerSpec, anthropic_tools, openai_tools,
+    ApprovalHook, Authority, CollisionPolicy, Discovery, Hub, HubError, HubEvent, HubEvents,
+    Namespace, NamespaceNote, ServerSpec, anthropic_tools, openai_tools,
 };
 use mcp_types::text::escape_line;
 use mcp_types::{Era, ProtocolVersion};
@@ -17,6 +17,7 @@ use crate::args::{Format, Policy, ToolsArgs};
 use crate::commands::inspect::era_name;
 use crate::commands::{Context, interruptible};
 use crate::config::{self, ServerEntry};
+use crate::confirm::ConfirmCalls;
 use crate::connect::{self, Origin};
 use crate::error::{CliError, Exit, hub_chain, hub_error_json, render_report};
 use crate::output::{self, Paint, one_line, table, to_json};
@@ -157,6 +158,7 @@ pub(crate) async fn start_all(
     authority: Authority,
     policy: CollisionPolicy,
     provider_safe: bool,
+    approval: Option<Arc<dyn ApprovalHook>>,
 ) -> Result<Started, CliError> {
     let mut config = connect::hub_config(policy, provider_safe);
     // The builder returns at once; readiness is followed through events so
@@ -168,6 +170,9 @@ pub(crate) async fn start_all(
         builder = builder.server(spec);
     }
     builder = builder.authority(authority).principal(ctx.principal());
+    if let Some(hook) = approval {
+        builder = builder.approval(hook);
+    }
     let lines = StatusLines::new(&ctx.ui, &names);
     let hub = interruptible(async { Ok(builder.start().await?) }).await?;
     let mut outcomes: BTreeMap<String, Outcome> = BTreeMap::new();
@@ -269,12 +274,14 @@ pub(crate) async fn start_configured(
         }
     }
     // The authority names exactly the servers that are registered.
-    let authority = connect::authority(
+    let registered = || {
         entries
             .iter()
-            .filter(|e| !misconfigured.contains_key(&e.name)),
-    );
-    let mut started = start_all(ctx, specs, authority, policy, provider_safe).await?;
+            .filter(|e| !misconfigured.contains_key(&e.name))
+    };
+    let authority = connect::authority(registered());
+    let approval = ConfirmCalls::for_entries(registered(), ctx.yeses.clone());
+    let mut started = start_all(ctx, specs, authority, policy, provider_safe, approval).await?;
     let mut outcomes: BTreeMap<String, Outcome> = started.outcomes.drain(..).collect();
     started.outcomes = entries
         .iter()

@@ -29,6 +29,7 @@ use crate::commands::inspect::era_name;
 use crate::commands::tools::{note_text, policy_of};
 use crate::commands::{Context, interruptible};
 use crate::config::{self, ServerEntry};
+use crate::confirm::ConfirmCalls;
 use crate::connect::{self, Origin};
 use crate::error::{CliError, Exit, hub_chain, hub_error_json};
 use crate::output::{Paint, one_line, to_json};
@@ -75,6 +76,10 @@ pub(crate) async fn run(ctx: &Context, args: WatchArgs) -> Result<Exit, CliError
     let mut builder = Hub::builder(hub_config)
         .authority(connect::authority(entries.iter().copied()))
         .principal(ctx.principal());
+    // Nobody here answers a question: marked calls need `--yes`.
+    if let Some(hook) = ConfirmCalls::for_entries(entries.iter().copied(), ctx.yeses.clone()) {
+        builder = builder.approval(hook);
+    }
     for entry in &entries {
         // Unlike the one-shot commands, a watched server comes back.
         let spec = connect::spec(origin, entry, ctx.start_options(), Discovery::Eager)?

@@ -15,6 +15,7 @@ use crate::config::secrets::{
     NameProblem, check_variable_name, holds_secret, is_secret_name, secret_argument,
 };
 use crate::config::url_check::{UrlProblem, check_url};
+use crate::confirm::Confirm;
 use crate::error::{CliError, ConfigProblem};
 
 /// Keys every entry may have.
@@ -30,6 +31,7 @@ const COMMON_KEYS: &[&str] = &[
     "permission",
     "tool_permissions",
     "helpers",
+    "confirm",
 ];
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd", "env_inherit"];
 const REMOTE_KEYS: &[&str] = &[
@@ -92,6 +94,7 @@ const ALL_KEYS: &[&str] = &[
     "permission",
     "tool_permissions",
     "helpers",
+    "confirm",
 ];
 const ALLOW_KEYS: &[&str] = &["tools", "resources", "prompts", "skills"];
 /// Keys of `auth`: only names of sources, never a secret.
@@ -169,6 +172,8 @@ pub(crate) struct ServerEntry {
     pub(crate) tool_permissions: Vec<(String, String)>,
     /// Context helper tools (list/read resources, list/get prompts).
     pub(crate) helpers: bool,
+    /// The tools whose every call a person confirms first.
+    pub(crate) confirm: Confirm,
 }
 
 /// How the server is reached.
@@ -337,6 +342,7 @@ impl ServerEntry {
             permission: None,
             tool_permissions: Vec::new(),
             helpers: false,
+            confirm: Confirm::Never,
         }
     }
 
@@ -466,7 +472,21 @@ fn finish_entry(name: &str, at: &Fields<'_>, kind: EntryKind) -> Result<ServerEn
         permission: parse_permission(&at)?,
         tool_permissions: parse_tool_permissions(&at)?,
         helpers: at.boolean("helpers")?.unwrap_or(false),
+        confirm: parse_confirm(&at)?,
     })
+}
+
+/// `confirm`: `true` (every tool), `false`, or the names of the tools (on
+/// the server) whose calls a person confirms first.
+fn parse_confirm(at: &Fields<'_>) -> Result<Confirm, CliError> {
+    match at.object.get("confirm") {
+        None | Some(Value::Bool(false)) => Ok(Confirm::Never),
+        Some(Value::Bool(true)) => Ok(Confirm::All),
+        Some(Value::Array(_)) => Ok(Confirm::Tools(
+            at.string_list("confirm")?.into_iter().collect(),
+        )),
+        Some(other) => Err(at.wrong("confirm", "true, false or an array of tool names", other)),
+    }
 }
 
 /// An OpenAPI entry: `openapi` (one document) or `documents` (several).

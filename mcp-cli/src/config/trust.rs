@@ -466,6 +466,22 @@ pub(crate) fn summary(config: &Config) -> String {
                 escape_line(permission)
             ));
         }
+        match &entry.confirm {
+            crate::confirm::Confirm::Never => {}
+            crate::confirm::Confirm::All => {
+                out.push_str("      asking you before every call of its tools\n");
+            }
+            crate::confirm::Confirm::Tools(tools) => {
+                let names: Vec<String> = tools
+                    .iter()
+                    .map(|t| format!("`{}`", escape_line(t)))
+                    .collect();
+                out.push_str(&format!(
+                    "      asking you before every call of {}\n",
+                    names.join(", ")
+                ));
+            }
+        }
     }
     if config.servers.is_empty() {
         out.push_str("  (no servers)\n");
