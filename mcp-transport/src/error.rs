@@ -34,7 +34,9 @@ pub enum TransportError {
     /// newline, or was over the frame limit).
     #[error("outgoing frame rejected")]
     Encode(#[source] mcp_codec::CodecError),
-    /// Reading from or writing to the peer failed.
+    /// Reading from or writing to the peer failed; also an exchange of the
+    /// HTTP transports' plain-http fast path that failed before an answer
+    /// (connection refused, reset, a head that is not HTTP).
     #[error("i/o error talking to the server")]
     Io(#[from] io::Error),
     /// The connection is closed; nothing more can be sent.
@@ -98,8 +100,10 @@ pub enum TransportError {
     #[cfg(feature = "http")]
     #[error("could not set up the HTTP client")]
     HttpClient(#[source] reqwest::Error),
-    /// An HTTP exchange failed before an answer (connection refused, reset,
-    /// TLS, time-out). The error has its URL removed. (Feature `http`.)
+    /// An HTTP exchange through reqwest failed before an answer (connection
+    /// refused, reset, TLS, time-out); the plain-http fast path reports
+    /// [`TransportError::Io`] instead. The error has its URL removed.
+    /// (Feature `http`.)
     #[cfg(feature = "http")]
     #[error("HTTP request to the server failed")]
     Http(#[source] reqwest::Error),

@@ -45,6 +45,13 @@
 //! and its value is marked sensitive. No error's `Display` or `Debug` holds a
 //! request body, a header value, a token or a URL path.
 //!
+//! Plain `http://` exchanges (loopback only) take a fast path, hyper's
+//! HTTP/1.1 connection API over the transport's own keep-alive pool
+//! (`lean`); https, a proxy from the environment, a host's injected client
+//! and anything after a redirect take reqwest. A failure on the fast path
+//! is [`TransportError::Io`](crate::TransportError::Io), on reqwest
+//! [`TransportError::Http`](crate::TransportError::Http).
+//!
 //! The 2026-07-28 per-message headers (`Mcp-Method`, `Mcp-Name`,
 //! `Mcp-Param-*`) come finished from the session (their rules are in
 //! `mcp_types::headers`); this transport only sends them.
@@ -56,6 +63,7 @@ mod control;
 mod credentials;
 mod envelope;
 mod get_stream;
+mod lean;
 mod legacy_sse;
 mod post;
 mod streamable;

@@ -3,15 +3,22 @@
 //! the credential provider once more after a 401 / 403.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, USER_AGENT, WWW_AUTHENTICATE};
-use reqwest::{Method, Response, StatusCode};
+use http_body_util::Full;
+use reqwest::header::{
+    ACCEPT, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT,
+    WWW_AUTHENTICATE,
+};
+use reqwest::{Method, StatusCode};
 use url::Url;
 
 use crate::TransportError;
 use crate::connection::RequestFailure;
+use crate::http::body::Reply;
 use crate::http::config::{HttpConfig, build_client, check_url, configured_headers, header_pair};
 use crate::http::credentials::{CredentialTarget, Refusal};
+use crate::http::lean::{Lean, LeanError};
 
 /// `Accept` of a Streamable HTTP POST.
 pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -51,6 +58,11 @@ pub(crate) enum SendError {
     TimedOut,
     /// The connection failed; the error has its URL removed.
     Network(reqwest::Error),
+    /// The connection of the plain-http fast path failed.
+    Io(std::io::Error),
+    /// reqwest's client, made when the fast path is first left, could not
+    /// be made.
+    Client(TransportError),
 }
 
 impl SendError {
@@ -58,7 +70,9 @@ impl SendError {
         match self {
             SendError::InvalidHeader(name) => RequestFailure::InvalidHeader { name: name.clone() },
             SendError::TimedOut => RequestFailure::TimedOut,
-            SendError::Network(_) => RequestFailure::Network,
+            SendError::Network(_) | SendError::Io(_) | SendError::Client(_) => {
+                RequestFailure::Network
+            }
             SendError::Credential(_) => RequestFailure::Credentials,
         }
     }
@@ -79,6 +93,8 @@ impl SendError {
             SendError::Credential(e) => e,
             SendError::TimedOut => TransportError::Io(std::io::ErrorKind::TimedOut.into()),
             SendError::Network(e) => TransportError::Http(e),
+            SendError::Io(e) => TransportError::Io(e),
+            SendError::Client(e) => e,
         }
     }
 }
@@ -86,13 +102,23 @@ impl SendError {
 /// The client of one connection.
 #[derive(Debug, Clone)]
 pub(crate) struct HttpClient {
-    pub(crate) client: reqwest::Client,
+    /// reqwest's client: made at connect unless the fast path applies,
+    /// then when it is first left (a redirect, another origin).
+    client: std::sync::OnceLock<reqwest::Client>,
     pub(crate) config: Arc<HttpConfig>,
     pub(crate) base: Url,
     /// Headers added to every request: the configured ones and the
     /// `User-Agent` when the client is the host's (a client the transport
     /// builds has them as defaults).
     per_request: HeaderMap,
+    /// The plain-http fast path, when it applies (see `lean`).
+    lean: Option<Arc<Lean>>,
+    /// The headers every fast-path request carries unless the exchange
+    /// sets them: `Host`, `User-Agent`, the configured ones.
+    lean_defaults: HeaderMap,
+    /// Set when the server redirected a fast-path request: reqwest, which
+    /// follows redirects by the transport's policy, takes every later one.
+    lean_off: Arc<AtomicBool>,
 }
 
 impl HttpClient {
@@ -100,7 +126,9 @@ impl HttpClient {
     /// credential provider once so that a missing credential fails here.
     pub(crate) async fn connect(config: Arc<HttpConfig>) -> Result<Self, TransportError> {
         let base = check_url(&config.url)?;
-        let (client, per_request) = match &config.client {
+        let lean = Lean::for_config(&config, &base);
+        let client = std::sync::OnceLock::new();
+        let per_request = match &config.client {
             Some(injected) => {
                 let mut headers = configured_headers(&config)?;
                 let agent = HeaderValue::from_str(&config.user_agent).map_err(|_| {
@@ -109,9 +137,18 @@ impl HttpClient {
                     }
                 })?;
                 headers.insert(USER_AGENT, agent);
-                (injected.clone(), headers)
+                let _ = client.set(injected.clone());
+                headers
             }
-            None => (build_client(&config, &base)?, HeaderMap::new()),
+            None => {
+                if lean.is_none() {
+                    let _ = client.set(build_client(&config, &base)?);
+                } else {
+                    // Checked now, as building the client would.
+                    configured_headers(&config)?;
+                }
+                HeaderMap::new()
+            }
         };
         if let Some(provider) = &config.credentials {
             let target = CredentialTarget::new("POST", &base);
@@ -119,18 +156,36 @@ impl HttpClient {
                 header_pair(&name, &value)?;
             }
         }
+        let mut lean_defaults = HeaderMap::new();
+        if let Some(lean) = &lean {
+            lean_defaults.insert(HOST, lean.host_header().clone());
+            let agent = HeaderValue::from_str(&config.user_agent).map_err(|_| {
+                TransportError::InvalidHeader {
+                    name: Some(USER_AGENT.as_str().to_owned()),
+                }
+            })?;
+            lean_defaults.insert(USER_AGENT, agent);
+            for (name, value) in configured_headers(&config)? {
+                if let Some(name) = name {
+                    lean_defaults.append(name, value);
+                }
+            }
+        }
         Ok(Self {
             client,
             config,
             base,
             per_request,
+            lean,
+            lean_defaults,
+            lean_off: Arc::new(AtomicBool::new(false)),
         })
     }
 
     /// Sends one request, once more after a 401 / 403 if the credential
     /// provider says it has new credentials, and once more after a 401
     /// `use_dpop_nonce` whose nonce the provider took (RFC 9449 §9).
-    pub(crate) async fn send(&self, exchange: &Exchange<'_>) -> Result<Response, SendError> {
+    pub(crate) async fn send(&self, exchange: &Exchange<'_>) -> Result<Reply, SendError> {
         let mut retried = false;
         let mut nonce_retried = false;
         loop {
@@ -188,29 +243,56 @@ impl HttpClient {
         headers
     }
 
-    async fn send_once(&self, exchange: &Exchange<'_>) -> Result<Response, SendError> {
-        let mut request = self
-            .client
-            .request(exchange.method.clone(), exchange.url.clone())
-            .header(reqwest::header::ACCEPT, exchange.accept)
-            .headers(self.headers_of(exchange));
-        if let Some(provider) = &self.config.credentials {
-            let target = CredentialTarget::new(exchange.method.as_str(), exchange.url);
-            let headers = provider
-                .authorization(target)
-                .await
-                .map_err(SendError::Credential)?;
-            for (name, value) in headers {
-                let (name, value) = header_pair(&name, &value).map_err(|e| match e {
+    /// The credential's headers for one attempt, checked.
+    async fn credential(
+        &self,
+        exchange: &Exchange<'_>,
+    ) -> Result<Vec<(HeaderName, HeaderValue)>, SendError> {
+        let Some(provider) = &self.config.credentials else {
+            return Ok(Vec::new());
+        };
+        let target = CredentialTarget::new(exchange.method.as_str(), exchange.url);
+        let headers = provider
+            .authorization(target)
+            .await
+            .map_err(SendError::Credential)?;
+        headers
+            .iter()
+            .map(|(name, value)| {
+                header_pair(name, value).map_err(|e| match e {
                     TransportError::InvalidHeader { name } => SendError::InvalidHeader(name),
                     other => SendError::Credential(other),
-                })?;
-                request = request.header(name, value);
+                })
+            })
+            .collect()
+    }
+
+    async fn send_once(&self, exchange: &Exchange<'_>) -> Result<Reply, SendError> {
+        let credential = self.credential(exchange).await?;
+        if let Some(lean) = &self.lean
+            && !self.lean_off.load(Ordering::Relaxed)
+            && lean.serves(exchange.url)
+        {
+            let reply = self.send_lean(lean, exchange, &credential).await?;
+            if !is_redirect(&reply) {
+                return Ok(reply);
             }
+            // reqwest follows it (same origin only) and takes every later
+            // request: the fast path has no redirect policy of its own.
+            tracing::debug!("redirected: the fast path is left for reqwest");
+            self.lean_off.store(true, Ordering::Relaxed);
+        }
+        let mut request = self
+            .reqwest()?
+            .request(exchange.method.clone(), exchange.url.clone())
+            .header(ACCEPT, exchange.accept)
+            .headers(self.headers_of(exchange));
+        for (name, value) in credential {
+            request = request.header(name, value);
         }
         if let Some(body) = &exchange.body {
             request = request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(CONTENT_TYPE, "application/json")
                 .body(body.clone());
         }
         match tokio::time::timeout(self.config.response_timeout, request.send()).await {
@@ -221,9 +303,69 @@ impl HttpClient {
                 tracing::debug!(error = %e, "HTTP request failed");
                 Err(SendError::Network(e))
             }
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => Ok(Reply::reqwest(response)),
         }
     }
+
+    /// reqwest's client, made now if it was not at connect.
+    fn reqwest(&self) -> Result<&reqwest::Client, SendError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let built = build_client(&self.config, &self.base).map_err(SendError::Client)?;
+        Ok(self.client.get_or_init(|| built))
+    }
+
+    /// One attempt on the plain-http fast path, with the same headers
+    /// reqwest would send: the exchange's, `Accept`, the credential,
+    /// `Content-Type`, then the defaults the exchange does not set.
+    async fn send_lean(
+        &self,
+        lean: &Arc<Lean>,
+        exchange: &Exchange<'_>,
+        credential: &[(HeaderName, HeaderValue)],
+    ) -> Result<Reply, SendError> {
+        let target = lean
+            .target(exchange.url)
+            .ok_or(SendError::InvalidHeader(None))?;
+        let build = || {
+            let mut headers = exchange.headers.clone();
+            if !headers.contains_key(ACCEPT) {
+                headers.insert(ACCEPT, HeaderValue::from_static(exchange.accept));
+            }
+            for (name, value) in credential {
+                headers.append(name.clone(), value.clone());
+            }
+            if exchange.body.is_some() {
+                headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            }
+            for name in self.lean_defaults.keys() {
+                if !headers.contains_key(name) {
+                    for value in self.lean_defaults.get_all(name) {
+                        headers.append(name.clone(), value.clone());
+                    }
+                }
+            }
+            let mut request =
+                hyper::Request::new(Full::new(exchange.body.clone().unwrap_or_default()));
+            *request.method_mut() = exchange.method.clone();
+            *request.uri_mut() = target.clone();
+            *request.headers_mut() = headers;
+            request
+        };
+        match tokio::time::timeout(self.config.response_timeout, lean.send(build)).await {
+            Err(_) | Ok(Err(LeanError::ConnectTimedOut)) => Err(SendError::TimedOut),
+            Ok(Err(LeanError::Io(e))) => Err(SendError::Io(e)),
+            Ok(Ok((head, body))) => Ok(Reply::lean(head, body)),
+        }
+    }
+}
+
+/// A redirect reqwest's policy may follow: a 3xx other than 304 with a
+/// `Location`.
+fn is_redirect(reply: &Reply) -> bool {
+    matches!(reply.status().as_u16(), 301 | 302 | 303 | 307 | 308)
+        && reply.headers().contains_key(LOCATION)
 }
 
 /// The `WWW-Authenticate` headers of a response that are text, joined with

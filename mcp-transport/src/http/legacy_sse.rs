@@ -14,8 +14,8 @@
 
 use std::sync::Arc;
 
+use reqwest::Method;
 use reqwest::header::HeaderMap;
-use reqwest::{Method, Response};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use url::Url;
@@ -24,7 +24,7 @@ use crate::connection::{
     BoxFuture, CloseReason, Connection, Connector, ExitInfo, FrameKind, FrameSender, Inbound,
     OutboundFrame, RequestFailure,
 };
-use crate::http::body::{BodyKind, SseReader, SseStep, body_kind, read_bounded};
+use crate::http::body::{BodyKind, Reply, SseReader, SseStep, body_kind, read_bounded};
 use crate::http::client::{ACCEPT_BOTH, ACCEPT_SSE, Exchange, HttpClient, www_authenticate};
 use crate::http::config::{HttpConfig, endpoint_key};
 use crate::http::control::{DriverSignals, HttpControl, stopped};
@@ -121,7 +121,7 @@ impl Connector for SseConnector {
 
 async fn wait_for_endpoint(
     reader: &mut SseReader,
-    response: &mut Response,
+    response: &mut Reply,
 ) -> Result<String, TransportError> {
     loop {
         match reader.next(response, None).await {
@@ -166,7 +166,7 @@ async fn drive(
     mut outbound: mpsc::Receiver<OutboundFrame>,
     signals: DriverSignals,
     reader: SseReader,
-    response: Response,
+    response: Reply,
 ) {
     let DriverSignals { mut stop, done } = signals;
     let (ended_tx, mut ended_rx) = oneshot::channel();
@@ -206,7 +206,7 @@ async fn drive(
 async fn read_stream(
     shared: Arc<LegacyShared>,
     mut reader: SseReader,
-    mut response: Response,
+    mut response: Reply,
     ended: oneshot::Sender<CloseReason>,
 ) {
     let reason = loop {

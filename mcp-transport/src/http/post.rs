@@ -7,12 +7,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mcp_codec::CodecError;
 use reqwest::header::{HeaderMap, HeaderValue};
-use reqwest::{Method, Response, StatusCode};
+use reqwest::{Method, StatusCode};
 use tokio::sync::oneshot;
 
 use crate::TransportError;
 use crate::connection::{FrameKind, Inbound, OutboundFrame, RequestFailure};
-use crate::http::body::{BodyError, BodyKind, SseReader, SseStep, body_kind, read_bounded};
+use crate::http::body::{BodyError, BodyKind, Reply, SseReader, SseStep, body_kind, read_bounded};
 use crate::http::client::{
     ACCEPT_BOTH, ACCEPT_SSE, Exchange, LAST_EVENT_ID, SESSION_HEADER, SendError, VERSION_HEADER,
     push_header, push_known, www_authenticate,
@@ -122,7 +122,7 @@ impl Post<'_> {
     }
 
     /// A non-2xx status: the request gets no answer through HTTP.
-    async fn refused(&self, status: StatusCode, response: &mut Response) {
+    async fn refused(&self, status: StatusCode, response: &mut Reply) {
         let challenge = matches!(status.as_u16(), 401 | 403)
             .then(|| www_authenticate(response.headers()))
             .flatten();
@@ -149,13 +149,7 @@ impl Post<'_> {
     }
 
     /// A 2xx reply with a JSON body (or no body, or some other body).
-    async fn reply_body(
-        &self,
-        id: i64,
-        kind: BodyKind,
-        status: StatusCode,
-        response: &mut Response,
-    ) {
+    async fn reply_body(&self, id: i64, kind: BodyKind, status: StatusCode, response: &mut Reply) {
         let config = &self.shared.http.config;
         let body = match read_bounded(response, config.max_body, config.response_timeout).await {
             Ok(body) => body,
@@ -228,7 +222,7 @@ impl Post<'_> {
 
     /// Reads an event-stream reply until the answer; resumes it when it
     /// breaks first (legacy era, with an event id to resume from).
-    async fn reply_stream(&self, id: i64, first: Response) {
+    async fn reply_stream(&self, id: i64, first: Reply) {
         let config = &self.shared.http.config;
         let mut reader = SseReader::new(config.max_body);
         let mut response = first;
@@ -243,6 +237,9 @@ impl Post<'_> {
                         let answered = envelope::shape(&bytes) == Shape::Answer(id);
                         self.shared.deliver(Inbound::Frame(bytes)).await;
                         if answered {
+                            // What follows the answer is not wanted; its
+                            // connection may serve again once it ends.
+                            response.finish();
                             return;
                         }
                         attempts = 0;
@@ -276,7 +273,7 @@ impl Post<'_> {
 
     /// Waits the server's `retry` time, then asks for the rest of the stream
     /// with `Last-Event-ID`. `None` when the request has been failed.
-    async fn resume(&self, reader: &mut SseReader, attempts: &mut u32) -> Option<Response> {
+    async fn resume(&self, reader: &mut SseReader, attempts: &mut u32) -> Option<Reply> {
         let config = &self.shared.http.config;
         loop {
             if *attempts >= config.max_resume_attempts {

@@ -121,7 +121,7 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
     o.reps = reps.unwrap_or(if o.quick { 1 } else { 5 });
     o.cold_runs = cold.unwrap_or(if o.quick { 1 } else { 4 });
     for c in &o.clients {
-        if !CLIENTS.contains(&c.as_str()) && c != "rmcp-ct" {
+        if !CLIENTS.contains(&c.as_str()) && c != "rmcp-ct" && c != "ours-base" {
             bail!("unknown client {c}\n{USAGE}");
         }
     }
@@ -168,6 +168,9 @@ impl Paths {
         match name {
             "limit" => (vec![s(self.bin.join("client-limit"))], vec![]),
             "rmcp" => (vec![s(self.bin.join("client-rmcp"))], vec![]),
+            // An A/B baseline: a `bench_client` built before a change and
+            // copied here by hand (never built by this command).
+            "ours-base" => (vec![s(self.work.join("bench_client.base"))], vec![]),
             "rmcp-ct" => (
                 vec![s(self.bin.join("client-rmcp"))],
                 vec![("RMCP_RT", "current")],

@@ -1,0 +1,355 @@
+//! Streamable HTTP against a hand-driven HTTP/1.1 server on loopback: the
+//! bytes of each answer are the test's, so keep-alive, connection closes,
+//! body framings, bounds, broken heads and redirects can be staged exactly.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_transport::{
+    Connection, Connector, HttpConfig, HttpConnector, Inbound, OutboundFrame, RequestFailure,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// What the server does with one request.
+enum Act {
+    /// Writes these bytes and waits for the next request.
+    Answer(Vec<u8>),
+    /// Writes these bytes and closes the connection.
+    AnswerAndClose(Vec<u8>),
+}
+
+/// The request heads a server saw and the connections it accepted.
+#[derive(Default)]
+struct Seen {
+    accepted: AtomicUsize,
+    heads: Mutex<Vec<String>>,
+}
+
+impl Seen {
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+/// Serves on a loopback port: `act` gets each request's head and body (the
+/// JSON-RPC id of the body, when it has one) and says what to write.
+async fn server(
+    act: impl Fn(&str, Option<i64>) -> Act + Send + Sync + 'static,
+) -> (String, Arc<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let act = Arc::new(act);
+    let seen_by_server = Arc::clone(&seen);
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            seen_by_server.accepted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(connection(
+                stream,
+                Arc::clone(&seen_by_server),
+                Arc::clone(&act),
+            ));
+        }
+    });
+    (format!("http://{addr}/mcp"), seen)
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    seen: Arc<Seen>,
+    act: Arc<impl Fn(&str, Option<i64>) -> Act>,
+) {
+    let mut buf = Vec::new();
+    loop {
+        let Some((head, body)) = read_request(&mut stream, &mut buf).await else {
+            return;
+        };
+        seen.heads.lock().unwrap().push(head.clone());
+        let id = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v["id"].as_i64());
+        match act(&head, id) {
+            Act::Answer(bytes) => {
+                if stream.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            Act::AnswerAndClose(bytes) => {
+                let _ = stream.write_all(&bytes).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+        }
+    }
+}
+
+/// One request: its head (as text) and its body (by `Content-Length`).
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8(buf[..end].to_vec()).unwrap();
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            while buf.len() < end + 4 + length {
+                read_more(stream, buf).await?;
+            }
+            let body = buf[end + 4..end + 4 + length].to_vec();
+            buf.drain(..end + 4 + length);
+            return Some((head, body));
+        }
+        read_more(stream, buf).await?;
+    }
+}
+
+async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
+    let mut chunk = [0u8; 4096];
+    match stream.read(&mut chunk).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            Some(())
+        }
+    }
+}
+
+fn answer_text(id: Option<i64>, text: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"text": text}}).to_string()
+}
+
+/// A JSON answer with a `Content-Length`.
+fn json_answer(id: Option<i64>, text: &str) -> Vec<u8> {
+    let body = answer_text(id, text);
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A chunked answer of `content-type`, the body cut into `pieces`.
+fn chunked_answer(content_type: &str, body: &str, pieces: usize) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+    );
+    let step = body.len().div_ceil(pieces).max(1);
+    for piece in body.as_bytes().chunks(step) {
+        out += &format!(
+            "{:x}\r\n{}\r\n",
+            piece.len(),
+            std::str::from_utf8(piece).unwrap()
+        );
+    }
+    out += "0\r\n\r\n";
+    out.into_bytes()
+}
+
+fn request(id: i64) -> OutboundFrame {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {}});
+    OutboundFrame::request(body.to_string(), id, "tools/call".into())
+}
+
+async fn open(config: HttpConfig) -> Connection {
+    HttpConnector::new(config).connect().await.expect("connect")
+}
+
+async fn next(conn: &mut Connection) -> Inbound {
+    tokio::time::timeout(WAIT, conn.inbound.recv())
+        .await
+        .expect("an inbound event in time")
+        .expect("the connection is open")
+}
+
+/// Sends request `id` and returns its answer's `result.text`.
+async fn call(conn: &mut Connection, id: i64) -> String {
+    conn.outbound.send(request(id)).await.unwrap();
+    match next(conn).await {
+        Inbound::Frame(bytes) => {
+            let value: Value = serde_json::from_slice(&bytes).expect("a JSON frame");
+            assert_eq!(value["id"], id);
+            value["result"]["text"].as_str().unwrap().to_owned()
+        }
+        other => panic!("expected the answer to {id}, got {other:?}"),
+    }
+}
+
+/// Sends request `id` and returns how it failed.
+async fn failure(conn: &mut Connection, id: i64) -> RequestFailure {
+    conn.outbound.send(request(id)).await.unwrap();
+    loop {
+        match next(conn).await {
+            Inbound::RequestFailed { id: got, failure } if got == id => return failure,
+            Inbound::FrameError(_) => {}
+            other => panic!("expected request {id} to fail, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_kept_alive_connection_serves_one_request_after_another() {
+    let (url, seen) = server(|_, id| Act::Answer(json_answer(id, "ok"))).await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    for id in 1..=4 {
+        assert_eq!(call(&mut conn, id).await, "ok");
+    }
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 1);
+    let heads = seen.heads();
+    assert_eq!(heads.len(), 4);
+    for head in &heads {
+        let lower = head.to_ascii_lowercase();
+        assert!(lower.starts_with("post /mcp http/1.1\r\n"), "{head}");
+        assert!(lower.contains("\r\nhost: 127.0.0.1:"), "{head}");
+        assert!(
+            lower.contains("\r\ncontent-type: application/json"),
+            "{head}"
+        );
+        assert!(
+            lower.contains("\r\naccept: application/json, text/event-stream"),
+            "{head}"
+        );
+        assert!(lower.contains("\r\nuser-agent: mcp-transport/"), "{head}");
+    }
+}
+
+#[tokio::test]
+async fn a_connection_the_server_closed_after_answering_is_replaced() {
+    // Each answer closes its connection (without saying so): the next
+    // request must still be answered, on a new connection.
+    let (url, seen) = server(|_, id| Act::AnswerAndClose(json_answer(id, "ok"))).await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    for id in 1..=3 {
+        assert_eq!(call(&mut conn, id).await, "ok");
+    }
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 3);
+    assert_eq!(seen.heads().len(), 3);
+}
+
+#[tokio::test]
+async fn chunked_and_sized_bodies_are_read_whole() {
+    let long = "x".repeat(50_000);
+    let answer = long.clone();
+    let (url, seen) = server(move |_, id| match id {
+        Some(1) => Act::Answer(json_answer(id, &answer)),
+        _ => Act::Answer(chunked_answer(
+            "application/json",
+            &answer_text(id, &answer),
+            7,
+        )),
+    })
+    .await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    assert_eq!(call(&mut conn, 1).await, long);
+    assert_eq!(call(&mut conn, 2).await, long);
+    assert_eq!(call(&mut conn, 3).await, long);
+    // Each body was read to its end: the connection served all three.
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_event_stream_answer_in_pieces_is_delivered() {
+    let (url, seen) = server(|_, id| {
+        let event = format!(
+            ": keep-alive\n\nid: 1\ndata: {}\n\n",
+            answer_text(id, "streamed")
+        );
+        Act::Answer(chunked_answer("text/event-stream", &event, 5))
+    })
+    .await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    for id in 1..=3 {
+        assert_eq!(call(&mut conn, id).await, "streamed");
+    }
+    // Whether the rest of a stream is read in time to reuse its connection
+    // is a race with the next request's connect: only the answers count.
+    assert_eq!(seen.heads().len(), 3);
+}
+
+#[tokio::test]
+async fn bodies_over_the_bound_are_refused_by_name() {
+    let big = "y".repeat(4_000);
+    let (url, _) = server(move |_, id| match id {
+        Some(1) => Act::Answer(json_answer(id, &big)),
+        Some(2) => Act::Answer(chunked_answer(
+            "application/json",
+            &answer_text(id, &big),
+            4,
+        )),
+        _ => Act::Answer(json_answer(id, "small")),
+    })
+    .await;
+    let mut config = HttpConfig::new(url);
+    config.max_body = 1_000;
+    let mut conn = open(config).await;
+    // Announced by `Content-Length`, then only found out while reading.
+    assert_eq!(
+        failure(&mut conn, 1).await,
+        RequestFailure::TooLarge { limit: 1_000 }
+    );
+    assert_eq!(
+        failure(&mut conn, 2).await,
+        RequestFailure::TooLarge { limit: 1_000 }
+    );
+    // The connection goes on serving.
+    assert_eq!(call(&mut conn, 3).await, "small");
+}
+
+#[tokio::test]
+async fn an_answer_whose_head_is_not_http_fails_the_request() {
+    let (url, _) = server(|_, id| match id {
+        Some(1) => Act::AnswerAndClose(b"SMTP ready\r\n\r\n".to_vec()),
+        Some(2) => Act::AnswerAndClose(b"HTTP/1.1 2OO OK\r\n\r\n".to_vec()),
+        _ => Act::Answer(json_answer(id, "fine")),
+    })
+    .await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    assert_eq!(failure(&mut conn, 1).await, RequestFailure::Network);
+    assert_eq!(failure(&mut conn, 2).await, RequestFailure::Network);
+    assert_eq!(call(&mut conn, 3).await, "fine");
+}
+
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed_and_one_elsewhere_is_not() {
+    let (elsewhere, elsewhere_seen) = server(|_, id| Act::Answer(json_answer(id, "no"))).await;
+    let (url, seen) = server(move |head, id| {
+        if head.starts_with("POST /other ") {
+            Act::Answer(json_answer(id, "moved"))
+        } else if id == Some(9) {
+            let to = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nlocation: {elsewhere}\r\ncontent-length: 0\r\n\r\n"
+            );
+            Act::Answer(to.into_bytes())
+        } else {
+            Act::Answer(
+                b"HTTP/1.1 307 Temporary Redirect\r\nlocation: /other\r\ncontent-length: 0\r\n\r\n"
+                    .to_vec(),
+            )
+        }
+    })
+    .await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    assert_eq!(call(&mut conn, 1).await, "moved");
+    assert_eq!(call(&mut conn, 2).await, "moved");
+    assert!(
+        seen.heads().iter().any(|h| h.starts_with("POST /other ")),
+        "{:?}",
+        seen.heads()
+    );
+    match failure(&mut conn, 9).await {
+        RequestFailure::Status { status, .. } => assert_eq!(status, 307),
+        other => panic!("expected the 307 itself, got {other:?}"),
+    }
+    assert_eq!(elsewhere_seen.accepted.load(Ordering::SeqCst), 0);
+}
