@@ -353,3 +353,51 @@ async fn a_redirect_within_the_origin_is_followed_and_one_elsewhere_is_not() {
     }
     assert_eq!(elsewhere_seen.accepted.load(Ordering::SeqCst), 0);
 }
+
+/// Set (to the proxy's URL) in the child run of the proxy test.
+const PROXY_CHILD: &str = "MCP_TRANSPORT_TEST_PROXY_CHILD";
+
+/// A proxy from the environment is still honoured: the fast path steps
+/// aside and reqwest sends the request through it. The workspace forbids
+/// `unsafe`, so `std::env::set_var` is out: the test runs itself again as
+/// a child process with `HTTP_PROXY` set.
+#[tokio::test]
+async fn a_proxy_from_the_environment_still_carries_the_requests() {
+    if std::env::var(PROXY_CHILD).is_ok() {
+        // Nothing listens on port 9 of loopback: only the proxy answers.
+        let mut conn = open(HttpConfig::new("http://127.0.0.1:9/mcp")).await;
+        assert_eq!(call(&mut conn, 1).await, "via proxy");
+        return;
+    }
+    let (proxy, seen) = server(|_, id| Act::Answer(json_answer(id, "via proxy"))).await;
+    let proxy = proxy.trim_end_matches("/mcp").to_owned();
+    let child = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_proxy_from_the_environment_still_carries_the_requests",
+            "--test-threads=1",
+            "--quiet",
+        ])
+        .env(PROXY_CHILD, &proxy)
+        .env("HTTP_PROXY", &proxy)
+        .env("http_proxy", &proxy)
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env_remove("REQUEST_METHOD")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        child.status.success(),
+        "the child failed:\n{}\n{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let heads = seen.heads();
+    assert!(
+        heads
+            .iter()
+            .any(|h| h.starts_with("POST http://127.0.0.1:9/mcp HTTP/1.1")),
+        "{heads:?}"
+    );
+}
