@@ -21,6 +21,8 @@ enum Act {
     Answer(Vec<u8>),
     /// Writes these bytes and closes the connection.
     AnswerAndClose(Vec<u8>),
+    /// Closes the connection without answering.
+    Close,
 }
 
 /// The request heads a server saw and the connections it accepted.
@@ -87,6 +89,7 @@ async fn connection(
                 let _ = stream.shutdown().await;
                 return;
             }
+            Act::Close => return,
         }
     }
 }
@@ -235,6 +238,27 @@ async fn a_connection_the_server_closed_after_answering_is_replaced() {
     }
     assert_eq!(seen.accepted.load(Ordering::SeqCst), 3);
     assert_eq!(seen.heads().len(), 3);
+}
+
+#[tokio::test]
+async fn a_request_the_server_read_and_dropped_unanswered_is_not_sent_again() {
+    // The second request is read, then its kept-alive connection closed
+    // without a byte of answer: the server may have acted on it, so it
+    // fails instead of going out once more.
+    let (url, seen) = server(|_, id| match id {
+        Some(2) => Act::Close,
+        _ => Act::Answer(json_answer(id, "ok")),
+    })
+    .await;
+    let mut conn = open(HttpConfig::new(url)).await;
+    assert_eq!(call(&mut conn, 1).await, "ok");
+    failure(&mut conn, 2).await;
+    let requests: Vec<String> = seen.heads();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 1);
+    // The next request goes out on a new connection.
+    assert_eq!(call(&mut conn, 3).await, "ok");
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]

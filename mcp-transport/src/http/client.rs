@@ -353,7 +353,7 @@ impl HttpClient {
             *request.headers_mut() = headers;
             request
         };
-        match tokio::time::timeout(self.config.response_timeout, lean.send(build)).await {
+        match tokio::time::timeout(self.config.response_timeout, lean.send(build())).await {
             Err(_) | Ok(Err(LeanError::ConnectTimedOut)) => Err(SendError::TimedOut),
             Ok(Err(LeanError::Io(e))) => Err(SendError::Io(e)),
             Ok(Ok((head, body))) => Ok(Reply::lean(head, body)),

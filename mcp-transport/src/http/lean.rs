@@ -23,10 +23,10 @@
 //!
 //! A connection that was idle in the pool may have been closed by the
 //! server just as it is used: a request that hyper reports as never
-//! written is sent on another connection, and a request on a reused
-//! connection that was closed before any byte of an answer came back is
-//! sent once more on a new connection (the rule browsers follow for reused
-//! connections).
+//! written is sent on another connection. One that was written is never
+//! sent again, even when the connection closed before any byte of an
+//! answer came back (browsers resend then; the server may have acted on
+//! it, and a tool call is never replayed): it fails.
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -136,15 +136,13 @@ impl Lean {
         }
     }
 
-    /// Sends the request `build` makes (once more on another connection
-    /// when an idle one turns out closed, see the module docs) and returns
-    /// the answer's head and its body.
+    /// Sends `request` (on another connection when an idle one turns out
+    /// closed before it was written, see the module docs) and returns the
+    /// answer's head and its body.
     pub(crate) async fn send(
         self: &Arc<Self>,
-        build: impl Fn() -> Request<Full<Bytes>>,
+        mut request: Request<Full<Bytes>>,
     ) -> Result<(hyper::http::response::Parts, LeanBody), LeanError> {
-        let mut request = build();
-        let mut resent = false;
         loop {
             let (mut sender, reused) = self.acquire().await?;
             match sender.try_send_request(request).await {
@@ -154,12 +152,12 @@ impl Lean {
                     return Ok((head, body));
                 }
                 Err(mut e) => match e.take_message() {
-                    // Never written: another connection may take it.
+                    // Never written: another connection may take it. A
+                    // request that was written is never sent again, even
+                    // when the connection closed before any answer: the
+                    // server may have acted on it (a tool call is never
+                    // replayed).
                     Some(unsent) if reused => request = unsent,
-                    _ if reused && !resent && closed_before_answer(e.error()) => {
-                        resent = true;
-                        request = build();
-                    }
                     _ => {
                         let e = e.into_error();
                         tracing::debug!(error = %e, "HTTP request failed");
@@ -255,28 +253,6 @@ fn target_of(url: &Url) -> Option<Uri> {
     url[url::Position::BeforePath..url::Position::AfterQuery]
         .parse()
         .ok()
-}
-
-/// Whether a failure on a reused connection is the server having closed it
-/// before answering (rather than a broken answer).
-fn closed_before_answer(e: &hyper::Error) -> bool {
-    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
-        return true;
-    }
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<io::Error>() {
-            return matches!(
-                io.kind(),
-                io::ErrorKind::ConnectionReset
-                    | io::ErrorKind::BrokenPipe
-                    | io::ErrorKind::ConnectionAborted
-                    | io::ErrorKind::UnexpectedEof
-            );
-        }
-        source = cause.source();
-    }
-    false
 }
 
 /// The body of an answer, holding its connection until the body has been
