@@ -25,7 +25,10 @@ fn script() -> Script {
 
 /// A host whose user answers every confirmation with `action`, keeping
 /// each question's message and labelled server.
-fn answering(action: ElicitAction, asked: Arc<Mutex<Vec<(String, String)>>>) -> ClientHandlers {
+/// The questions the host's user was asked: (message, labelled server).
+type Asked = Arc<Mutex<Vec<(String, String)>>>;
+
+fn answering(action: ElicitAction, asked: Asked) -> ClientHandlers {
     ClientHandlers::new().on_elicitation(move |params: Elicitation| {
         let asked = Arc::clone(&asked);
         let action = action.clone();
@@ -55,20 +58,33 @@ fn calls_of(recorder: &mcp_testkit::Recorder, tool: &str) -> usize {
         .count()
 }
 
-#[tokio::test]
-async fn a_marked_call_goes_ahead_once_the_hosts_user_accepts() {
+/// A gateway in front of the script's server, marking `delete`; the host's
+/// user answers with `action` (`None`: a host without elicitation). Gives
+/// the host, the server's recorder and the questions asked.
+async fn gateway(action: Option<ElicitAction>) -> (Running, mcp_testkit::Recorder, Asked) {
     let (files, recorder) = memory(script());
     let mut setup = Setup::new(vec![spec("files", files)]);
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    setup.handlers = answering(ElicitAction::Accept, Arc::clone(&asked));
+    let asked = Asked::default();
+    if let Some(action) = action {
+        setup.handlers = answering(action, Arc::clone(&asked));
+    }
     setup.confirm = Some(marked);
-    let running = start(setup).await;
+    (start(setup).await, recorder, asked)
+}
 
-    let result = running
+/// Calls `delete` with a file name: the result.
+async fn delete(running: &Running) -> mcp_types::CallToolResult {
+    running
         .host
         .call_tool("delete", json!({"text": "notes.txt"}))
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_marked_call_goes_ahead_once_the_hosts_user_accepts() {
+    let (running, recorder, asked) = gateway(Some(ElicitAction::Accept)).await;
+    let result = delete(&running).await;
     assert!(!result.failed(), "{}", result.text());
     assert_eq!(result.text(), "notes.txt");
     // An unmarked tool is not asked about.
@@ -89,18 +105,8 @@ async fn a_marked_call_goes_ahead_once_the_hosts_user_accepts() {
 
 #[tokio::test]
 async fn a_marked_call_the_user_declines_never_reaches_the_server() {
-    let (files, recorder) = memory(script());
-    let mut setup = Setup::new(vec![spec("files", files)]);
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    setup.handlers = answering(ElicitAction::Decline, Arc::clone(&asked));
-    setup.confirm = Some(marked);
-    let running = start(setup).await;
-
-    let result = running
-        .host
-        .call_tool("delete", json!({"text": "notes.txt"}))
-        .await
-        .unwrap();
+    let (running, recorder, asked) = gateway(Some(ElicitAction::Decline)).await;
+    let result = delete(&running).await;
     assert!(result.failed());
     assert!(result.text().contains("not approved"), "{}", result.text());
     assert_eq!(asked.lock().unwrap().len(), 1);
@@ -110,16 +116,8 @@ async fn a_marked_call_the_user_declines_never_reaches_the_server() {
 
 #[tokio::test]
 async fn without_the_hosts_elicitation_a_marked_call_is_refused_and_not_sent() {
-    let (files, recorder) = memory(script());
-    let mut setup = Setup::new(vec![spec("files", files)]);
-    setup.confirm = Some(marked);
-    let running = start(setup).await;
-
-    let result = running
-        .host
-        .call_tool("delete", json!({"text": "notes.txt"}))
-        .await
-        .unwrap();
+    let (running, recorder, _) = gateway(None).await;
+    let result = delete(&running).await;
     assert!(result.failed());
     assert!(result.text().contains("not approved"), "{}", result.text());
     let read = running
