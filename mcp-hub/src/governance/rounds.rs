@@ -10,7 +10,10 @@
 //! that answers input can never reach what the first could not. A round is
 //! never retried (it may carry answers the server consumes once).
 
-use mcp_session::{CallOptions, RoundMethod};
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_session::{CallOptions, Ready, RoundMethod, Session, SessionError};
 use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
     CallToolParams, CallToolResult, GetPromptParams, GetPromptResult, ReadResourceParams,
@@ -69,8 +72,10 @@ impl Hub {
     /// name now routes elsewhere (the namespace changed), the round is
     /// refused with [`HubError::RoundRouteChanged`] before anything is
     /// sent. A context helper's name is [`HubError::Unsupported`] (helpers
-    /// ask for no input). The server must speak 2026-07-28
-    /// ([`mcp_session::SessionError::Unsupported`] otherwise).
+    /// ask for no input). A server that speaks a legacy version has no
+    /// rounds: the call is made as [`Hub::call_with`] makes it (its
+    /// server→client requests answered by the session's handlers) and
+    /// answered complete.
     pub async fn call_tool_round(
         &self,
         mut params: CallToolParams,
@@ -99,7 +104,7 @@ impl Hub {
         {
             return Err(HubError::RoundRouteChanged { name });
         }
-        let cell = std::sync::Arc::clone(self.shared.cell(entry.server().as_str())?);
+        let cell = Arc::clone(self.shared.cell(entry.server().as_str())?);
         params.name = local.to_string();
         let arguments = params.arguments.clone().unwrap_or_default();
         let step = Step {
@@ -115,7 +120,12 @@ impl Hub {
             options: options.clone(),
             arguments,
         };
-        let outcome = round::<CallTool>(&self.shared, &cell, step, &params).await?;
+        let (local, arguments) = (params.name.clone(), params.arguments.clone());
+        let legacy = move |session: Arc<Session<Ready>>, options: CallOptions| {
+            let (local, arguments) = (local.clone(), arguments.clone().unwrap_or_default());
+            async move { session.call_tool_object(&local, arguments, &options).await }
+        };
+        let outcome = round::<CallTool, _, _>(&self.shared, &cell, step, &params, legacy).await?;
         Ok(ToolRound { route, outcome })
     }
 
@@ -139,7 +149,12 @@ impl Hub {
             options: options.clone(),
             arguments: Map::new(),
         };
-        round::<GetPrompt>(&self.shared, cell, step, &params).await
+        let (name, arguments) = (params.name.clone(), params.arguments.clone());
+        let legacy = move |session: Arc<Session<Ready>>, options: CallOptions| {
+            let (name, arguments) = (name.clone(), arguments.clone().unwrap_or_default());
+            async move { session.get_prompt_with(&name, arguments, &options).await }
+        };
+        round::<GetPrompt, _, _>(&self.shared, cell, step, &params, legacy).await
     }
 
     /// Sends one round of `resources/read` of `params.uri` on `server`
@@ -162,19 +177,36 @@ impl Hub {
             options: options.clone(),
             arguments: Map::new(),
         };
-        round::<ReadResource>(&self.shared, cell, step, &params).await
+        let uri = params.uri.clone();
+        let legacy = move |session: Arc<Session<Ready>>, options: CallOptions| {
+            let uri = uri.clone();
+            async move { session.read_resource_with(&uri, &options).await }
+        };
+        round::<ReadResource, _, _>(&self.shared, cell, step, &params, legacy).await
     }
 }
 
-/// One round along the governed path.
-async fn round<R: RoundMethod>(
+/// One round along the governed path; with a server that speaks a legacy
+/// version (no rounds exist there), the call `legacy` makes, complete.
+async fn round<R, L, LF>(
     hub: &crate::shared::HubShared,
     cell: &ServerCell,
     step: Step<'_>,
     params: &R::Params,
-) -> Result<RequestOutcome<R::Complete>, HubError> {
+    legacy: L,
+) -> Result<RequestOutcome<R::Complete>, HubError>
+where
+    R: RoundMethod,
+    L: Fn(Arc<Session<Ready>>, CallOptions) -> LF,
+    LF: Future<Output = Result<R::Complete, SessionError>>,
+{
+    let legacy = &legacy;
     governed(hub, cell, step, None, |session, options, _| async move {
-        session.send_round::<R>(params, &options).await
+        if session.protocol_version().era() == mcp_types::Era::Modern {
+            session.send_round::<R>(params, &options).await
+        } else {
+            legacy(session, options).await.map(RequestOutcome::Complete)
+        }
     })
     .await
 }
