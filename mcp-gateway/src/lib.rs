@@ -91,6 +91,14 @@
 //! last one asked wins); a remote server keeps the roots its own
 //! configuration gives it, never a host's.
 //!
+//! A 2026-07-28 server asks by `input_required` result instead: a legacy
+//! host is asked as above while the hub's session follows the rounds; a
+//! 2026-07-28 host gets the rounds itself, one at a time, with a
+//! `requestState` the gateway seals and checks on the retry, which goes to
+//! the same server and tool along the same governed path (see
+//! `rounds.rs`). Its per-request `sampling`, `elicitation` and `roots`
+//! capabilities reach the server, whose `-32021` reaches the host.
+//!
 //! # Bounds
 //!
 //! The server half's bounds hold on the host's side
