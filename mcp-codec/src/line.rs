@@ -281,6 +281,24 @@ impl LineEncoder {
 }
 
 impl LineEncoder {
+    /// [`encode`](Self::encode) for a frame that is valid JSON: a raw `\n`
+    /// or `\r` in it can only be whitespace between tokens (JSON strings
+    /// escape both), so each becomes a space instead of refusing the frame.
+    /// Raw JSON kept verbatim (a schema written over several lines, inside a
+    /// `RawValue`) then still travels as one line.
+    pub fn encode_json(&self, frame: &[u8], dst: &mut BytesMut) -> Result<(), CodecError> {
+        match self.encode(frame, dst) {
+            Err(CodecError::NewlineInFrame) => {
+                let flat: Vec<u8> = frame
+                    .iter()
+                    .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+                    .collect();
+                self.encode(&flat, dst)
+            }
+            other => other,
+        }
+    }
+
     /// Whether [`encode`](Self::encode) would accept `frame`, without writing
     /// it: lets a sender refuse a frame before queueing it.
     pub fn check(&self, frame: &[u8]) -> Result<(), CodecError> {

@@ -134,7 +134,9 @@ where
             }
         }
         while let Some(frame) = driver.core.poll_transmit() {
-            if let Err(e) = encoder.encode(&frame, &mut output) {
+            // The core's frames are serialised JSON; raw JSON text kept
+            // verbatim inside them may span lines.
+            if let Err(e) = encoder.encode_json(&frame, &mut output) {
                 // Only a frame over the bound, which the core never makes.
                 tracing::warn!(error = %e, "a frame could not be written");
             }

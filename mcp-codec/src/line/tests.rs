@@ -314,3 +314,23 @@ fn edges_not_taken_are_bounded() {
     }
     assert!(kept <= 4, "{kept}");
 }
+
+#[test]
+fn a_json_frame_over_several_lines_is_encoded_as_one() {
+    let encoder = LineEncoder::new();
+    let pretty = b"{\r\n  \"a\": \"x\\ny\",\n  \"b\": [1,\n 2]\n}";
+    let mut dst = BytesMut::new();
+    encoder.encode_json(pretty, &mut dst).unwrap();
+    let line = &dst[..dst.len() - 1];
+    assert_eq!(dst.last(), Some(&b'\n'));
+    assert!(!line.contains(&b'\n') && !line.contains(&b'\r'));
+    // The same JSON, with its escaped newline kept in the string.
+    let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+    assert_eq!(value, serde_json::json!({"a": "x\ny", "b": [1, 2]}));
+    // The bound still holds.
+    let small = LineEncoder::with_max_frame(4);
+    assert_eq!(
+        small.encode_json(b"[1,\n2]", &mut BytesMut::new()),
+        Err(CodecError::FrameTooLarge { limit: 4 })
+    );
+}

@@ -50,10 +50,12 @@ impl Demo {
 
 /// `fourth` also takes a `region` mirrored in `Mcp-Param-Region`.
 fn tool(name: &str) -> Tool {
+    // `fourth`'s schema is written over several lines, as a handler may
+    // keep one: it still travels as one line.
     let schema = if name == "fourth" {
         concat!(
-            r#"{"type":"object","properties":{"text":{"type":"string"},"#,
-            r#""region":{"type":"string","x-mcp-header":"Region"}}}"#
+            "{\"type\":\"object\",\r\n  \"properties\":{\"text\":{\"type\":\"string\"},\n",
+            r#"  "region":{"type":"string","x-mcp-header":"Region"}}}"#
         )
     } else {
         r#"{"type":"object","properties":{"text":{"type":"string"}}}"#
