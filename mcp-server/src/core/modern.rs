@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
-    ClientCapabilities, ErrorObject, Implementation, Meta, ProgressToken, ProtocolVersion,
+    ClientCapabilities, ErrorObject, Implementation, Meta, ProgressToken, ProtocolVersion, Request,
     UnsupportedProtocolVersionData, error_codes, meta_keys,
 };
 use serde::Deserialize;
@@ -210,7 +211,8 @@ pub(crate) fn check_retry_members(
     fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
         Value::deserialize(d).map(Some)
     }
-    if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+    let rounds = [CallTool::METHOD, GetPrompt::METHOD, ReadResource::METHOD];
+    if !rounds.contains(&method) {
         return Ok(());
     }
     let Some(raw) = params else {
