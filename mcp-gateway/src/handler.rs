@@ -307,6 +307,23 @@ pub(crate) fn error_object(error: &HubError) -> ErrorObject {
     object
 }
 
+/// The hub's options for a host's tool call: the server's progress goes
+/// back to the host when it asked for progress.
+pub(crate) fn call_options(ctx: &RequestContext) -> CallOptions {
+    let mut options = CallOptions::new();
+    if ctx.wants_progress() {
+        let sink = ctx.clone();
+        options = options.on_progress(move |p| {
+            if let Some(progress) = p.progress_f64() {
+                // Progress that does not increase is dropped by the server
+                // half (progress is advisory).
+                sink.progress(progress, p.total_f64(), p.message.clone());
+            }
+        });
+    }
+    options
+}
+
 /// A hub's refusal of a tool call, as a tool result with `isError`, so the
 /// model reads why (an unknown or ambiguous name stays a JSON-RPC error).
 pub(crate) fn call_failure(error: &HubError) -> HandlerResult<CallToolResult> {
@@ -406,17 +423,7 @@ impl ServerHandler for GatewayHandler {
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<CallToolResult>> {
         Box::pin(async move {
-            let mut options = CallOptions::new();
-            if ctx.wants_progress() {
-                let sink = ctx.clone();
-                options = options.on_progress(move |p| {
-                    if let Some(progress) = p.progress_f64() {
-                        // Progress that does not increase is dropped by the
-                        // server half (progress is advisory).
-                        sink.progress(progress, p.total_f64(), p.message.clone());
-                    }
-                });
-            }
+            let options = call_options(&ctx);
             // The server the name routes to, for the URIs in its result.
             let server = self
                 .hub

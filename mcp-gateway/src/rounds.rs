@@ -572,15 +572,7 @@ impl GatewayHandler {
             params.request_state.as_deref(),
             params.input_responses,
         )?);
-        let mut options = CallOptions::new();
-        if ctx.wants_progress() {
-            let sink = ctx.clone();
-            options = options.on_progress(move |p| {
-                if let Some(progress) = p.progress_f64() {
-                    sink.progress(progress, p.total_f64(), p.message.clone());
-                }
-            });
-        }
+        let options = crate::handler::call_options(&ctx);
         let downstream = CallToolParams {
             name: params.name.clone(),
             arguments: Some(arguments),
