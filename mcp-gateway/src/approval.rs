@@ -10,10 +10,18 @@
 //! time), the call is refused with [`HubError::NotApproved`] and nothing
 //! reaches the server.
 //!
+//! A 2026-07-28 host cannot be sent a request: its round of a marked call
+//! runs inside a [`RoundApproval`] scope, where the hook asks nothing and
+//! only notes the question, and the gateway puts it to the host as an
+//! `input_required` round of its own (see `rounds.rs`). The host's accept
+//! comes back sealed; the round that follows (and every later round of the
+//! same call) runs with the approval granted for exactly that server and
+//! tool.
+//!
 //! [`HubError::NotApproved`]: mcp_hub::HubError::NotApproved
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use mcp_hub::{Approval, ApprovalHook, ApprovalRequest};
 use mcp_transport::BoxFuture;
@@ -32,6 +40,68 @@ const SHOWN_ARGUMENT_CHARS: usize = 1024;
 
 /// Which calls need the host's confirmation: `(server, local tool name)`.
 type Marked = dyn Fn(&str, &str) -> bool + Send + Sync;
+
+tokio::task_local! {
+    /// The approval state of a 2026-07-28 host's round, for the hook that
+    /// runs on the round's task.
+    static ROUND: Arc<RoundApproval>;
+}
+
+/// A marked call's question, noted instead of asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Question {
+    /// The server.
+    pub(crate) server: String,
+    /// The tool's local name on it.
+    pub(crate) tool: String,
+    /// What the host's user is asked (escaped).
+    pub(crate) message: String,
+}
+
+/// How the approval hook treats one 2026-07-28 round (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct RoundApproval {
+    /// The host's user accepted calls of this `(server, tool)` (the route
+    /// the sealed state pins).
+    granted: Option<(String, String)>,
+    /// The question a marked call would have asked.
+    wanted: Mutex<Option<Question>>,
+}
+
+impl RoundApproval {
+    /// A round whose user accepted calls of `granted` (`None`: nothing yet).
+    pub(crate) fn new(granted: Option<(String, String)>) -> Arc<Self> {
+        Arc::new(Self {
+            granted,
+            wanted: Mutex::new(None),
+        })
+    }
+
+    /// Runs `round` with this approval state for the hook.
+    pub(crate) async fn scope<F: Future>(self: &Arc<Self>, round: F) -> F::Output {
+        ROUND.scope(Arc::clone(self), round).await
+    }
+
+    /// The question the hook noted (and denied the call for), if any.
+    pub(crate) fn question(&self) -> Option<Question> {
+        self.wanted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The question put to the host's user about `request`.
+fn question_text(request: &ApprovalRequest<'_>) -> String {
+    let arguments = serde_json::to_string(request.arguments).unwrap_or_default();
+    let shown_name = request.exposed_name.unwrap_or(request.tool);
+    format!(
+        "Allow the call of `{}` on server `{}`? Arguments: {}",
+        Untrusted::new(shown_name),
+        Untrusted::new(request.server.as_str()),
+        Untrusted::bounded(&arguments, SHOWN_ARGUMENT_CHARS),
+    )
+}
 
 /// The hub's approval hook for a gateway: calls of the tools `marked`
 /// selects are confirmed by the host's user (see the module docs); every
@@ -77,6 +147,24 @@ impl ApprovalHook for HostApproval {
             if !(self.marked)(server, request.tool) {
                 return Approval::Approve;
             }
+            if let Ok(round) = ROUND.try_with(Arc::clone) {
+                let granted = round
+                    .granted
+                    .as_ref()
+                    .is_some_and(|(s, t)| s == server && t == request.tool);
+                if granted {
+                    return Approval::Approve;
+                }
+                *round
+                    .wanted
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Question {
+                    server: server.to_owned(),
+                    tool: request.tool.to_owned(),
+                    message: question_text(&request),
+                });
+                return Approval::Deny;
+            }
             match self.ask(&request).await {
                 Ok(true) => Approval::Approve,
                 Ok(false) => {
@@ -100,14 +188,7 @@ impl HostApproval {
             .link
             .target(server)
             .map_err(|refused| refused.to_string())?;
-        let arguments = serde_json::to_string(request.arguments).unwrap_or_default();
-        let shown_name = request.exposed_name.unwrap_or(request.tool);
-        let message = format!(
-            "Allow the call of `{}` on server `{}`? Arguments: {}",
-            Untrusted::new(shown_name),
-            Untrusted::new(server),
-            Untrusted::bounded(&arguments, SHOWN_ARGUMENT_CHARS),
-        );
+        let message = question_text(request);
         let mut meta = Meta::new();
         meta.insert(SERVER_META, serde_json::Value::from(server));
         let params = ElicitParams::Form(ElicitFormParams {

@@ -41,17 +41,20 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_hub::{CallOptions, HubError, RoundRoute};
 use mcp_server::{HandlerResult, RequestContext};
-use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
+use mcp_types::requests::{CallTool, Elicit, GetPrompt, ReadResource};
 use mcp_types::text::Untrusted;
 use mcp_types::{
-    CallToolParams, CallToolResult, ClientCapabilities, ErrorObject, GetPromptParams,
-    GetPromptResult, InputRequiredResult, InputResponse, InputResponses, Meta,
-    MissingRequiredClientCapabilityData, ReadResourceParams, ReadResourceResult, Request,
-    RequestOutcome, ResultType, error_codes,
+    CallToolParams, CallToolResult, ClientCapabilities, ElicitAction, ElicitFormParams,
+    ElicitParams, ErrorObject, GetPromptParams, GetPromptResult, InputRequest, InputRequests,
+    InputRequiredResult, InputResponse, InputResponses, Meta, MissingRequiredClientCapabilityData,
+    ReadResourceParams, ReadResourceResult, Request, RequestOutcome, RequestedSchema, ResultType,
+    SchemaProperties, ServerRequestMessage, error_codes,
 };
 use serde_json::{Value, json};
 
+use crate::approval::{Question, RoundApproval};
 use crate::handler::{GatewayHandler, call_failure, error_object, not_found, served_uris};
+use crate::host::SERVER_META;
 
 /// How long a sealed state is honoured after it was issued (a person may
 /// be answering an elicitation meanwhile).
@@ -260,6 +263,44 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// Where a call stands with the operator's confirmation
+/// ([`crate::HostApproval`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Gate {
+    /// Nothing asked (the call is not marked, or not yet known to be).
+    #[default]
+    Open,
+    /// The gateway asked the host's user ([`CONFIRM_KEY`]); the retry
+    /// carries the answer.
+    Asked,
+    /// The host's user accepted: every later round of the call goes ahead
+    /// without asking again.
+    Granted,
+}
+
+impl Gate {
+    fn code(self) -> u64 {
+        match self {
+            Gate::Open => 0,
+            Gate::Asked => 1,
+            Gate::Granted => 2,
+        }
+    }
+
+    fn from_code(code: Option<u64>) -> Option<Self> {
+        match code {
+            None | Some(0) => Some(Gate::Open),
+            Some(1) => Some(Gate::Asked),
+            Some(2) => Some(Gate::Granted),
+            Some(_) => None,
+        }
+    }
+}
+
+/// The key of the gateway's own input request: the confirmation of a
+/// marked call.
+pub(crate) const CONFIRM_KEY: &str = "mcp-gateway/confirm";
+
 /// What a seal holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Sealed {
@@ -276,6 +317,8 @@ pub(crate) struct Sealed {
     pub(crate) round: usize,
     /// Seconds since the epoch after which the seal is refused.
     pub(crate) expires: u64,
+    /// The operator's confirmation of the call.
+    pub(crate) gate: Gate,
 }
 
 impl Sealed {
@@ -293,6 +336,7 @@ impl Sealed {
             "r": self.state,
             "i": self.round,
             "e": self.expires,
+            "g": self.gate.code(),
         })
         .to_string();
         let tag = hmac::sign(key, payload.as_bytes());
@@ -345,6 +389,8 @@ impl Sealed {
             expires: v
                 .get("e")
                 .and_then(Value::as_u64)
+                .ok_or(Refusal::StateInvalid)?,
+            gate: Gate::from_code(v.get("g").and_then(Value::as_u64))
                 .ok_or(Refusal::StateInvalid)?,
         };
         if text_of("m").as_deref() != Some(request.method) || sealed.request != *request {
@@ -430,6 +476,7 @@ pub(crate) fn reseal(
     server: &str,
     local: &str,
     round: usize,
+    gate: Gate,
     input: InputRequiredResult,
 ) -> Result<InputRequiredResult, ErrorObject> {
     if round >= max_rounds() {
@@ -457,6 +504,7 @@ pub(crate) fn reseal(
         state: input.request_state,
         round: round + 1,
         expires: now_secs().saturating_add(STATE_TTL.as_secs()),
+        gate,
     };
     let state = sealed.seal().map_err(|r| r.error(None))?;
     Ok(InputRequiredResult {
@@ -518,6 +566,83 @@ fn missing_capability(error: &HubError) -> Option<ErrorObject> {
     Some(object)
 }
 
+/// Whether the host's user accepted the gateway's confirmation question.
+fn confirmed(responses: &InputResponses) -> bool {
+    matches!(
+        responses.get(CONFIRM_KEY),
+        Some(InputResponse::Elicit(answer)) if answer.action == ElicitAction::Accept
+    )
+}
+
+/// The round that asks a 2026-07-28 host's user to confirm a marked call
+/// (the hook noted `question` and denied the call): one form elicitation
+/// with no fields, under [`CONFIRM_KEY`], sealed with the route it is
+/// about. A host that declared no form elicitation cannot be asked: its
+/// call is refused with `-32021`, naming what it lacks.
+fn confirm_round(
+    request: &RequestKey,
+    round: usize,
+    question: Question,
+    ctx: &RequestContext,
+) -> HandlerResult<InputRequiredResult> {
+    if ctx.client_capabilities().elicitation.is_none() {
+        let mut error = ErrorObject::new(
+            error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            format!(
+                "the call of `{}` on server `{}` needs the user's confirmation, asked by \
+                 elicitation, which this request's client capabilities do not declare",
+                Untrusted::new(&question.tool),
+                Untrusted::new(&question.server),
+            ),
+        );
+        let required = ClientCapabilities {
+            elicitation: serde_json::from_value(json!({"form": {}})).ok(),
+            ..Default::default()
+        };
+        error.data = serde_json::to_value(MissingRequiredClientCapabilityData {
+            required_capabilities: required,
+        })
+        .ok();
+        return Err(error);
+    }
+    if round >= max_rounds() {
+        return Err(Refusal::TooManyRounds.error(None));
+    }
+    let mut meta = Meta::new();
+    meta.insert(SERVER_META, Value::from(question.server.as_str()));
+    let ask = ElicitParams::Form(ElicitFormParams {
+        message: question.message,
+        requested_schema: RequestedSchema {
+            properties: SchemaProperties::default(),
+            ..RequestedSchema::default()
+        },
+        meta: Some(meta),
+        ..ElicitFormParams::default()
+    });
+    let requests = InputRequests::from([(
+        CONFIRM_KEY.to_owned(),
+        InputRequest::from(ServerRequestMessage::Elicit(ask)),
+    )]);
+    let sealed = Sealed {
+        request: request.clone(),
+        server: question.server,
+        local: question.tool,
+        asked: BTreeMap::from([(CONFIRM_KEY.to_owned(), Elicit::METHOD.to_owned())]),
+        state: None,
+        round: round + 1,
+        expires: now_secs().saturating_add(STATE_TTL.as_secs()),
+        gate: Gate::Asked,
+    };
+    let state = sealed.seal().map_err(|r| r.error(None))?;
+    Ok(InputRequiredResult {
+        result_type: Some(ResultType::InputRequired),
+        input_requests: Some(requests),
+        request_state: Some(state),
+        meta: None,
+        ..Default::default()
+    })
+}
+
 /// The answers and the server's state a round sends on, and the round's
 /// number and pinned target.
 struct Next {
@@ -567,11 +692,43 @@ impl GatewayHandler {
             &params.name,
             &Value::Object(arguments.clone()),
         );
-        let next = next(check_retry(
+        let retry = check_retry(
             &request,
             params.request_state.as_deref(),
             params.input_responses,
-        )?);
+        )?;
+        let (gate, next) = match retry {
+            Retry::Sealed(sealed, responses) if sealed.gate == Gate::Asked => {
+                // The answer to the gateway's own question: the call's first
+                // round proper, on the route the question was about.
+                if !confirmed(&responses) {
+                    let refused = HubError::NotApproved {
+                        server: mcp_hub::ServerName::new(&sealed.server)
+                            .map_err(|e| error_object(&e))?,
+                        tool: sealed.local,
+                    };
+                    return call_failure(&refused).map(RequestOutcome::Complete);
+                }
+                let next = Next {
+                    responses: None,
+                    state: None,
+                    round: sealed.round,
+                    pinned: Some((sealed.server, sealed.local)),
+                };
+                (Gate::Granted, next)
+            }
+            retry => {
+                let gate = match &retry {
+                    Retry::Sealed(sealed, _) => sealed.gate,
+                    _ => Gate::Open,
+                };
+                (gate, next(retry))
+            }
+        };
+        let approval = RoundApproval::new(match gate {
+            Gate::Granted => next.pinned.clone(),
+            _ => None,
+        });
         let options = crate::handler::call_options(&ctx);
         let downstream = CallToolParams {
             name: params.name.clone(),
@@ -586,7 +743,7 @@ impl GatewayHandler {
             .hub
             .call_tool_round(downstream, &options, pinned.as_ref());
         let round = tokio::select! {
-            round = call => round,
+            round = approval.scope(call) => round,
             // Dropping the call cancels it downstream.
             () = ctx.cancelled() => return Err(cancelled()),
         };
@@ -595,6 +752,12 @@ impl GatewayHandler {
             Err(error) => {
                 if let Some(object) = missing_capability(&error) {
                     return Err(object);
+                }
+                if let (HubError::NotApproved { .. }, Some(question)) =
+                    (&error, approval.question())
+                {
+                    return confirm_round(&request, next.round, question, &ctx)
+                        .map(RequestOutcome::InputRequired);
                 }
                 if matches!(error, HubError::RoundRouteChanged { .. }) {
                     return Err(error_object(&error));
@@ -612,6 +775,7 @@ impl GatewayHandler {
                 &round.route.server,
                 &round.route.tool,
                 next.round,
+                gate,
                 input,
             )
             .map(RequestOutcome::InputRequired),
@@ -656,7 +820,7 @@ impl GatewayHandler {
         };
         match outcome {
             Ok(RequestOutcome::InputRequired(input)) => {
-                reseal(&request, &server, &name, next.round, input)
+                reseal(&request, &server, &name, next.round, Gate::Open, input)
                     .map(RequestOutcome::InputRequired)
             }
             Ok(RequestOutcome::Complete(result)) => Ok(RequestOutcome::Complete(result)),
@@ -702,7 +866,7 @@ impl GatewayHandler {
         };
         match outcome {
             Ok(RequestOutcome::InputRequired(input)) => {
-                reseal(&request, &server, &uri, next.round, input)
+                reseal(&request, &server, &uri, next.round, Gate::Open, input)
                     .map(RequestOutcome::InputRequired)
             }
             Ok(RequestOutcome::Complete(mut result)) => {
@@ -735,6 +899,7 @@ mod tests {
             state: Some("inner".into()),
             round: 1,
             expires: now_secs() + 60,
+            gate: Gate::Open,
         }
     }
 
@@ -822,7 +987,7 @@ mod tests {
             json!({"resultType": "input_required", "inputRequests": requests}),
         )
         .unwrap();
-        let error = reseal(&request, "s", "t", 0, many).unwrap_err();
+        let error = reseal(&request, "s", "t", 0, Gate::Open, many).unwrap_err();
         assert_eq!(error.data.unwrap()["kind"], "too_many_input_requests");
         let one: InputRequiredResult = serde_json::from_value(json!({
             "resultType": "input_required",
@@ -830,19 +995,21 @@ mod tests {
             "requestState": "x".repeat(MAX_SERVER_STATE_BYTES + 1)
         }))
         .unwrap();
-        let error = reseal(&request, "s", "t", 0, one.clone()).unwrap_err();
+        let error = reseal(&request, "s", "t", 0, Gate::Open, one.clone()).unwrap_err();
         assert_eq!(
             error.data.unwrap()["kind"],
             "server_request_state_too_large"
         );
         let mut small = one;
         small.request_state = Some("s1".into());
-        let error = reseal(&request, "s", "t", max_rounds(), small.clone()).unwrap_err();
+        let error =
+            reseal(&request, "s", "t", max_rounds(), Gate::Open, small.clone()).unwrap_err();
         assert_eq!(error.data.unwrap()["kind"], "too_many_rounds");
-        let resealed = reseal(&request, "s", "t", max_rounds() - 1, small).unwrap();
+        let resealed = reseal(&request, "s", "t", max_rounds() - 1, Gate::Granted, small).unwrap();
         let opened = Sealed::open(resealed.request_state.as_deref().unwrap(), &request).unwrap();
         assert_eq!(opened.state.as_deref(), Some("s1"));
         assert_eq!(opened.asked["r"], "roots/list");
         assert_eq!(opened.round, max_rounds());
+        assert_eq!(opened.gate, Gate::Granted);
     }
 }

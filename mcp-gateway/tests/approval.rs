@@ -8,9 +8,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use mcp_session::{ClientHandlers, Elicitation};
-use mcp_testkit::{Behavior, Script};
-use mcp_types::{ElicitAction, ElicitResult};
+use mcp_session::{ClientHandlers, Elicitation, Negotiation};
+use mcp_testkit::{Behavior, InputRequest, InputSpec, Script};
+use mcp_types::{ElicitAction, ElicitResult, error_codes};
 use serde_json::json;
 
 fn marked(_server: &str, tool: &str) -> bool {
@@ -72,6 +72,63 @@ async fn gateway(action: Option<ElicitAction>) -> (Running, mcp_testkit::Recorde
     (start(setup).await, recorder, asked)
 }
 
+/// A gateway as [`gateway`] makes, whose host speaks 2026-07-28 (and so
+/// cannot be sent requests): the gateway asks it by `input_required`
+/// rounds. The server also has `renamed`, marked too, which asks the host
+/// for a new name in two rounds of its own.
+async fn modern_gateway(action: Option<ElicitAction>) -> (Running, mcp_testkit::Recorder, Asked) {
+    let mut rounds = InputSpec::one(
+        "name",
+        InputRequest::elicit_form(
+            "New name?",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+        ),
+    );
+    rounds.rounds = 2;
+    let (files, recorder) = memory(
+        Script::modern()
+            .tool("delete", Behavior::Echo)
+            .tool("read", Behavior::Echo)
+            .tool("renamed", Behavior::Ask(rounds)),
+    );
+    let mut setup = Setup::new(vec![spec("files", files)]);
+    setup.negotiation = Negotiation::Modern;
+    let asked = Asked::default();
+    if let Some(action) = action {
+        setup.handlers = answering_all(action, Arc::clone(&asked));
+    }
+    setup.confirm = Some(|_, tool| tool == "delete" || tool == "renamed");
+    (start(setup).await, recorder, asked)
+}
+
+/// Like [`answering`], but a form with fields (the server's own question)
+/// is answered with a name and not counted.
+fn answering_all(action: ElicitAction, asked: Asked) -> ClientHandlers {
+    ClientHandlers::new().on_elicitation(move |params: Elicitation| {
+        let asked = Arc::clone(&asked);
+        let action = action.clone();
+        async move {
+            let Elicitation::Form(form) = params else {
+                panic!("a form was expected");
+            };
+            if !form.requested_schema.properties.0.is_empty() {
+                let mut answer = ElicitResult::new(ElicitAction::Accept);
+                answer.content = serde_json::from_value(json!({"name": "renamed.txt"})).ok();
+                return Ok(answer);
+            }
+            let server = form
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("mcp-gateway/server"))
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            asked.lock().unwrap().push((form.message, server));
+            Ok(ElicitResult::new(action))
+        }
+    })
+}
+
 /// Calls `delete` with a file name: the result.
 async fn delete(running: &Running) -> mcp_types::CallToolResult {
     running
@@ -126,6 +183,76 @@ async fn without_the_hosts_elicitation_a_marked_call_is_refused_and_not_sent() {
         .await
         .unwrap();
     assert!(!read.failed(), "{}", read.text());
+    assert_eq!(calls_of(&recorder, "delete"), 0);
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_2026_host_confirms_a_marked_call_in_an_input_round() {
+    let (running, recorder, asked) = modern_gateway(Some(ElicitAction::Accept)).await;
+    assert_eq!(
+        running.host.protocol_version().era(),
+        mcp_types::Era::Modern
+    );
+    let result = delete(&running).await;
+    assert!(!result.failed(), "{}", result.text());
+    assert_eq!(result.text(), "notes.txt");
+    let read = running
+        .host
+        .call_tool("read", json!({"text": "x"}))
+        .await
+        .unwrap();
+    assert!(!read.failed(), "{}", read.text());
+    let asked_now = asked.lock().unwrap().clone();
+    assert_eq!(asked_now.len(), 1, "{asked_now:?}");
+    let (message, server) = &asked_now[0];
+    assert_eq!(server, "files");
+    assert!(message.contains("`delete`"), "{message}");
+    assert!(message.contains("notes.txt"), "{message}");
+    assert_eq!(calls_of(&recorder, "delete"), 1);
+    // A marked tool whose server asks in rounds of its own is confirmed
+    // once, not at every round.
+    let renamed = running.host.call_tool("renamed", json!({})).await.unwrap();
+    assert!(!renamed.failed(), "{}", renamed.text());
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    assert_eq!(
+        calls_of(&recorder, "renamed"),
+        3,
+        "two asking rounds, then the answer"
+    );
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_2026_hosts_decline_keeps_the_call_from_the_server() {
+    let (running, recorder, asked) = modern_gateway(Some(ElicitAction::Decline)).await;
+    let result = delete(&running).await;
+    assert!(result.failed());
+    assert!(result.text().contains("not approved"), "{}", result.text());
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert_eq!(calls_of(&recorder, "delete"), 0);
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_2026_host_without_elicitation_is_told_what_a_marked_call_needs() {
+    let (running, recorder, _) = modern_gateway(None).await;
+    let error = running
+        .host
+        .call_tool("delete", json!({"text": "notes.txt"}))
+        .await
+        .unwrap_err();
+    let object = error.error_object().expect("a JSON-RPC error");
+    assert_eq!(object.code, error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert!(
+        object.message.contains("confirmation"),
+        "{}",
+        object.message
+    );
+    assert_eq!(
+        object.data.unwrap()["requiredCapabilities"]["elicitation"],
+        json!({"form": {}})
+    );
     assert_eq!(calls_of(&recorder, "delete"), 0);
     running.close().await;
 }
