@@ -12,6 +12,9 @@ use mcp_types::{
     ReadResourceResult, RequestId, RequestOutcome, ServerCapabilities, ToolsCapability,
     error_codes,
 };
+use mcp_types::{
+    GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams, ReadDirectoryResult,
+};
 use mcp_types::{JsonSchemaDoc, SubscribeParams, UnsubscribeParams};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -36,11 +39,12 @@ pub fn method_not_found() -> ErrorObject {
 /// every request runs on its own task, at most
 /// [`ServerLimits::max_in_flight`](crate::ServerLimits::max_in_flight) at once.
 ///
-/// Only tools are required. The other features answer `-32601` by default;
-/// a handler that serves one declares it in [`capabilities`](Self::capabilities)
-/// too. The core refuses every method of an undeclared capability with
-/// `-32601` before it reaches the handler, so a feature that is not declared
-/// is neither advertised nor reachable.
+/// Only tools are required. The other features (the Skills extension
+/// among them) answer `-32601` by default; a handler that serves one
+/// declares it in [`capabilities`](Self::capabilities) too. The core
+/// refuses every method of an undeclared capability with `-32601` before it
+/// reaches the handler, so a feature that is not declared is neither
+/// advertised nor reachable.
 pub trait ServerHandler: Send + Sync + 'static {
     /// What the server offers. Default: tools only.
     fn capabilities(&self) -> ServerCapabilities {
@@ -207,6 +211,45 @@ pub trait ServerHandler: Send + Sync + 'static {
         params: UnsubscribeParams,
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// One page of skills (`skills/list`, the Skills extension; declare it
+    /// with [`ServerCapabilities::declare_skills`], and `resources` with
+    /// it: a skill's files are read with `resources/read`). Never split
+    /// one skill's entry across pages.
+    fn list_skills(
+        &self,
+        cursor: Option<Cursor>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListSkillsResult>> {
+        let _ = (cursor, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// The entry of the skill whose `SKILL.md` is at `params.uri`
+    /// (`skills/get`, the Skills extension); `-32602` for a URI that names
+    /// no skill served.
+    fn get_skill(
+        &self,
+        params: GetSkillParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<GetSkillResult>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// One page of a directory's direct children
+    /// (`resources/directory/read`; declare the Skills extension with
+    /// `directoryRead`), subdirectories with the `mimeType`
+    /// [`DIRECTORY_MIME_TYPE`](mcp_types::DIRECTORY_MIME_TYPE); `-32602`
+    /// for a URI that is not a directory served.
+    fn read_directory(
+        &self,
+        params: ReadDirectoryParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ReadDirectoryResult>> {
         let _ = (params, ctx);
         Box::pin(async { Err(method_not_found()) })
     }

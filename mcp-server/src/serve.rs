@@ -633,6 +633,9 @@ async fn run<H: ServerHandler + ?Sized>(
                 .await
                 .map(|()| EmptyResult::default()),
         ),
+        ClientRequestMessage::ListSkills(p) => encode(handler.list_skills(p.cursor, ctx).await),
+        ClientRequestMessage::GetSkill(p) => encode(handler.get_skill(p, ctx).await),
+        ClientRequestMessage::ReadDirectory(p) => encode(handler.read_directory(p, ctx).await),
         _ => Err(method_not_found()),
     }
 }

@@ -194,6 +194,12 @@ dispatch_enum! {
         Subscribe(requests::Subscribe),
         /// `resources/unsubscribe`.
         Unsubscribe(requests::Unsubscribe),
+        /// `skills/list` (Skills extension).
+        ListSkills(requests::ListSkills),
+        /// `skills/get` (Skills extension).
+        GetSkill(requests::GetSkill),
+        /// `resources/directory/read` (Skills extension).
+        ReadDirectory(requests::ReadDirectory),
         /// `prompts/list`.
         ListPrompts(requests::ListPrompts),
         /// `prompts/get`.

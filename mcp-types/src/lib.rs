@@ -203,8 +203,8 @@ pub use sampling::{
     SamplingContent, SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
 };
 pub use skills::{
-    GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams, ReadDirectoryResult,
-    SKILL_FILE, SKILLS_EXTENSION, Skill, SkillFiles, SkillResource,
+    DIRECTORY_MIME_TYPE, GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams,
+    ReadDirectoryResult, SKILL_FILE, SKILLS_EXTENSION, Skill, SkillFiles, SkillResource,
 };
 pub use subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,

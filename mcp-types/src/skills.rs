@@ -9,9 +9,11 @@
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
 use crate::JsonObject;
 use crate::cache::CacheScope;
+use crate::capabilities::ServerCapabilities;
 use crate::common::Cursor;
 use crate::input_required::ResultType;
 use crate::meta::Meta;
@@ -24,6 +26,37 @@ pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
 /// The file every skill has at its root.
 pub const SKILL_FILE: &str = "SKILL.md";
+
+/// The MIME type of a directory resource in `resources/directory/read`.
+pub const DIRECTORY_MIME_TYPE: &str = "inode/directory";
+
+impl ServerCapabilities {
+    /// Declares the Skills extension (`skills/list`, `skills/get`) under
+    /// `extensions`, with `directoryRead: true` when the server also
+    /// answers `resources/directory/read`. Its settings sit inline under
+    /// the identifier (an empty object when there is no option to state).
+    /// A server declaring it serves its skills' files as resources, so it
+    /// declares `resources` too.
+    pub fn declare_skills(&mut self, directory_read: bool) {
+        let mut settings = JsonObject::new();
+        if directory_read {
+            settings.insert("directoryRead".to_owned(), Value::Bool(true));
+        }
+        self.extensions
+            .get_or_insert_with(Default::default)
+            .insert(SKILLS_EXTENSION.to_owned(), Value::Object(settings));
+    }
+
+    /// Whether the Skills extension is declared with `directoryRead: true`.
+    pub fn skills_directory_read(&self) -> bool {
+        self.extensions
+            .as_ref()
+            .and_then(|e| e.get(SKILLS_EXTENSION))
+            .and_then(|settings| settings.get("directoryRead"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+}
 
 open_struct! {
     /// One file of a skill, with the digest and size of its raw bytes.

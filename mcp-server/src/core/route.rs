@@ -92,8 +92,9 @@ const TABLE: &[Entry] = &[
     entry::<GetTaskPayload>(Eras::Legacy, Feature::Tasks, ResultKind::Plain),
     entry::<ListTasks>(Eras::Legacy, Feature::Tasks, ResultKind::Plain),
     entry::<UpdateTask>(Eras::Modern, Feature::Tasks, ResultKind::Plain),
-    entry::<ListSkills>(Eras::Both, Feature::Skills, ResultKind::Plain),
-    entry::<GetSkill>(Eras::Both, Feature::Skills, ResultKind::Plain),
+    // `ListSkillsResult` and `GetSkillResult` extend `CacheableResult`.
+    entry::<ListSkills>(Eras::Both, Feature::Skills, ResultKind::Cacheable),
+    entry::<GetSkill>(Eras::Both, Feature::Skills, ResultKind::Cacheable),
     entry::<ReadDirectory>(Eras::Both, Feature::Skills, ResultKind::Plain),
 ];
 
@@ -204,6 +205,32 @@ mod tests {
             None
         );
         assert_eq!(app_route("vendor/thing", Era::Legacy, &f), None);
+    }
+
+    #[test]
+    fn skills_methods_need_the_extension_and_their_listings_are_cacheable() {
+        let mut caps = ServerCapabilities {
+            resources: Some(ResourcesCapability::default()),
+            ..Default::default()
+        };
+        let f = Features::of(&caps);
+        assert_eq!(app_route(ListSkills::METHOD, Era::Modern, &f), None);
+        caps.declare_skills(true);
+        let f = Features::of(&caps);
+        for era in [Era::Legacy, Era::Modern] {
+            assert_eq!(
+                app_route(ListSkills::METHOD, era, &f),
+                Some(ResultKind::Cacheable)
+            );
+            assert_eq!(
+                app_route(GetSkill::METHOD, era, &f),
+                Some(ResultKind::Cacheable)
+            );
+            assert_eq!(
+                app_route(ReadDirectory::METHOD, era, &f),
+                Some(ResultKind::Plain)
+            );
+        }
     }
 
     #[test]
