@@ -103,6 +103,21 @@ pub struct ServerHandle {
 pub struct Outbox {
     pub(crate) commands: mpsc::Receiver<Command>,
     pub(crate) peer: watch::Sender<Peer>,
+    /// How a request's handler closes the connection of its event stream
+    /// (the Streamable HTTP binding sets it; elsewhere there is none).
+    pub(crate) closer: Option<StreamCloser>,
+}
+
+/// Closes the connection carrying a request's event stream, the request
+/// going on ([`RequestContext::close_sse_stream`](crate::RequestContext::close_sse_stream)):
+/// whether one was closed.
+#[derive(Clone)]
+pub(crate) struct StreamCloser(pub(crate) Arc<dyn Fn(&RequestId) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for StreamCloser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StreamCloser(..)")
+    }
 }
 
 impl std::fmt::Debug for Command {
@@ -132,6 +147,7 @@ impl ServerHandle {
             Outbox {
                 commands: rx,
                 peer: peer_tx,
+                closer: None,
             },
         )
     }

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ClientContext;
+use crate::handle::StreamCloser;
 
 /// A boxed, sendable future: what the handler's methods return (they can be
 /// written as `Box::pin(async move { … })`).
@@ -292,6 +293,9 @@ pub struct RequestContext {
     /// `None` when the client asked for no progress.
     progress: Option<mpsc::Sender<ProgressReport>>,
     client: ClientContext,
+    /// Closes the connection of the request's event stream (Streamable
+    /// HTTP).
+    closer: Option<StreamCloser>,
 }
 
 impl RequestContext {
@@ -306,7 +310,13 @@ impl RequestContext {
             cancel,
             progress,
             client,
+            closer: None,
         }
+    }
+
+    pub(crate) fn with_closer(mut self, closer: Option<StreamCloser>) -> Self {
+        self.closer = closer;
+        self
     }
 
     /// The client's id for the request.
@@ -369,5 +379,21 @@ impl RequestContext {
     /// The client's capabilities for this request.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
         &self.client.capabilities
+    }
+
+    /// Closes the connection carrying this request's event stream while
+    /// the request goes on (SEP-1699 polling), to free it during long
+    /// work. Served over Streamable HTTP in a session that negotiated
+    /// 2025-11-25 or later, the client is sent a `retry` hint and resumes
+    /// the stream with `GET` and `Last-Event-ID`, getting what was sent
+    /// meanwhile, then the answer; a request not answered with an event
+    /// stream yet gets one (its priming event) first. Returns whether a
+    /// connection was closed: `false` over stdio, for earlier versions,
+    /// for 2026-07-28 (where closing a response stream cancels its
+    /// request) and once the client reads no connection of the stream.
+    pub fn close_sse_stream(&self) -> bool {
+        self.closer
+            .as_ref()
+            .is_some_and(|close| (close.0)(&self.id))
     }
 }

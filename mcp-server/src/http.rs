@@ -13,7 +13,12 @@
 //!   such a message rides on an open request stream of the session, else
 //!   waits (at most [`BACKLOG`] of them) for the next `GET`. `DELETE`
 //!   ends the session; an idle one ([`HttpConfig::session_idle`]) ends by
-//!   itself.
+//!   itself. In a session that negotiated 2025-11-25 a request's event
+//!   stream is resumable (SEP-1699, [`ResumeConfig`]): a priming event,
+//!   event ids, the events kept; the server may close its connection
+//!   ([`RequestContext::close_sse_stream`](crate::RequestContext::close_sse_stream),
+//!   or every connection after [`ResumeConfig::hold`]) after a `retry`
+//!   hint, and a `GET` with `Last-Event-ID` gets the rest.
 //! - **2026-07-28**: stateless. A POST without a session id whose
 //!   `MCP-Protocol-Version` header (or `_meta`) names 2026-07-28 is served
 //!   on a connection of its own that ends with its answer (or, for
@@ -51,9 +56,13 @@
 //! | messages waiting on one response stream | 64 | a notification is dropped (logged at debug); answers never are |
 //! | messages waiting for the next `GET` | [`BACKLOG`] | the oldest is dropped |
 //! | TLS handshake | 10 s | the connection is closed |
+//! | events kept per resumable stream | 64 | the oldest is let go (resuming from before it: `410`) |
+//! | event bytes kept per session | 1 MiB | finished streams are let go, then the oldest events of running ones |
+//! | answered streams kept per session | 16, for 60 s | the oldest is let go (resuming it: `410`) |
 
 mod guard;
 mod listen;
+mod resume;
 mod session;
 mod wire;
 
@@ -91,6 +100,9 @@ pub struct HttpConfig {
     /// A legacy session without requests for this long ends (default 30
     /// minutes).
     pub session_idle: Duration,
+    /// Resumable response streams of 2025-11-25 sessions: bounds and
+    /// polling.
+    pub resume: ResumeConfig,
 }
 
 impl Default for HttpConfig {
@@ -104,6 +116,7 @@ impl Default for HttpConfig {
             max_connections: 256,
             max_sessions: 128,
             session_idle: Duration::from_secs(30 * 60),
+            resume: ResumeConfig::default(),
         }
     }
 }
@@ -151,6 +164,105 @@ impl HttpConfig {
     /// Sets [`session_idle`](Self::session_idle).
     pub fn session_idle(mut self, idle: Duration) -> Self {
         self.session_idle = idle;
+        self
+    }
+
+    /// Sets [`resume`](Self::resume).
+    pub fn resume(mut self, resume: ResumeConfig) -> Self {
+        self.resume = resume;
+        self
+    }
+
+    /// Polls response streams of 2025-11-25 sessions: a connection of one
+    /// is closed `hold` after it opened, its client told to come back
+    /// after `retry` ([`ResumeConfig::hold`]).
+    pub fn sse_polling(mut self, hold: Duration, retry: Duration) -> Self {
+        self.resume.hold = Some(hold);
+        self.resume.retry = retry;
+        self
+    }
+}
+
+/// Resumable response streams (SEP-1699) of the legacy sessions that
+/// negotiated 2025-11-25 (earlier ones get streams without event ids, as
+/// before; 2026-07-28 has no resumption: closing a response stream cancels
+/// its request).
+///
+/// Such a session's request answered with an event stream begins it with
+/// a priming event (an id, empty data); every message on it carries an id
+/// (`<session tag>-<stream>-<seq>`). The events are kept, within these
+/// bounds, until the stream's answer plus [`keep`](Self::keep), so that
+/// the client can resume after a closed connection with `GET` and
+/// `Last-Event-ID`: the events after that id, then the live ones, ending
+/// with the answer. A `Last-Event-ID` that names no stream of the session
+/// (malformed, another session's) is `400`; one whose stream or following
+/// events were let go at a bound is `410`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ResumeConfig {
+    /// Close every connection of a response stream this long after it
+    /// opened, the request going on (the client polls: it resumes after
+    /// [`retry`](Self::retry)); a request not answered by then gets an
+    /// event stream of its priming event alone. `None` (the default):
+    /// a connection is held until the answer.
+    pub hold: Option<Duration>,
+    /// The `retry` hint sent before the server closes a connection of a
+    /// stream (default 1 s).
+    pub retry: Duration,
+    /// Events kept per stream (default 64); past it the oldest is let go.
+    pub max_events: usize,
+    /// Bytes of events kept per session (default 1 MiB); past it finished
+    /// streams are let go (oldest first), then the oldest events of
+    /// running ones.
+    pub max_bytes: usize,
+    /// Answered streams kept per session (default 16); past it the oldest
+    /// is let go.
+    pub max_finished: usize,
+    /// How long an answered stream stays resumable (default 60 s).
+    pub keep: Duration,
+}
+
+impl Default for ResumeConfig {
+    fn default() -> Self {
+        Self {
+            hold: None,
+            retry: Duration::from_secs(1),
+            max_events: 64,
+            max_bytes: 1024 * 1024,
+            max_finished: 16,
+            keep: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ResumeConfig {
+    /// Sets [`retry`](Self::retry).
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Sets [`max_events`](Self::max_events).
+    pub fn max_events(mut self, events: usize) -> Self {
+        self.max_events = events;
+        self
+    }
+
+    /// Sets [`max_bytes`](Self::max_bytes).
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_finished`](Self::max_finished).
+    pub fn max_finished(mut self, streams: usize) -> Self {
+        self.max_finished = streams;
+        self
+    }
+
+    /// Sets [`keep`](Self::keep).
+    pub fn keep(mut self, keep: Duration) -> Self {
+        self.keep = keep;
         self
     }
 }

@@ -284,6 +284,8 @@ struct Driver<H: ServerHandler + ?Sized> {
     /// A caller's key → the request's id.
     asked_keys: HashMap<u64, RequestId>,
     peer: watch::Sender<Peer>,
+    /// Given to every request's context (Streamable HTTP only).
+    closer: Option<handle::StreamCloser>,
 }
 
 impl<H: ServerHandler + ?Sized> Driver<H> {
@@ -294,7 +296,11 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         outbox: Outbox,
     ) -> (Self, mpsc::Receiver<Command>) {
         let (progress, progress_rx) = mpsc::channel(PROGRESS_QUEUE);
-        let Outbox { commands, peer } = outbox;
+        let Outbox {
+            commands,
+            peer,
+            closer,
+        } = outbox;
         let grace = config.limits.cancel_grace;
         let driver = Driver {
             core: ServerCore::new(config, handler.capabilities()),
@@ -309,6 +315,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
             asked: HashMap::new(),
             asked_keys: HashMap::new(),
             peer,
+            closer,
         };
         (driver, commands)
     }
@@ -489,7 +496,8 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
             .is_some()
             .then(|| self.progress.clone());
         let id = request.id.clone();
-        let ctx = RequestContext::new(id.clone(), token.clone(), progress, request.client.clone());
+        let ctx = RequestContext::new(id.clone(), token.clone(), progress, request.client.clone())
+            .with_closer(self.closer.clone());
         let handler = Arc::clone(&self.handler);
         let grace = self.grace;
         let cancelled = token.clone();

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -14,18 +14,22 @@ use axum::response::Response;
 use bytes::Bytes;
 use mcp_types::notifications::Progress;
 use mcp_types::requests::{CallTool, Initialize};
-use mcp_types::{Era, Notification, Request as _, RequestId, error_codes};
+use mcp_types::{Era, Notification, ProtocolVersion, Request as _, RequestId, error_codes};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::guard::Guard;
+use super::resume::{Refusal, Streams};
 use super::wire::{self, Head};
-use super::{BACKLOG, ConnectionKind, HostConnection, HttpConfig, is_loopback};
+use super::{BACKLOG, ConnectionKind, HostConnection, HttpConfig, ResumeConfig, is_loopback};
+use crate::handle::StreamCloser;
 use crate::serve::{OutFrame, serve_frames};
 use crate::{ServerConfig, ServerHandle, ServerHandler};
 
 /// Messages waiting on one response stream.
 const STREAM_QUEUE: usize = 64;
+/// The header naming the last event a resuming client got.
+const LAST_EVENT_ID: &str = "last-event-id";
 /// Messages waiting for a connection's driver.
 const INPUT_QUEUE: usize = 16;
 /// Messages a driver may have written before the HTTP side takes them.
@@ -77,13 +81,23 @@ impl<H: ServerHandler> Shared<H> {
         }
     }
 
-    /// A new connection of the server half: its driver runs on a task of
-    /// its own; returns where to send its input and where its output comes.
-    fn open(
+    /// A new connection of the server half for a legacy session: its
+    /// driver runs on a task of its own; returns where to send its input
+    /// and where its output comes. Its requests' contexts close their
+    /// event streams' connections through `session` once it is set.
+    fn open_session(
         &self,
-        kind: ConnectionKind,
+        session: &Arc<OnceLock<Weak<Session>>>,
     ) -> (ServerHandle, mpsc::Sender<Bytes>, mpsc::Receiver<OutFrame>) {
-        let (handle, input, output, _) = self.open_with_handler(kind);
+        let session = Arc::clone(session);
+        let closer = StreamCloser(Arc::new(move |id: &RequestId| {
+            session
+                .get()
+                .and_then(Weak::upgrade)
+                .is_some_and(|s| lock(&s.routes).poll(id, true))
+        }));
+        let (handle, input, output, _) =
+            self.open_with_handler(ConnectionKind::Session, Some(closer));
         (handle, input, output)
     }
 
@@ -92,13 +106,15 @@ impl<H: ServerHandler> Shared<H> {
     fn open_with_handler(
         &self,
         kind: ConnectionKind,
+        closer: Option<StreamCloser>,
     ) -> (
         ServerHandle,
         mpsc::Sender<Bytes>,
         mpsc::Receiver<OutFrame>,
         Arc<H>,
     ) {
-        let (handle, outbox) = ServerHandle::new();
+        let (handle, mut outbox) = ServerHandle::new();
+        outbox.closer = closer;
         let handler = (self.connect)(HostConnection {
             handle: handle.clone(),
             kind,
@@ -168,12 +184,36 @@ struct Routes {
     backlog: VecDeque<Bytes>,
     /// The driver ended: nothing more comes.
     over: bool,
+    /// The resumable response streams (a session that negotiated
+    /// 2025-11-25 or later).
+    streams: Option<Streams>,
 }
 
 struct Waiter {
-    stream: mpsc::Sender<Bytes>,
-    done: oneshot::Sender<Answered>,
+    reply: Reply,
     token: Option<String>,
+}
+
+/// How a request's answer reaches its POST.
+enum Reply {
+    /// JSON when the answer comes first, else an event stream of the
+    /// messages as they come, without ids (sessions before 2025-11-25,
+    /// `initialize`).
+    Plain {
+        stream: mpsc::Sender<Bytes>,
+        done: oneshot::Sender<Answered>,
+    },
+    /// Resumable, nothing sent yet: JSON when the answer comes first.
+    Undecided(oneshot::Sender<Decision>),
+    /// Resumable, answered with this event stream of the session's.
+    Streaming(u64),
+}
+
+/// What a POST of a resumable session answers with.
+enum Decision {
+    Json(Bytes),
+    /// The receiver of the stream's connection (its priming event first).
+    Stream(mpsc::Receiver<Bytes>),
 }
 
 /// A request's answer, with the HTTP status it is sent with as JSON.
@@ -222,10 +262,97 @@ impl Session {
         routes.waiting.clear();
         routes.get = None;
         routes.backlog.clear();
+        if let Some(streams) = &mut routes.streams {
+            streams.clear();
+        }
     }
 }
 
 impl Routes {
+    /// Sends `message` on request `id`'s response: a resumable one that
+    /// has not begun begins its event stream with it. `Err` gives it back
+    /// when the request is not waited on or its stream cannot take it.
+    fn related(&mut self, id: &RequestId, message: Bytes) -> Result<(), Bytes> {
+        let Some(waiter) = self.waiting.get_mut(id) else {
+            return Err(message);
+        };
+        let now = Instant::now();
+        match &mut waiter.reply {
+            Reply::Plain { stream, .. } => stream.try_send(message).map_err(|e| match e {
+                mpsc::error::TrySendError::Full(m) | mpsc::error::TrySendError::Closed(m) => m,
+            }),
+            Reply::Streaming(number) => {
+                if let Some(streams) = &mut self.streams {
+                    streams.push(*number, &message, false, now);
+                }
+                Ok(())
+            }
+            Reply::Undecided(_) => {
+                let Some(streams) = &mut self.streams else {
+                    return Err(message);
+                };
+                let (number, rx) = streams.open(now);
+                streams.push(number, &message, false, now);
+                if let Reply::Undecided(decide) =
+                    std::mem::replace(&mut waiter.reply, Reply::Streaming(number))
+                {
+                    let _ = decide.send(Decision::Stream(rx));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Request `id`'s answer: its waiter is done.
+    fn answered(&mut self, id: &RequestId, message: Bytes) {
+        let Some(waiter) = self.waiting.remove(id) else {
+            return;
+        };
+        if let Some(token) = &waiter.token {
+            self.tokens.remove(token);
+        }
+        match waiter.reply {
+            Reply::Plain { done, .. } => {
+                let _ = done.send(Answered::ok(message));
+            }
+            Reply::Undecided(decide) => {
+                let _ = decide.send(Decision::Json(message));
+            }
+            Reply::Streaming(number) => {
+                if let Some(streams) = &mut self.streams {
+                    streams.push(number, &message, true, Instant::now());
+                }
+            }
+        }
+    }
+
+    /// Closes the connection answering request `id` (a resumable one):
+    /// one that has not begun begins its event stream (its priming event)
+    /// and, when `now_too`, is closed at once after a `retry` hint. The
+    /// request goes on; the client resumes with `Last-Event-ID`. Whether
+    /// there was such a connection.
+    fn poll(&mut self, id: &RequestId, now_too: bool) -> bool {
+        let (Some(waiter), Some(streams)) = (self.waiting.get_mut(id), &mut self.streams) else {
+            return false;
+        };
+        match &waiter.reply {
+            Reply::Plain { .. } => false,
+            Reply::Streaming(number) => streams.close(*number),
+            Reply::Undecided(_) => {
+                let (number, rx) = streams.open(Instant::now());
+                if now_too {
+                    streams.close(number);
+                }
+                if let Reply::Undecided(decide) =
+                    std::mem::replace(&mut waiter.reply, Reply::Streaming(number))
+                {
+                    let _ = decide.send(Decision::Stream(rx));
+                }
+                true
+            }
+        }
+    }
+
     /// A message related to no request the session waits on.
     fn unrelated(&mut self, message: Bytes) {
         if let Some(get) = &self.get {
@@ -243,15 +370,13 @@ impl Routes {
         }
         // Any open response stream of the session: the client takes
         // requests and notifications on every stream.
+        let ids: Vec<RequestId> = self.waiting.keys().cloned().collect();
         let mut message = Some(message);
-        for waiter in self.waiting.values() {
-            if let Some(m) = message.take() {
-                match waiter.stream.try_send(m) {
-                    Ok(()) => return,
-                    Err(
-                        mpsc::error::TrySendError::Full(m) | mpsc::error::TrySendError::Closed(m),
-                    ) => message = Some(m),
-                }
+        for id in &ids {
+            if let Some(m) = message.take()
+                && let Err(m) = self.related(id, m)
+            {
+                message = Some(m);
             }
         }
         if let Some(m) = message {
@@ -273,13 +398,8 @@ async fn route(session: Arc<Session>, mut output: mpsc::Receiver<OutFrame>) {
         };
         let mut routes = lock(&session.routes);
         if head.is_response() {
-            if let Some(id) = &head.id
-                && let Some(waiter) = routes.waiting.remove(id)
-            {
-                if let Some(token) = &waiter.token {
-                    routes.tokens.remove(token);
-                }
-                let _ = waiter.done.send(Answered::ok(bytes.clone()));
+            if let Some(id) = &head.id {
+                routes.answered(id, bytes.clone());
             }
             continue;
         }
@@ -292,9 +412,9 @@ async fn route(session: Arc<Session>, mut output: mpsc::Receiver<OutFrame>) {
         });
         drop(head);
         if let Some(id) = target
-            && let Some(waiter) = routes.waiting.get(&id)
+            && routes.waiting.contains_key(&id)
         {
-            if waiter.stream.try_send(bytes.clone()).is_err() {
+            if routes.related(&id, bytes.clone()).is_err() {
                 tracing::debug!("a message for a slow response stream was dropped");
             }
             continue;
@@ -309,6 +429,9 @@ async fn route(session: Arc<Session>, mut output: mpsc::Receiver<OutFrame>) {
     routes.over = true;
     routes.waiting.clear();
     routes.get = None;
+    if let Some(streams) = &mut routes.streams {
+        streams.clear();
+    }
 }
 
 /// Every request to the endpoint.
@@ -463,7 +586,7 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
     drop(head);
     if let Some(session) = session {
         session.touch();
-        return legacy(session, body, id, token).await;
+        return legacy(session, body, id, token, &shared.config.resume).await;
     }
     let modern = version.is_some_and(|v| v.era() == Era::Modern)
         || wire::meta_version(&params)
@@ -494,6 +617,7 @@ async fn legacy(
     body: Bytes,
     id: Option<RequestId>,
     token: Option<String>,
+    resume: &ResumeConfig,
 ) -> Response {
     let Some(input) = session.input() else {
         return wire::error(
@@ -515,7 +639,8 @@ async fn legacy(
     };
     let (stream_tx, stream) = mpsc::channel(STREAM_QUEUE);
     let (done_tx, done) = oneshot::channel();
-    {
+    let (decide_tx, decision) = oneshot::channel();
+    let resumable = {
         let mut routes = lock(&session.routes);
         if routes.waiting.contains_key(&id) {
             return wire::error(
@@ -527,15 +652,18 @@ async fn legacy(
         if let Some(token) = &token {
             routes.tokens.insert(token.clone(), id.clone());
         }
-        routes.waiting.insert(
-            id.clone(),
-            Waiter {
+        let resumable = routes.streams.is_some();
+        let reply = if resumable {
+            Reply::Undecided(decide_tx)
+        } else {
+            Reply::Plain {
                 stream: stream_tx,
                 done: done_tx,
-                token,
-            },
-        );
-    }
+            }
+        };
+        routes.waiting.insert(id.clone(), Waiter { reply, token });
+        resumable
+    };
     if input.send(body).await.is_err() {
         lock(&session.routes).waiting.remove(&id);
         return wire::error(
@@ -544,7 +672,75 @@ async fn legacy(
             "Session not found (it ended)",
         );
     }
-    answer(stream, done).await
+    if resumable {
+        decide(&session, &id, decision, resume).await
+    } else {
+        answer(stream, done).await
+    }
+}
+
+/// The answer to a request of a resumable session: JSON when the answer
+/// comes first (within [`ResumeConfig::hold`]), else its event stream.
+async fn decide(
+    session: &Session,
+    id: &RequestId,
+    mut decision: oneshot::Receiver<Decision>,
+    resume: &ResumeConfig,
+) -> Response {
+    let deadline = resume.hold.map(|hold| tokio::time::Instant::now() + hold);
+    let decided = match deadline {
+        None => decision.await,
+        Some(at) => tokio::select! {
+            biased;
+            decided = &mut decision => decided,
+            () = tokio::time::sleep_until(at) => {
+                // Still running: an event stream of the priming event
+                // alone, closed below (the request goes on).
+                lock(&session.routes).poll(id, false);
+                decision.await
+            }
+        },
+    };
+    match decided {
+        Ok(Decision::Json(message)) => wire::json(message),
+        Ok(Decision::Stream(events)) => resumable_stream(events, deadline, resume),
+        Err(_) => wire::error(
+            StatusCode::NOT_FOUND,
+            wire::SESSION_NOT_FOUND,
+            "the session ended before the request was answered",
+        ),
+    }
+}
+
+/// One connection of a resumable stream: its events until the stream's
+/// end, or until `deadline`, when it closes after a `retry` hint.
+fn resumable_stream(
+    events: mpsc::Receiver<Bytes>,
+    deadline: Option<tokio::time::Instant>,
+    resume: &ResumeConfig,
+) -> Response {
+    let retry = Bytes::from(format!("retry: {}\n\n", resume.retry.as_millis()));
+    let state = (events, false);
+    let body = futures::stream::unfold(state, move |(mut events, closed)| {
+        let retry = retry.clone();
+        async move {
+            if closed {
+                return None;
+            }
+            let next = match deadline {
+                None => events.recv().await,
+                Some(at) => tokio::select! {
+                    biased;
+                    next = events.recv() => next,
+                    () = tokio::time::sleep_until(at) => {
+                        return Some((Ok::<_, std::io::Error>(retry), (events, true)));
+                    }
+                },
+            };
+            next.map(|event| (Ok(event), (events, false)))
+        }
+    });
+    wire::stream(Body::from_stream(body))
 }
 
 /// The answer to one request: JSON when the answer comes first, else an
@@ -623,21 +819,25 @@ async fn initialize<H: ServerHandler>(
             );
         }
     };
-    let (handle, input, output) = shared.open(ConnectionKind::Session);
+    let slot = Arc::new(OnceLock::new());
+    let (handle, input, output) = shared.open_session(&slot);
     let session = Arc::new(Session {
         input: Mutex::new(Some(input.clone())),
         routes: Mutex::new(Routes::default()),
         last_seen: Mutex::new(Instant::now()),
         handle,
     });
+    let _ = slot.set(Arc::downgrade(&session));
     tokio::spawn(route(Arc::clone(&session), output));
     let (stream_tx, _stream) = mpsc::channel(1);
     let (done_tx, done) = oneshot::channel();
     lock(&session.routes).waiting.insert(
         id,
         Waiter {
-            stream: stream_tx,
-            done: done_tx,
+            reply: Reply::Plain {
+                stream: stream_tx,
+                done: done_tx,
+            },
             token: None,
         },
     );
@@ -656,8 +856,14 @@ async fn initialize<H: ServerHandler>(
         );
     };
     let accepted = serde_json::from_slice::<Head<'_>>(&message).is_ok_and(|h| h.result.is_some());
+    // Streams are resumable from 2025-11-25 on (SEP-1699: the priming
+    // event and the server's polling came with it).
+    let resumable = wire::negotiated(&message).is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
     let mut response = wire::json(message);
     if accepted {
+        if resumable {
+            lock(&session.routes).streams = Streams::new(shared.config.resume.clone());
+        }
         lock(&shared.sessions).insert(session_id.clone(), session);
         if let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(wire::SESSION_ID, value);
@@ -682,7 +888,8 @@ async fn stateless<H: ServerHandler>(
     id: Option<RequestId>,
     call: Option<(&HeaderMap, &serde_json::Value)>,
 ) -> Response {
-    let (handle, input, mut output, handler) = shared.open_with_handler(ConnectionKind::Request);
+    let (handle, input, mut output, handler) =
+        shared.open_with_handler(ConnectionKind::Request, None);
     if let Some((headers, params)) = call
         && let Err(message) = wire::check_param_headers(&*handler, headers, params)
     {
@@ -778,6 +985,9 @@ fn get<H: ServerHandler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Respon
         Err(UnknownSession) => return unknown_session(),
     };
     session.touch();
+    if let Some(last) = headers.get(LAST_EVENT_ID) {
+        return resume(&session, last, &shared.config.resume);
+    }
     let (tx, rx) = mpsc::channel(STREAM_QUEUE);
     {
         let mut routes = lock(&session.routes);
@@ -807,6 +1017,33 @@ fn get<H: ServerHandler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Respon
         ))
     });
     wire::stream(Body::from_stream(events))
+}
+
+/// `GET` with `Last-Event-ID`: the rest of the response stream it names.
+fn resume(session: &Session, last: &HeaderValue, config: &ResumeConfig) -> Response {
+    let resumed = match last.to_str() {
+        Ok(last) => match &mut lock(&session.routes).streams {
+            Some(streams) => streams.resume(last, Instant::now()),
+            None => Err(Refusal::Unknown),
+        },
+        Err(_) => Err(Refusal::Unknown),
+    };
+    match resumed {
+        Ok(events) => {
+            let deadline = config.hold.map(|hold| tokio::time::Instant::now() + hold);
+            resumable_stream(events, deadline, config)
+        }
+        Err(Refusal::Unknown) => wire::error(
+            StatusCode::BAD_REQUEST,
+            wire::SERVER_ERROR,
+            "Bad Request: Last-Event-ID names no event stream of this session",
+        ),
+        Err(Refusal::Gone) => wire::error(
+            StatusCode::GONE,
+            wire::SERVER_ERROR,
+            "Gone: the event stream Last-Event-ID names can no longer be resumed from it (a bound of this server let its events go)",
+        ),
+    }
 }
 
 /// `DELETE`: ends the session.

@@ -71,6 +71,22 @@ pub(super) fn progress_token(params: &Value, notification: bool) -> Option<Strin
     Some(token.to_string())
 }
 
+/// The protocol version an `initialize` answer names.
+pub(super) fn negotiated(message: &[u8]) -> Option<ProtocolVersion> {
+    #[derive(Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Initialized<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Initialized<'a> {
+        #[serde(rename = "protocolVersion", borrow)]
+        protocol_version: Cow<'a, str>,
+    }
+    let answer = serde_json::from_slice::<Answer<'_>>(message).ok()?;
+    ProtocolVersion::parse(&answer.result.protocol_version)
+}
+
 /// The version a request's `_meta` names.
 pub(super) fn meta_version(params: &Value) -> Option<&str> {
     params
