@@ -23,11 +23,13 @@ use mcp_transport::BoxFuture;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use mcp_types::text::Untrusted;
 use mcp_types::{
-    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Meta, RequestId,
-    RequestParams, Root,
+    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, InputResponse, Meta,
+    RequestId, RequestParams, Root, ServerRequestMessage,
 };
+use tokio::sync::{mpsc, oneshot};
 
 use crate::GatewayConfig;
+use crate::bridge::{Bridged, Parking};
 
 /// The `_meta` key naming the server a request to the host comes from.
 pub(crate) const SERVER_META: &str = "mcp-gateway/server";
@@ -49,6 +51,8 @@ struct Link {
     /// Whether the roots of hosts connected over HTTP reach the stdio
     /// servers ([`GatewayConfig::roots_from_http_hosts`]).
     http_roots: bool,
+    /// 2026-07-28 hosts' calls waiting for their answers (crate::bridge).
+    parking: Mutex<Parking>,
 }
 
 /// The host connections, and the tool calls they have in flight.
@@ -56,8 +60,19 @@ struct Link {
 struct Hosts {
     next: u64,
     connected: HashMap<u64, Host>,
-    /// Server → the calls in flight to it: (host, the host's request id).
-    calls: HashMap<String, Vec<(u64, RequestId)>>,
+    /// Server → the calls in flight to it.
+    calls: HashMap<String, Vec<Call>>,
+}
+
+/// A host's tool call in flight to a server.
+#[derive(Debug)]
+struct Call {
+    host: u64,
+    /// The host's request id.
+    id: RequestId,
+    /// Where the server's requests go when the host cannot be sent any (a
+    /// 2026-07-28 host: they become its `input_required` rounds).
+    bridge: Option<mpsc::Sender<Bridged>>,
 }
 
 #[derive(Debug)]
@@ -73,6 +88,8 @@ pub(crate) struct Target {
     /// The host's call it is made for, when exactly one of the host's
     /// calls to the server is in flight.
     related: Option<RequestId>,
+    /// That one call's bridge, when it has one (see [`Call::bridge`]).
+    bridge: Option<mpsc::Sender<Bridged>>,
 }
 
 /// A host's call to a server in flight; dropping it ends the record.
@@ -89,7 +106,7 @@ impl Drop for CallGuard {
         if let Some(calls) = hosts.calls.get_mut(&self.server) {
             if let Some(at) = calls
                 .iter()
-                .position(|(h, id)| *h == self.host && *id == self.id)
+                .position(|c| c.host == self.host && c.id == self.id)
             {
                 calls.swap_remove(at);
             }
@@ -115,6 +132,7 @@ impl HostLink {
                 timeout: config.host_request_timeout,
                 stdio_roots: Mutex::new(Vec::new()),
                 http_roots: config.roots_from_http_hosts,
+                parking: Mutex::new(Parking::default()),
             }),
         }
     }
@@ -171,7 +189,7 @@ impl HostLink {
         let mut hosts = lock(&self.inner.hosts);
         hosts.connected.remove(&host);
         for calls in hosts.calls.values_mut() {
-            calls.retain(|(h, _)| *h != host);
+            calls.retain(|c| c.host != host);
         }
         hosts.calls.retain(|_, calls| !calls.is_empty());
     }
@@ -193,11 +211,37 @@ impl HostLink {
     /// Records a call of `host` (its request `id`) to `server` until the
     /// guard is dropped.
     pub(crate) fn calling(&self, host: u64, server: &str, id: RequestId) -> CallGuard {
+        self.record(host, server, id, None)
+    }
+
+    /// As [`Self::calling`], for a call whose host cannot be sent requests:
+    /// the server's requests attributed to it go to `bridge`.
+    pub(crate) fn calling_bridged(
+        &self,
+        host: u64,
+        server: &str,
+        id: RequestId,
+        bridge: mpsc::Sender<Bridged>,
+    ) -> CallGuard {
+        self.record(host, server, id, Some(bridge))
+    }
+
+    fn record(
+        &self,
+        host: u64,
+        server: &str,
+        id: RequestId,
+        bridge: Option<mpsc::Sender<Bridged>>,
+    ) -> CallGuard {
         lock(&self.inner.hosts)
             .calls
             .entry(server.to_owned())
             .or_default()
-            .push((host, id.clone()));
+            .push(Call {
+                host,
+                id: id.clone(),
+                bridge,
+            });
         CallGuard {
             link: self.clone(),
             server: server.to_owned(),
@@ -258,6 +302,32 @@ impl HostLink {
         self.host(server).map(|t| (t.handle, t.related))
     }
 
+    /// The calls waiting for their hosts' answers.
+    pub(crate) fn parking(&self) -> std::sync::MutexGuard<'_, Parking> {
+        lock(&self.inner.parking)
+    }
+
+    /// Hands a server's request to the call it serves (`bridge`) and waits
+    /// for the host's answer: as long as the call waits for it (see
+    /// crate::bridge), with no deadline of its own.
+    async fn bridge(
+        &self,
+        bridge: mpsc::Sender<Bridged>,
+        request: ServerRequestMessage,
+    ) -> Result<InputResponse, HandlerError> {
+        let (reply, answer) = oneshot::channel();
+        bridge
+            .send(Bridged { request, reply })
+            .await
+            .map_err(|_| HandlerError::refused("the host's call this request served has ended"))?;
+        answer.await.map_err(|_| {
+            HandlerError::refused(
+                "the host's call this request served ended (or stopped waiting) before the \
+                 host answered",
+            )
+        })?
+    }
+
     /// How long a request to a host waits for its answer.
     pub(crate) fn request_timeout(&self) -> Duration {
         self.inner.timeout
@@ -272,7 +342,7 @@ impl HostLink {
     fn host(&self, server: &str) -> Result<Target, HandlerError> {
         let hosts = lock(&self.inner.hosts);
         let calls = hosts.calls.get(server).map(Vec::as_slice).unwrap_or(&[]);
-        let mut callers: Vec<u64> = calls.iter().map(|(h, _)| *h).collect();
+        let mut callers: Vec<u64> = calls.iter().map(|c| c.host).collect();
         callers.sort_unstable();
         callers.dedup();
         match callers.as_slice() {
@@ -282,11 +352,15 @@ impl HostLink {
                     .get(one)
                     .map(|h| h.handle.clone())
                     .ok_or_else(|| HandlerError::refused("the host of the call is gone"))?;
-                let related = match calls {
-                    [(_, id)] => Some(id.clone()),
-                    _ => None,
+                let (related, bridge) = match calls {
+                    [call] => (Some(call.id.clone()), call.bridge.clone()),
+                    _ => (None, None),
                 };
-                Ok(Target { handle, related })
+                Ok(Target {
+                    handle,
+                    related,
+                    bridge,
+                })
             }
             [] => {
                 let mut stdio = hosts.connected.values().filter(|h| !h.http);
@@ -294,6 +368,7 @@ impl HostLink {
                     (Some(host), _) => Ok(Target {
                         handle: host.handle.clone(),
                         related: None,
+                        bridge: None,
                     }),
                     (None, true) => {
                         Err(HandlerError::refused("no host is connected to the gateway"))
@@ -355,8 +430,21 @@ impl SamplingHandler for ForwardSampling {
         mut params: CreateMessageParams,
     ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
         Box::pin(async move {
-            let Target { handle, related } = self.link.host(&self.server)?;
+            let Target {
+                handle,
+                related,
+                bridge,
+            } = self.link.host(&self.server)?;
             label(&mut params.meta, &self.server);
+            if let Some(bridge) = bridge {
+                let message = ServerRequestMessage::CreateMessage(params);
+                return match self.link.bridge(bridge, message).await? {
+                    InputResponse::CreateMessage(result) => Ok(result),
+                    _ => Err(HandlerError::refused(
+                        "the host's answer is not a sampling result",
+                    )),
+                };
+            }
             tracing::debug!(server = %self.server, "sampling request passed to the host");
             handle
                 .request_for::<CreateMessage>(related, params, self.link.inner.timeout)
@@ -380,11 +468,21 @@ struct ForwardElicitation {
 impl ElicitationHandler for ForwardElicitation {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
         Box::pin(async move {
-            let Target { handle, related } = self.link.host(&self.server)?;
+            let Target {
+                handle,
+                related,
+                bridge,
+            } = self.link.host(&self.server)?;
             let params = match request {
                 Elicitation::Form(mut form) => {
                     label(&mut form.meta, &self.server);
                     ElicitParams::Form(form)
+                }
+                Elicitation::Url { mut params, .. } if bridge.is_some() => {
+                    // The host's own capabilities are checked where the
+                    // request becomes its round.
+                    label(&mut params.meta, &self.server);
+                    ElicitParams::Url(params)
                 }
                 Elicitation::Url { mut params, .. } => {
                     let url_declared = handle.peer().session.is_some_and(|s| {
@@ -407,6 +505,15 @@ impl ElicitationHandler for ForwardElicitation {
                     ));
                 }
             };
+            if let Some(bridge) = bridge {
+                let message = ServerRequestMessage::Elicit(params);
+                return match self.link.bridge(bridge, message).await? {
+                    InputResponse::Elicit(result) => Ok(result),
+                    _ => Err(HandlerError::refused(
+                        "the host's answer is not an elicitation result",
+                    )),
+                };
+            }
             handle
                 .request_for::<Elicit>(related, params, self.link.inner.timeout)
                 .await

@@ -76,9 +76,11 @@
 //!
 //! A server's `sampling/createMessage` and `elicitation/create` go to a
 //! host when that host declared the capability (labelled with the server in
-//! `_meta["mcp-gateway/server"]`), and are refused by name when it did not,
-//! or when its connection cannot carry them (a 2026-07-28 host without a
-//! legacy session). Which host: the one whose tool calls to that server
+//! `_meta["mcp-gateway/server"]`), and are refused by name when it did not.
+//! A 2026-07-28 host, which cannot be sent requests, gets them as an
+//! `input_required` round of the tool call they serve: the call waits
+//! parked (at most 64 at once, for the seal's lifetime) until the host's
+//! retry brings the answers (see `bridge.rs`). Which host: the one whose tool calls to that server
 //! are in flight, when they all come from one host (over HTTP the request
 //! travels on that call's response stream when it is the host's only call
 //! there). With tool calls of two or more hosts in flight to the server it
@@ -97,7 +99,10 @@
 //! `requestState` the gateway seals and checks on the retry, which goes to
 //! the same server and tool along the same governed path (see
 //! `rounds.rs`). Its per-request `sampling`, `elicitation` and `roots`
-//! capabilities reach the server, whose `-32021` reaches the host.
+//! capabilities reach the server, whose `-32021` reaches the host. A call
+//! the operator marked for confirmation ([`HostApproval`]) is put to a
+//! 2026-07-28 host the same way, as a round of the gateway's own, asked
+//! once per call.
 //!
 //! # Bounds
 //!
@@ -109,6 +114,7 @@
 #![forbid(unsafe_code)]
 
 mod approval;
+mod bridge;
 mod config;
 pub mod control;
 mod error;

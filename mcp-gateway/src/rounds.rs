@@ -33,13 +33,13 @@
 //! `-32021`, which reaches the host as that error (HTTP 400).
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::{digest, hmac, rand::SystemRandom};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use mcp_hub::{CallOptions, HubError, RoundRoute};
+use mcp_hub::{CallOptions, HubError, RoundRoute, ToolRound};
 use mcp_server::{HandlerResult, RequestContext};
 use mcp_types::requests::{CallTool, Elicit, GetPrompt, ReadResource};
 use mcp_types::text::Untrusted;
@@ -51,8 +51,10 @@ use mcp_types::{
     SchemaProperties, ServerRequestMessage, error_codes,
 };
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 use crate::approval::{Question, RoundApproval};
+use crate::bridge::{self, RoundCall, Running};
 use crate::handler::{GatewayHandler, call_failure, error_object, not_found, served_uris};
 use crate::host::SERVER_META;
 
@@ -113,6 +115,9 @@ pub(crate) enum Refusal {
     TooManyRounds,
     /// No key to seal with (the system gave no randomness).
     NoKey,
+    /// The parked call a retry answers for is not waiting (answered
+    /// already, past its time, or from before a restart).
+    CallGone,
 }
 
 impl Refusal {
@@ -130,6 +135,7 @@ impl Refusal {
             Refusal::ServerStateTooLarge => "server_request_state_too_large",
             Refusal::TooManyRounds => "too_many_rounds",
             Refusal::NoKey => "no_seal_key",
+            Refusal::CallGone => "waiting_call_gone",
         }
     }
 
@@ -169,6 +175,10 @@ impl Refusal {
                 max_rounds()
             ),
             Refusal::NoKey => "the gateway has no key to seal a requestState with".to_owned(),
+            Refusal::CallGone => "the call these answers are for is no longer waiting (answered \
+                                  already, past its time, or the gateway restarted); start the \
+                                  call again"
+                .to_owned(),
         }
     }
 
@@ -319,6 +329,8 @@ pub(crate) struct Sealed {
     pub(crate) expires: u64,
     /// The operator's confirmation of the call.
     pub(crate) gate: Gate,
+    /// The parked call (crate::bridge) the answers are for.
+    pub(crate) parked: Option<u64>,
 }
 
 impl Sealed {
@@ -337,6 +349,7 @@ impl Sealed {
             "i": self.round,
             "e": self.expires,
             "g": self.gate.code(),
+            "w": self.parked,
         })
         .to_string();
         let tag = hmac::sign(key, payload.as_bytes());
@@ -392,6 +405,7 @@ impl Sealed {
                 .ok_or(Refusal::StateInvalid)?,
             gate: Gate::from_code(v.get("g").and_then(Value::as_u64))
                 .ok_or(Refusal::StateInvalid)?,
+            parked: v.get("w").and_then(Value::as_u64),
         };
         if text_of("m").as_deref() != Some(request.method) || sealed.request != *request {
             return Err(Refusal::StateForeign);
@@ -505,6 +519,7 @@ pub(crate) fn reseal(
         round: round + 1,
         expires: now_secs().saturating_add(STATE_TTL.as_secs()),
         gate,
+        parked: None,
     };
     let state = sealed.seal().map_err(|r| r.error(None))?;
     Ok(InputRequiredResult {
@@ -520,7 +535,7 @@ pub(crate) fn reseal(
 /// server's `inputRequests` to the host as they are): `sampling`,
 /// `elicitation`, `roots`; nothing else (no extensions, no tasks).
 pub(crate) fn passed_capabilities(host: &ClientCapabilities) -> ClientCapabilities {
-    ClientCapabilities {
+    let mut passed = ClientCapabilities {
         sampling: host.sampling.clone(),
         elicitation: host.elicitation.clone(),
         roots: host.roots.clone(),
@@ -531,6 +546,7 @@ pub(crate) fn passed_capabilities(host: &ClientCapabilities) -> ClientCapabiliti
 /// The `_meta` the downstream request carries: the capabilities passed on.
 fn downstream_meta(ctx: &RequestContext) -> Option<Meta> {
     let mut meta = Meta::new();
+    passed
     meta.set_client_capabilities(&passed_capabilities(ctx.client_capabilities()))
         .ok()?;
     Some(meta)
@@ -571,6 +587,13 @@ fn confirmed(responses: &InputResponses) -> bool {
     matches!(
         responses.get(CONFIRM_KEY),
         Some(InputResponse::Elicit(answer)) if answer.action == ElicitAction::Accept
+/// How a round's call came back: ended, or parked with the questions its
+/// server asked the host.
+enum Driven {
+    Done(Result<ToolRound, HubError>),
+    Parked(InputRequiredResult),
+}
+
     )
 }
 
@@ -637,6 +660,7 @@ fn confirm_round(
     Ok(InputRequiredResult {
         result_type: Some(ResultType::InputRequired),
         input_requests: Some(requests),
+        parked: None,
         request_state: Some(state),
         meta: None,
         ..Default::default()
@@ -680,7 +704,8 @@ fn cancelled() -> ErrorObject {
 }
 
 impl GatewayHandler {
-    /// A 2026-07-28 host's `tools/call`: one round; see the module docs.
+    /// A 2026-07-28 host's `tools/call`: one round; see the module docs
+    /// (and crate::bridge for a call that parked for the host's answers).
     pub(crate) async fn call_tool_round(
         &self,
         params: CallToolParams,
@@ -697,7 +722,23 @@ impl GatewayHandler {
             params.request_state.as_deref(),
             params.input_responses,
         )?;
-        let (gate, next) = match retry {
+        let (gate, next, parked) = match retry {
+            Retry::Sealed(sealed, responses) if sealed.parked.is_some() => {
+                // Answers for a call parked on its server's requests: they
+                // go to the server, and the call goes on where it stopped.
+                let number = sealed.parked.unwrap_or_default();
+                let (taken, expired) = self.link.parking().unpark(number);
+                drop(expired);
+                let (running, waiting) = taken.ok_or_else(|| Refusal::CallGone.error(None))?;
+                bridge::answer(waiting, responses);
+                let next = Next {
+                    responses: None,
+                    state: None,
+                    round: sealed.round,
+                    pinned: Some((sealed.server, sealed.local)),
+                };
+                (sealed.gate, next, Some(running))
+            }
             Retry::Sealed(sealed, responses) if sealed.gate == Gate::Asked => {
                 // The answer to the gateway's own question: the call's first
                 // round proper, on the route the question was about.
@@ -715,37 +756,33 @@ impl GatewayHandler {
                     round: sealed.round,
                     pinned: Some((sealed.server, sealed.local)),
                 };
-                (Gate::Granted, next)
+                (Gate::Granted, next, None)
             }
             retry => {
                 let gate = match &retry {
                     Retry::Sealed(sealed, _) => sealed.gate,
                     _ => Gate::Open,
                 };
-                (gate, next(retry))
+                (gate, next(retry), None)
             }
         };
-        let approval = RoundApproval::new(match gate {
-            Gate::Granted => next.pinned.clone(),
-            _ => None,
-        });
-        let options = crate::handler::call_options(&ctx);
-        let downstream = CallToolParams {
-            name: params.name.clone(),
-            arguments: Some(arguments),
-            input_responses: next.responses,
-            request_state: next.state,
-            meta: downstream_meta(&ctx),
-            ..Default::default()
+        let (running, approval, hint) = match parked {
+            Some(running) => {
+                let hint = next.pinned.clone().unwrap_or_default();
+                (running, None, hint)
+            }
+            None => {
+                let (running, approval, hint) =
+                    self.start_call(params.name, arguments, &next, gate, &ctx);
+                (running, Some(approval), hint)
+            }
         };
-        let pinned = next.pinned.map(|(s, l)| RoundRoute::new(s, l));
-        let call = self
-            .hub
-            .call_tool_round(downstream, &options, pinned.as_ref());
-        let round = tokio::select! {
-            round = approval.scope(call) => round,
-            // Dropping the call cancels it downstream.
-            () = ctx.cancelled() => return Err(cancelled()),
+        let round = match self
+            .drive(running, &request, next.round, gate, &hint, &ctx)
+            .await?
+        {
+            Driven::Done(round) => round,
+            Driven::Parked(input) => return Ok(RequestOutcome::InputRequired(input)),
         };
         let round = match round {
             Ok(round) => round,
@@ -754,7 +791,7 @@ impl GatewayHandler {
                     return Err(object);
                 }
                 if let (HubError::NotApproved { .. }, Some(question)) =
-                    (&error, approval.question())
+                    (&error, approval.as_ref().and_then(|a| a.question()))
                 {
                     return confirm_round(&request, next.round, question, &ctx)
                         .map(RequestOutcome::InputRequired);
@@ -795,6 +832,139 @@ impl GatewayHandler {
         let arguments = serde_json::to_value(params.arguments.clone().unwrap_or_default())
             .unwrap_or(Value::Null);
         let request = RequestKey::new(GetPrompt::METHOD, &params.name, &arguments);
+    /// Starts one round's call through the hub: owned (it may park), in
+    /// the round's approval scope, recorded in the link with a bridge for
+    /// its server's requests. Gives the call, its approval state and the
+    /// route a parked seal names (the server it resolves to now, and the
+    /// name as the host sent it; a parked call is resumed, never routed
+    /// again).
+    fn start_call(
+        &self,
+        name: String,
+        arguments: serde_json::Map<String, Value>,
+        next: &Next,
+        gate: Gate,
+        ctx: &RequestContext,
+    ) -> (Running, Arc<RoundApproval>, (String, String)) {
+        let approval = RoundApproval::new(match gate {
+            Gate::Granted => next.pinned.clone(),
+            _ => None,
+        });
+        let options = crate::handler::call_options(ctx);
+        let pinned = next.pinned.clone().map(|(s, l)| RoundRoute::new(s, l));
+        let server = match &pinned {
+            Some(route) => Some(route.server.clone()),
+            None => self
+                .hub
+                .namespace()
+                .resolve(&name)
+                .ok()
+                .map(|t| t.server().to_string()),
+        };
+        let hint = (server.clone().unwrap_or_default(), name.clone());
+        let downstream = CallToolParams {
+            name,
+            arguments: Some(arguments),
+            input_responses: next.responses.clone(),
+            request_state: next.state.clone(),
+            meta: downstream_meta(ctx),
+            ..Default::default()
+        };
+        let (bridge, asks) = mpsc::channel(bridge::BRIDGE_QUEUE);
+        // While it runs, the server's requests come to this round.
+        let calling = server.map(|server| {
+            self.link
+                .calling_bridged(self.host, &server, ctx.id().clone(), bridge)
+        });
+        let hub = Arc::clone(&self.hub);
+        let scope = Arc::clone(&approval);
+        let call: RoundCall = Box::pin(async move {
+            scope
+                .scope(hub.call_tool_round(downstream, &options, pinned.as_ref()))
+                .await
+        });
+        let running = Running {
+            call,
+            asks,
+            _calling: calling,
+        };
+        (running, approval, hint)
+    }
+
+    /// Runs a round's call until it ends, or until its server asks the host
+    /// something (then the call parks and the host gets the question).
+    async fn drive(
+        &self,
+        mut running: Running,
+        request: &RequestKey,
+        round: usize,
+        gate: Gate,
+        hint: &(String, String),
+        ctx: &RequestContext,
+    ) -> HandlerResult<Driven> {
+        loop {
+            let first = tokio::select! {
+                done = running.call.as_mut() => return Ok(Driven::Done(done)),
+                Some(first) = running.asks.recv() => first,
+                // Dropping the call cancels it downstream.
+                () = ctx.cancelled() => return Err(cancelled()),
+            };
+            let mut asks = vec![first];
+            while asks.len() < MAX_INPUT_REQUESTS {
+                match running.asks.try_recv() {
+                    Ok(more) => asks.push(more),
+                    Err(_) => break,
+                }
+            }
+            let (requests, waiting) = bridge::ask_host(asks, ctx.client_capabilities());
+            if requests.is_empty() {
+                continue;
+            }
+            if round >= max_rounds() {
+                bridge::refuse(waiting, &Refusal::TooManyRounds.message());
+                continue;
+            }
+            let asked = requests
+                .iter()
+                .map(|(k, r)| (k.clone(), r.request.method().to_owned()))
+                .collect();
+            let (parked, expired) = self.link.parking().park(running, waiting);
+            drop(expired);
+            let number = match parked {
+                Ok(number) => number,
+                Err((back, waiting)) => {
+                    bridge::refuse(
+                        waiting,
+                        "too many calls are waiting for their hosts' answers at the gateway",
+                    );
+                    running = back;
+                    continue;
+                }
+            };
+            let sealed = Sealed {
+                request: request.clone(),
+                server: hint.0.clone(),
+                local: hint.1.clone(),
+                asked,
+                state: None,
+                round: round + 1,
+                expires: now_secs().saturating_add(STATE_TTL.as_secs()),
+                gate,
+                parked: Some(number),
+            };
+            // Without a seal the parked call cannot be found again: it is
+            // dropped at its time (cancelled downstream).
+            let state = sealed.seal().map_err(|r| r.error(None))?;
+            return Ok(Driven::Parked(InputRequiredResult {
+                result_type: Some(ResultType::InputRequired),
+                input_requests: Some(requests),
+                request_state: Some(state),
+                meta: None,
+                ..Default::default()
+            }));
+        }
+    }
+
         let next = next(check_retry(
             &request,
             params.request_state.as_deref(),
@@ -909,6 +1079,7 @@ mod tests {
         let text = sealed(&request).seal().unwrap();
         assert_eq!(Sealed::open(&text, &request).unwrap(), sealed(&request));
         // The same arguments in another order are the same request.
+            parked: None,
         let reordered = key_of("alpha/ask", json!({"b": [1, {"x": 1, "y": 2}], "a": 1}));
         assert!(Sealed::open(&text, &reordered).is_ok());
         let other_args = key_of("alpha/ask", json!({"a": 2, "b": []}));

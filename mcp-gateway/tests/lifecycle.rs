@@ -402,7 +402,7 @@ async fn a_servers_elicitation_reaches_the_host_in_form_mode_and_url_mode_needs_
 }
 
 #[tokio::test]
-async fn a_2026_host_hears_an_adopted_change_on_its_listen_stream_and_cannot_be_asked_to_sample() {
+async fn a_2026_host_hears_an_adopted_change_on_its_listen_stream_and_samples_in_a_round() {
     let script = asking(
         Script::legacy()
             .tool(
@@ -420,7 +420,7 @@ async fn a_2026_host_hears_an_adopted_change_on_its_listen_stream_and_cannot_be_
     let mut setup = Setup::new(vec![spec("lab", server)]);
     setup.negotiation = mcp_session::Negotiation::Modern;
     setup.handlers = ClientHandlers::new()
-        .on_sampling(|_| async { Ok(CreateMessageResult::text("never", "asked")) });
+        .on_sampling(|_| async { Ok(CreateMessageResult::text("sampled in a round", "host")) });
     let running = start(setup).await;
     assert_eq!(running.host.era(), mcp_types::Era::Modern);
     let mut stream = running
@@ -458,13 +458,14 @@ async fn a_2026_host_hears_an_adopted_change_on_its_listen_stream_and_cannot_be_
             .contains(&"fresh".to_owned())
     );
 
-    // A stateless host has no session to carry a server's request.
-    let refused = running.host.call_tool("ask", json!({})).await.unwrap();
-    assert!(refused.failed());
+    // A stateless host has no session to carry a server's request: the
+    // legacy server's sampling reaches it as a round of its call instead.
+    let sampled = running.host.call_tool("ask", json!({})).await.unwrap();
+    assert!(!sampled.failed(), "{}", sampled.text());
     assert!(
-        refused.text().contains("no initialized legacy session"),
+        sampled.text().contains("sampled in a round"),
         "{}",
-        refused.text()
+        sampled.text()
     );
     drop(stream);
     running.close().await;

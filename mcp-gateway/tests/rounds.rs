@@ -397,3 +397,112 @@ async fn a_prompt_asks_through_the_gateway_too() {
     );
     gateway.stop().await;
 }
+
+/// A legacy-era server whose tools ask the client by request: `sample`
+/// (sampling) and `elicit` (a form).
+fn legacy_asking() -> (std::sync::Arc<dyn mcp_transport::Connector>, Recorder) {
+    memory(
+        Script::legacy()
+            .tool(
+                "sample",
+                Behavior::AskClient {
+                    method: "sampling/createMessage".into(),
+                    params: json!({"messages": [{"role": "user",
+                        "content": {"type": "text", "text": "Say hi"}}], "maxTokens": 5}),
+                },
+            )
+            .tool(
+                "elicit",
+                Behavior::AskClient {
+                    method: "elicitation/create".into(),
+                    params: json!({"mode": "form", "message": "Colour?", "requestedSchema":
+                        {"type": "object", "properties": {"colour": {"type": "string"}}}}),
+                },
+            ),
+    )
+}
+
+fn sampled() -> Value {
+    json!({"role": "assistant", "content": {"type": "text", "text": "hi there"},
+           "model": "host-model"})
+}
+
+#[tokio::test]
+async fn a_legacy_servers_request_reaches_a_2026_host_as_its_round_and_the_answer_the_server() {
+    let (old, recorder) = legacy_asking();
+    let gateway = Endpoint::start(vec![spec("old", old)]).await;
+    let first = first_round(&gateway, "old/sample").await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let requests = first["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{first}");
+    let (key, asked) = requests.iter().next().unwrap();
+    assert_eq!(asked["method"], "sampling/createMessage", "{first}");
+    assert_eq!(asked["params"]["maxTokens"], 5);
+    assert_eq!(asked["params"]["_meta"]["mcp-gateway/server"], "old");
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    // The server's call is still the one it started: no second tools/call.
+    assert_eq!(recorder.with_method("tools/call").len(), 1);
+
+    let retry = json!({"name": "old/sample", "arguments": {"x": 1}, "requestState": state,
+                       "inputResponses": {key.as_str(): sampled()}});
+    let (status, answer) = gateway.call(retry.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    let done = result(&answer);
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_ne!(done["isError"], true, "{done}");
+    assert!(done.to_string().contains("hi there"), "{done}");
+    assert_eq!(recorder.with_method("tools/call").len(), 1);
+    // The server got the host's answer to its own request.
+    let answered = recorder
+        .received()
+        .iter()
+        .any(|m| m.get("method").is_none() && m["result"]["model"] == "host-model");
+    assert!(answered, "{:?}", recorder.received());
+
+    // The seal unparks its call once: a replay finds nothing waiting.
+    let (_, answer) = gateway.call(retry).await;
+    assert_eq!(
+        error_kind(&answer),
+        (-32602, "waiting_call_gone".to_owned())
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_legacy_servers_request_the_2026_host_did_not_declare_is_refused_to_the_server() {
+    let (old, recorder) = legacy_asking();
+    let gateway = Endpoint::start(vec![spec("old", old)]).await;
+    // Elicitation only: the server's sampling request is refused to it,
+    // and the call completes with the server's own account of that.
+    let (status, answer) = gateway
+        .send(
+            "tools/call",
+            json!({"name": "old/sample", "arguments": {}}),
+            json!({"elicitation": {}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let done = result(&answer);
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(done["isError"], true, "{done}");
+    assert!(done.to_string().contains("sampling"), "{done}");
+    // The form it may ask: a round, answered with a decline.
+    let first = first_round(&gateway, "old/elicit").await;
+    let (key, asked) = first["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(asked["method"], "elicitation/create");
+    let (_, answer) = gateway
+        .call(json!({"name": "old/elicit", "arguments": {"x": 1},
+                     "requestState": first["requestState"],
+                     "inputResponses": {key.as_str(): {"action": "decline"}}}))
+        .await;
+    let done = result(&answer);
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert!(done.to_string().contains("decline"), "{done}");
+    assert_eq!(recorder.with_method("tools/call").len(), 2);
+    gateway.stop().await;
+}
