@@ -535,7 +535,7 @@ pub(crate) fn reseal(
 /// server's `inputRequests` to the host as they are): `sampling`,
 /// `elicitation`, `roots`; nothing else (no extensions, no tasks).
 pub(crate) fn passed_capabilities(host: &ClientCapabilities) -> ClientCapabilities {
-    let mut passed = ClientCapabilities {
+    ClientCapabilities {
         sampling: host.sampling.clone(),
         elicitation: host.elicitation.clone(),
         roots: host.roots.clone(),
@@ -546,7 +546,6 @@ pub(crate) fn passed_capabilities(host: &ClientCapabilities) -> ClientCapabiliti
 /// The `_meta` the downstream request carries: the capabilities passed on.
 fn downstream_meta(ctx: &RequestContext) -> Option<Meta> {
     let mut meta = Meta::new();
-    passed
     meta.set_client_capabilities(&passed_capabilities(ctx.client_capabilities()))
         .ok()?;
     Some(meta)
@@ -582,11 +581,6 @@ fn missing_capability(error: &HubError) -> Option<ErrorObject> {
     Some(object)
 }
 
-/// Whether the host's user accepted the gateway's confirmation question.
-fn confirmed(responses: &InputResponses) -> bool {
-    matches!(
-        responses.get(CONFIRM_KEY),
-        Some(InputResponse::Elicit(answer)) if answer.action == ElicitAction::Accept
 /// How a round's call came back: ended, or parked with the questions its
 /// server asked the host.
 enum Driven {
@@ -594,6 +588,11 @@ enum Driven {
     Parked(InputRequiredResult),
 }
 
+/// Whether the host's user accepted the gateway's confirmation question.
+fn confirmed(responses: &InputResponses) -> bool {
+    matches!(
+        responses.get(CONFIRM_KEY),
+        Some(InputResponse::Elicit(answer)) if answer.action == ElicitAction::Accept
     )
 }
 
@@ -655,12 +654,12 @@ fn confirm_round(
         round: round + 1,
         expires: now_secs().saturating_add(STATE_TTL.as_secs()),
         gate: Gate::Asked,
+        parked: None,
     };
     let state = sealed.seal().map_err(|r| r.error(None))?;
     Ok(InputRequiredResult {
         result_type: Some(ResultType::InputRequired),
         input_requests: Some(requests),
-        parked: None,
         request_state: Some(state),
         meta: None,
         ..Default::default()
@@ -823,15 +822,6 @@ impl GatewayHandler {
         }
     }
 
-    /// A 2026-07-28 host's `prompts/get`: one round; see the module docs.
-    pub(crate) async fn get_prompt_round(
-        &self,
-        params: GetPromptParams,
-        ctx: RequestContext,
-    ) -> HandlerResult<RequestOutcome<GetPromptResult>> {
-        let arguments = serde_json::to_value(params.arguments.clone().unwrap_or_default())
-            .unwrap_or(Value::Null);
-        let request = RequestKey::new(GetPrompt::METHOD, &params.name, &arguments);
     /// Starts one round's call through the hub: owned (it may park), in
     /// the round's approval scope, recorded in the link with a bridge for
     /// its server's requests. Gives the call, its approval state and the
@@ -965,6 +955,15 @@ impl GatewayHandler {
         }
     }
 
+    /// A 2026-07-28 host's `prompts/get`: one round; see the module docs.
+    pub(crate) async fn get_prompt_round(
+        &self,
+        params: GetPromptParams,
+        ctx: RequestContext,
+    ) -> HandlerResult<RequestOutcome<GetPromptResult>> {
+        let arguments = serde_json::to_value(params.arguments.clone().unwrap_or_default())
+            .unwrap_or(Value::Null);
+        let request = RequestKey::new(GetPrompt::METHOD, &params.name, &arguments);
         let next = next(check_retry(
             &request,
             params.request_state.as_deref(),
@@ -1070,6 +1069,7 @@ mod tests {
             round: 1,
             expires: now_secs() + 60,
             gate: Gate::Open,
+            parked: None,
         }
     }
 
@@ -1079,7 +1079,6 @@ mod tests {
         let text = sealed(&request).seal().unwrap();
         assert_eq!(Sealed::open(&text, &request).unwrap(), sealed(&request));
         // The same arguments in another order are the same request.
-            parked: None,
         let reordered = key_of("alpha/ask", json!({"b": [1, {"x": 1, "y": 2}], "a": 1}));
         assert!(Sealed::open(&text, &reordered).is_ok());
         let other_args = key_of("alpha/ask", json!({"a": 2, "b": []}));
