@@ -480,6 +480,12 @@ pub(crate) struct ServeArgs {
     /// (off by default; a remote host's directories mean nothing here).
     #[arg(long, requires = "http")]
     pub(crate) http_roots: bool,
+    /// With --http: close a 2025-11-25 host's event stream for a call
+    /// still running after MS milliseconds, the call going on (SEP-1699
+    /// polling); the host comes back with Last-Event-ID for the rest.
+    /// Off by default (a stream is held until its answer).
+    #[arg(long, value_name = "MS", requires = "http", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub(crate) sse_poll: Option<u64>,
     /// The operator's control socket (a Unix socket, 0600; keep it in a
     /// private directory): where `mcp serve --control SOCKET adopt …`
     /// reaches a running gateway.

@@ -204,8 +204,18 @@ fn start_gateway(
         json!({"mcpServers": {"fixture": server}}).to_string(),
     )?;
     let mut cmd = Command::new(mcp);
-    cmd.args(["serve", "--http", "127.0.0.1:0", "--adopt", "--config"])
-        .arg(&config);
+    // Streams of calls still running after 1 s are closed and resumed
+    // (SEP-1699 polling): the fixture's `test_reconnection` takes 1.5 s.
+    cmd.args([
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--adopt",
+        "--sse-poll",
+        "1000",
+    ])
+    .arg("--config")
+    .arg(&config);
     start_printing_url(cmd)
 }
 

@@ -59,6 +59,10 @@ async fn endpoint(args: &ServeArgs) -> Result<Option<http::HttpServer>, CliError
     for origin in &args.allow_origin {
         settings = settings.allow_origin(origin);
     }
+    if let Some(ms) = args.sse_poll {
+        let retry = settings.resume.retry;
+        settings = settings.sse_polling(Duration::from_millis(ms), retry);
+    }
     http::check_exposure(&addr, &settings)
         .map_err(|e| CliError::Gateway(GatewayError::Endpoint(e)))?;
     let endpoint = http::HttpServer::bind(addr, settings)
