@@ -150,6 +150,14 @@ impl Streams {
         self.fit();
     }
 
+    /// Whether a connection reads stream `number` now.
+    pub(super) fn is_live(&self, number: u64) -> bool {
+        self.streams
+            .get(&number)
+            .and_then(|s| s.reader.as_ref())
+            .is_some_and(|r| !r.is_closed())
+    }
+
     /// Closes the connection reading stream `number`, after a `retry`
     /// hint; the stream goes on. Whether one was open.
     pub(super) fn close(&mut self, number: u64) -> bool {

@@ -369,10 +369,20 @@ impl Routes {
             }
         }
         // Any open response stream of the session: the client takes
-        // requests and notifications on every stream.
+        // requests and notifications on every stream (not one whose
+        // connection is closed: it may never come back for it).
         let ids: Vec<RequestId> = self.waiting.keys().cloned().collect();
         let mut message = Some(message);
         for id in &ids {
+            let offline = match self.waiting.get(id).map(|w| &w.reply) {
+                Some(Reply::Streaming(number)) => {
+                    !self.streams.as_ref().is_some_and(|s| s.is_live(*number))
+                }
+                _ => false,
+            };
+            if offline {
+                continue;
+            }
             if let Some(m) = message.take()
                 && let Err(m) = self.related(id, m)
             {
