@@ -190,6 +190,16 @@ pub enum Behavior {
         /// The text template.
         text: String,
     },
+    /// Like [`Behavior::Text`], after waiting `arguments[argument]` seconds
+    /// (a non-negative number; absent: no wait; at most an hour): a
+    /// long-running job whose length the caller chooses. Anything but a
+    /// number there is `-32602`.
+    TextAfter {
+        /// The argument holding the seconds to wait.
+        argument: String,
+        /// The text template.
+        text: String,
+    },
     /// Like [`Behavior::Text`], after `steps` progress notifications
     /// (`step k of steps`, at once) when the request asked for progress.
     TextWithProgress {
@@ -228,6 +238,9 @@ pub enum Behavior {
         entries: Map<String, Value>,
     },
 }
+
+/// The longest wait of [`Behavior::TextAfter`], in seconds.
+pub(crate) const MAX_WAIT_SECONDS: f64 = 3600.0;
 
 pub(crate) fn default_exit_code() -> i32 {
     1

@@ -166,6 +166,15 @@ async fn ask_in_task(ctx: &Ctx, spec: &InputSpec, task_id: &str) -> Answers {
                     got.insert((*key).clone(), answer.clone());
                 }
             }
+            if got.len() < keyed.len() {
+                // Partly answered: only what is still pending is shown.
+                let pending: Map<String, Value> = keyed
+                    .iter()
+                    .filter(|(_, key)| !got.contains_key(*key))
+                    .map(|(task_key, key)| (task_key.clone(), spec.requests[*key].to_json()))
+                    .collect();
+                tasks::set_input_required(&ctx.shared, task_id, Some(pending)).await;
+            }
         }
         drop(updates);
         tasks::set_working(&ctx.shared, task_id).await;
@@ -178,7 +187,7 @@ async fn ask_in_task(ctx: &Ctx, spec: &InputSpec, task_id: &str) -> Answers {
 }
 
 /// 2026-07-28 without a task: one step of the multi round-trip request.
-async fn step_modern(ctx: &Ctx, spec: &InputSpec, target: &str) -> Step {
+pub(crate) async fn step_modern(ctx: &Ctx, spec: &InputSpec, target: &str) -> Step {
     let given_state = ctx.params.get("requestState");
     let responses = ctx.params.get("inputResponses");
     let caps = declared_capabilities(&ctx.params);

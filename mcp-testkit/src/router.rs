@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::behavior::{OnProbe, PreInit};
-use crate::request::{Era, cacheable};
+use crate::request::{Era, cacheable, declares_tasks_extension, tasks_extension_required};
 use crate::server::{Lifecycle, SCRIPTED_EXIT_CODE, Shared};
 use crate::state::log_rank;
 use crate::{listen, lists, prompts, resources, tasks, tool_call, wire};
@@ -196,6 +196,16 @@ async fn modern_request(shared: &Arc<Shared>, id: &Value, method: &str, params: 
             shared.send(&wire::result(id, body)).await;
         }
         "subscriptions/listen" => listen::listen(shared, id, &params).await,
+        // The extension's methods only for a request that declares it.
+        "tasks/get" | "tasks/update" | "tasks/cancel" if !declares_tasks_extension(&params) => {
+            let reply = wire::error(
+                id,
+                wire::MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability: the tasks extension",
+                Some(tasks_extension_required()),
+            );
+            shared.send(&reply).await;
+        }
         "tasks/get" => tasks::get(shared, id, era, &params).await,
         "tasks/update" => tasks::update(shared, id, &params).await,
         "tasks/cancel" => tasks::cancel(shared, id, era, &params).await,

@@ -361,6 +361,14 @@ pub struct InputSpec {
     /// one is `-32021`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub declared_only: bool,
+    /// 2026-07-28, a tool that runs as a task (tasks extension declared):
+    /// the rounds are `input_required` results of the call itself first,
+    /// and the call that answers the last one becomes the task, whose
+    /// result reports the answers (SEP-2663's input-then-task
+    /// composition). Off: the task is made at once and asks in
+    /// `input_required` status.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub before_task: bool,
 }
 
 impl InputSpec {
@@ -372,6 +380,7 @@ impl InputSpec {
             elicitation_complete: false,
             state_optional: false,
             declared_only: false,
+            before_task: false,
         }
     }
 

@@ -86,7 +86,14 @@ pub(crate) async fn start(shared: &Arc<Shared>, id: &Value, era: Era, params: Va
         Mode::Refuse(code, message, data) => {
             return shared.send(&wire::error(id, code, &message, data)).await;
         }
-        Mode::Task => return tasks::create(shared, id, era, params, behavior).await,
+        Mode::Task => {
+            if let Behavior::Ask(spec) = &behavior
+                && spec.before_task
+            {
+                return input_then_task(shared, id, era, params, spec).await;
+            }
+            return tasks::create(shared, id, era, params, behavior).await;
+        }
         Mode::Plain => {}
     }
     if behavior == Behavior::Hang {
@@ -97,6 +104,30 @@ pub(crate) async fn start(shared: &Arc<Shared>, id: &Value, era: Era, params: Va
     }
     let ctx = Ctx::new(shared, id, era, params);
     shared.spawn_or_refuse(id, run(ctx, behavior)).await;
+}
+
+/// [`InputSpec::before_task`]: the rounds as `input_required` results of
+/// the call, then a task reporting the answers.
+async fn input_then_task(
+    shared: &Arc<Shared>,
+    id: &Value,
+    era: Era,
+    params: Value,
+    spec: &InputSpec,
+) {
+    let ctx = Ctx::new(shared, id, era, params.clone());
+    let target = format!("tools/call:{}", tool_name(&ctx));
+    if let Step::Done(answers) = input::step_modern(&ctx, spec, &target).await {
+        let report = input::report(&answers);
+        tasks::create(
+            shared,
+            id,
+            era,
+            params,
+            Behavior::Structured { value: report },
+        )
+        .await;
+    }
 }
 
 /// The answer to a call refused because too many are in flight.
@@ -211,6 +242,7 @@ pub(crate) async fn run(ctx: Ctx, behavior: Behavior) {
                 .await;
         }
         Behavior::Text { text } => ctx.reply(wire::text_result(fill(&ctx, text))).await,
+        Behavior::TextAfter { argument, text } => text_after(&ctx, &argument, text).await,
         Behavior::TextWithProgress { text, steps } => {
             sleep_steps(&ctx, 0, steps).await;
             ctx.reply(wire::text_result(fill(&ctx, text))).await;
@@ -269,6 +301,23 @@ fn fill(ctx: &Ctx, text: String) -> String {
         out = out.replace(&format!("{{{name}}}"), &value);
     }
     out
+}
+
+/// [`Behavior::TextAfter`]: waits the seconds the argument says, then
+/// answers the text.
+async fn text_after(ctx: &Ctx, argument: &str, text: String) {
+    let seconds = match ctx.arguments().get(argument) {
+        None => 0.0,
+        Some(value) => match value.as_f64() {
+            Some(s) if s >= 0.0 => s.min(crate::behavior::MAX_WAIT_SECONDS),
+            _ => {
+                let message = format!("Invalid params: `{argument}` must be a non-negative number");
+                return ctx.invalid_params(&message).await;
+            }
+        },
+    };
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    ctx.reply(wire::text_result(fill(ctx, text))).await;
 }
 
 async fn sleep(ctx: &Ctx, ms: u64, steps: u32) {

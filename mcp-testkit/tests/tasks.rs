@@ -66,7 +66,11 @@ static LISTENS: AtomicUsize = AtomicUsize::new(0);
 /// The task as `tasks/get` answers it.
 async fn get_task(client: &mut LineClient, task_id: &Value, meta: bool) -> Value {
     let params = json!({"taskId": task_id});
-    let params = if meta { modern(params) } else { params };
+    let params = if meta {
+        modern_with(params, tasks_caps())
+    } else {
+        params
+    };
     client.request("tasks/get", params).await["result"].clone()
 }
 
@@ -456,10 +460,13 @@ async fn modern_task_input_goes_through_tasks_update() {
         let ack = client
             .request(
                 "tasks/update",
-                modern(json!({"taskId": task_id, "inputResponses": {
-                    key: {"action": "accept", "content": {"name": format!("n{round}")}},
-                    "stale": {"ignored": true},
-                }})),
+                modern_with(
+                    json!({"taskId": task_id, "inputResponses": {
+                        key: {"action": "accept", "content": {"name": format!("n{round}")}},
+                        "stale": {"ignored": true},
+                    }}),
+                    tasks_caps(),
+                ),
             )
             .await;
         assert_eq!(ack["result"]["resultType"], "complete");
@@ -474,10 +481,31 @@ async fn modern_task_input_goes_through_tasks_update() {
     let unknown = client
         .request(
             "tasks/update",
-            modern(json!({"taskId": "nope", "inputResponses": {}})),
+            modern_with(
+                json!({"taskId": "nope", "inputResponses": {}}),
+                tasks_caps(),
+            ),
         )
         .await;
     assert_eq!(unknown["error"]["code"], wire::INVALID_PARAMS);
+    // Without the extension declared, the task methods are refused.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let undeclared = client
+            .request(
+                method,
+                modern(json!({"taskId": task_id, "inputResponses": {}})),
+            )
+            .await;
+        assert_eq!(
+            undeclared["error"]["code"],
+            wire::MISSING_CLIENT_CAPABILITY,
+            "{method}"
+        );
+        assert_eq!(
+            undeclared["error"]["data"]["requiredCapabilities"]["extensions"],
+            json!({wire::TASKS_EXTENSION: {}})
+        );
+    }
 }
 
 #[tokio::test]
@@ -503,7 +531,10 @@ async fn modern_cancel_acknowledges_and_listen_streams_get_task_notifications() 
         json!({"taskIds": [task_id]})
     );
     let cancel = client
-        .request("tasks/cancel", modern(json!({"taskId": task_id})))
+        .request(
+            "tasks/cancel",
+            modern_with(json!({"taskId": task_id}), tasks_caps()),
+        )
         .await;
     assert_eq!(cancel["result"]["resultType"], "complete");
     let note = &client.recv().await;
@@ -511,11 +542,17 @@ async fn modern_cancel_acknowledges_and_listen_streams_get_task_notifications() 
     assert_eq!(note["params"]["status"], "cancelled");
     assert_eq!(note["params"]["_meta"][wire::META_SUBSCRIPTION_ID], "L");
     let got = client
-        .request("tasks/get", modern(json!({"taskId": task_id})))
+        .request(
+            "tasks/get",
+            modern_with(json!({"taskId": task_id}), tasks_caps()),
+        )
         .await;
     assert_eq!(got["result"]["status"], "cancelled");
     let again = client
-        .request("tasks/cancel", modern(json!({"taskId": task_id})))
+        .request(
+            "tasks/cancel",
+            modern_with(json!({"taskId": task_id}), tasks_caps()),
+        )
         .await;
     assert_eq!(
         again["result"]["resultType"], "complete",

@@ -16,10 +16,14 @@ use crate::wire::META_PROTOCOL_VERSION;
 pub const HEADER_MISMATCH: i64 = -32020;
 
 /// Methods whose `Mcp-Name` header is required, with the param it mirrors.
-const NAMED: [(&str, &str); 3] = [
+const NAMED: [(&str, &str); 6] = [
     ("tools/call", "name"),
     ("prompts/get", "name"),
     ("resources/read", "uri"),
+    // SEP-2663: the tasks extension's methods name their task.
+    ("tasks/get", "taskId"),
+    ("tasks/update", "taskId"),
+    ("tasks/cancel", "taskId"),
 ];
 
 /// Checks one modern request; `Err` holds the error message.
