@@ -46,7 +46,7 @@ impl GatewayHandler {
     /// The registered server `name` names: exactly, else the one server
     /// whose name matches without regard to case (some hosts lower-case
     /// the authority of a URI).
-    fn server(&self, name: &str) -> Option<String> {
+    pub(crate) fn server(&self, name: &str) -> Option<String> {
         let servers = self.hub.servers();
         if let Some(exact) = servers.iter().find(|s| s.as_str() == name) {
             return Some(exact.to_string());
@@ -63,7 +63,7 @@ impl GatewayHandler {
     /// One page of a catalogue spanning every server that is up, in
     /// registration order: each page comes from one server, and the cursor
     /// says which and carries that server's own.
-    async fn span<T, F>(
+    pub(crate) async fn span<T, F>(
         &self,
         cursor: Option<Cursor>,
         list: F,
@@ -222,7 +222,7 @@ impl GatewayHandler {
         if let Some((server, inner)) = split_resource_uri(uri)
             && let Some(server) = self.server(server)
         {
-            return Ok(Some((server, inner.to_owned())));
+            return Ok(Some((server, inner.into_owned())));
         }
         let owner = self
             .owner(
@@ -392,7 +392,7 @@ pub(crate) fn not_found(uri: &str, version: mcp_types::ProtocolVersion) -> Error
 
 impl ServerHandler for GatewayHandler {
     fn capabilities(&self) -> ServerCapabilities {
-        ServerCapabilities {
+        let mut caps = ServerCapabilities {
             tools: Some(ToolsCapability {
                 list_changed: Some(true),
                 ..Default::default()
@@ -406,7 +406,9 @@ impl ServerHandler for GatewayHandler {
             completions: Some(Default::default()),
             logging: Some(Default::default()),
             ..Default::default()
-        }
+        };
+        crate::skills::declare(&self.hub, &mut caps);
+        caps
     }
 
     fn list_tools(
@@ -643,7 +645,8 @@ impl ServerHandler for GatewayHandler {
                 }
                 CompletionReference::ResourceTemplate(template) => {
                     let (server, uri) = split_resource_uri(&template.uri).ok_or_else(refused)?;
-                    let (server, uri) = (self.server(server).ok_or_else(refused)?, uri.to_owned());
+                    let (server, uri) =
+                        (self.server(server).ok_or_else(refused)?, uri.into_owned());
                     template.uri = uri;
                     server
                 }
@@ -691,6 +694,30 @@ impl ServerHandler for GatewayHandler {
             .subscriptions
             .unsubscribe(self.host, &params.uri);
         Box::pin(async { Ok(()) })
+    }
+
+    fn list_skills(
+        &self,
+        cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<mcp_types::ListSkillsResult>> {
+        Box::pin(self.skills_page(cursor))
+    }
+
+    fn get_skill(
+        &self,
+        params: mcp_types::GetSkillParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<mcp_types::GetSkillResult>> {
+        Box::pin(self.skill(params))
+    }
+
+    fn read_directory(
+        &self,
+        params: mcp_types::ReadDirectoryParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<mcp_types::ReadDirectoryResult>> {
+        Box::pin(self.directory_page(params))
     }
 
     fn tool_input_schema(&self, name: &str) -> Option<mcp_types::JsonSchemaDoc> {

@@ -124,6 +124,7 @@ mod host;
 mod names;
 mod pump;
 mod rounds;
+mod skills;
 mod subscribe;
 mod surface;
 

@@ -8,9 +8,24 @@
 //! query and fragment included), so it is recovered exactly. Server names
 //! are `[A-Za-z0-9_-]`, valid in an authority. A prompt `P` is
 //! `notes/P`: a server name never holds `/`, so the first `/` splits.
+//!
+//! The one exception is the Skills extension's scheme: a server's
+//! `skill://PATH` is served as `skill://notes/PATH`, everywhere a URI is
+//! served (listings, skill entries and their manifests, directory
+//! children, reads, tool results). A skill stays a `skill://` URI whose
+//! last path segment before `SKILL.md` is still its name, as the extension
+//! asks; the server's name becomes the first segment of the skill path (the
+//! authority, which carries no meaning there), so two servers' skills of
+//! one name never meet and the server's URI is recovered exactly.
 
-/// The scheme of every resource URI the gateway serves.
+use std::borrow::Cow;
+
+/// The scheme of every resource URI the gateway serves (but skills').
 pub const RESOURCE_SCHEME: &str = "mcp-gateway";
+
+/// `skill://`, the prefix of a skill URI (the Skills extension's scheme),
+/// kept in the served URI.
+const SKILL_PREFIX: &str = "skill://";
 
 /// The longest cursor the host may send back (a longer one is refused with
 /// `-32602`): ours wrap a server's, which is the server's to size.
@@ -19,17 +34,28 @@ pub const MAX_CURSOR_BYTES: usize = 4096;
 /// The separator between a server's name and its prompt's.
 const PROMPT_SEPARATOR: char = '/';
 
-/// The URI the host sees for `uri` of `server`.
+/// The URI the host sees for `uri` of `server`: `skill://SERVER/PATH` for
+/// the server's `skill://PATH`, else `mcp-gateway://SERVER/URI`.
 pub fn resource_uri(server: &str, uri: &str) -> String {
-    format!("{RESOURCE_SCHEME}://{server}/{uri}")
+    match uri.strip_prefix(SKILL_PREFIX) {
+        Some(path) => format!("{SKILL_PREFIX}{server}/{path}"),
+        None => format!("{RESOURCE_SCHEME}://{server}/{uri}"),
+    }
 }
 
-/// The server and its own URI of a URI the gateway served; `None` for any
-/// other URI.
-pub fn split_resource_uri(uri: &str) -> Option<(&str, &str)> {
+/// The server and its own URI of a URI the gateway served (either form of
+/// [`resource_uri`]); `None` for any other URI. A `skill://` URI always
+/// splits at its first segment: whether that names a server is the
+/// caller's to check.
+pub fn split_resource_uri(uri: &str) -> Option<(&str, Cow<'_, str>)> {
+    if let Some(rest) = uri.strip_prefix(SKILL_PREFIX) {
+        let (server, path) = rest.split_once('/')?;
+        return (!server.is_empty() && !path.is_empty())
+            .then(|| (server, Cow::Owned(format!("{SKILL_PREFIX}{path}"))));
+    }
     let rest = uri.strip_prefix(RESOURCE_SCHEME)?.strip_prefix("://")?;
     let (server, inner) = rest.split_once('/')?;
-    (!server.is_empty() && !inner.is_empty()).then_some((server, inner))
+    (!server.is_empty() && !inner.is_empty()).then_some((server, Cow::Borrowed(inner)))
 }
 
 /// The name the host sees for prompt `name` of `server`.
@@ -175,12 +201,39 @@ mod tests {
         ] {
             let served = resource_uri("notes-2", uri);
             assert!(served.starts_with("mcp-gateway://notes-2/"));
-            assert_eq!(split_resource_uri(&served), Some(("notes-2", uri)));
+            assert_eq!(
+                split_resource_uri(&served),
+                Some(("notes-2", Cow::Borrowed(uri)))
+            );
         }
         assert_eq!(split_resource_uri("file:///a"), None);
         assert_eq!(split_resource_uri("mcp-gateway://notes"), None);
         assert_eq!(split_resource_uri("mcp-gateway:///x"), None);
         assert_eq!(split_resource_uri("mcp-gateway://notes/"), None);
+    }
+
+    #[test]
+    fn a_skill_stays_a_skill_uri_named_by_its_last_segment_under_its_server() {
+        for uri in [
+            "skill://pdf-processing/SKILL.md",
+            "skill://acme/billing/refunds/references/FORMS.md",
+            "skill:///odd//SKILL.md",
+        ] {
+            let served = resource_uri("docs", uri);
+            let path = uri.strip_prefix("skill://").unwrap();
+            assert_eq!(served, format!("skill://docs/{path}"));
+            assert_eq!(
+                split_resource_uri(&served),
+                Some(("docs", Cow::Owned(uri.to_owned())))
+            );
+        }
+        // The skill's name (the segment before SKILL.md) is unchanged.
+        let served = resource_uri("a", "skill://pdf-processing/SKILL.md");
+        assert!(served.ends_with("/pdf-processing/SKILL.md"));
+        assert_eq!(split_resource_uri("skill://docs"), None);
+        assert_eq!(split_resource_uri("skill://docs/"), None);
+        assert_eq!(split_resource_uri("skill:///x"), None);
+        assert_eq!(split_resource_uri("skills://docs/x/SKILL.md"), None);
     }
 
     #[test]

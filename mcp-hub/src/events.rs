@@ -257,6 +257,11 @@ pub enum Operation {
     LoadSkill,
     /// One file of a loaded skill, verified.
     ReadSkillFile,
+    /// A skill's entry (`skills/get`), for a consumer that reads its files
+    /// as resources.
+    GetSkill,
+    /// A page of a directory's children (`resources/directory/read`).
+    ReadDirectory,
     /// An argument completion (`completion/complete`) for a prompt or a
     /// resource template.
     Complete,

@@ -129,6 +129,45 @@ impl<'a> Facade<'a> {
         calls::read_skill_file(self.hub, cell, entry, file, Caller::Host).await
     }
 
+    /// One page of the server's skills, for a consumer that reads their
+    /// files as resources (the gateway): the entries the skills allow-list
+    /// lets through whose `SKILL.md` the resources allow-list lets through
+    /// too; none when the server offers no skills. Nothing is read.
+    #[cfg(feature = "skills")]
+    pub async fn list_skills_page(
+        &self,
+        server: &str,
+        cursor: Option<&str>,
+    ) -> Result<Page<mcp_types::Skill>, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::list_skills_page(self.hub, cell, cursor, Caller::Host).await
+    }
+
+    /// The current entry of the skill whose `SKILL.md` is at `uri`
+    /// (`skills/get`), under the same two allow-lists as
+    /// [`Facade::list_skills_page`]. Nothing is read.
+    #[cfg(feature = "skills")]
+    pub async fn get_skill(&self, server: &str, uri: &str) -> Result<mcp_types::Skill, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::get_skill(self.hub, cell, uri, Caller::Host).await
+    }
+
+    /// One page of the direct children of the directory at `uri`
+    /// (`resources/directory/read`), governed as a read of `uri`, the
+    /// children filtered by the resources allow-list;
+    /// [`HubError::Unsupported`] when the server declares no
+    /// `directoryRead`.
+    #[cfg(feature = "skills")]
+    pub async fn read_directory_page(
+        &self,
+        server: &str,
+        uri: &str,
+        cursor: Option<&str>,
+    ) -> Result<Page<Resource>, HubError> {
+        let cell = self.hub.cell(server)?;
+        calls::read_directory_page(self.hub, cell, uri, cursor, Caller::Host).await
+    }
+
     /// Reads a resource by its exact URI.
     pub async fn read_resource(
         &self,

@@ -115,7 +115,7 @@ pub use session::{Dead, Failed, Initialized, Ready, Session, Spawned};
 #[cfg(feature = "skills")]
 pub use skills::{
     LoadedSkill, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_FILES,
-    SkillCheck,
+    SkillCheck, check_skill_entry,
 };
 pub use subscriptions::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use surface::{ListKind, Listing};

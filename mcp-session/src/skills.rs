@@ -417,6 +417,15 @@ fn within_directory(root: &str, uri: &str) -> bool {
     }
 }
 
+/// Checks what can be checked of a skill's entry before anything is read:
+/// a `SKILL.md` URI, a manifest within the extension's limits
+/// ([`MAX_SKILL_FILES`], [`MAX_SKILL_BYTES`]) that lists the `SKILL.md`
+/// and only files under the skill's directory, well-formed digests. What
+/// loading checks first; for a relay (the gateway) that passes entries on.
+pub fn check_skill_entry(entry: &Skill) -> Result<(), SkillCheck> {
+    check_entry(entry)
+}
+
 /// What can be checked before anything is read: a `SKILL.md` URI, a
 /// manifest within the limits that lists the `SKILL.md`, well-formed
 /// digests.

@@ -106,6 +106,16 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<(u64, u64)> {
     eprintln!("== server conformance against {url}");
 
     let runs: Vec<(String, Vec<String>)> = match only {
+        // An extension scenario is on no spec version's timeline.
+        Some(s) if EXTRA_SCENARIOS.contains(&s) => vec![(
+            "extension".to_owned(),
+            vec![
+                "--scenario".into(),
+                s.into(),
+                "--suite".into(),
+                "all".into(),
+            ],
+        )],
         Some(s) => SETS
             .iter()
             .map(|set| {

@@ -437,6 +437,97 @@ pub(crate) async fn list_skills(
     Ok(skills)
 }
 
+/// One page of the server's skills for a consumer that reads their files
+/// as resources (the gateway): the entries the skills allow-list lets
+/// through whose `SKILL.md` the resources allow-list lets through too.
+/// Empty when the server offers no skills.
+#[cfg(feature = "skills")]
+pub(crate) async fn list_skills_page(
+    hub: &HubShared,
+    cell: &ServerCell,
+    cursor: Option<&str>,
+    caller: Caller<'_>,
+) -> Result<Page<mcp_types::Skill>, HubError> {
+    let principal = hub.principal();
+    let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+    let supported = !gate.skills_denied()
+        && !gate.resources_denied()
+        && capabilities(cell).is_none_or(|c| c.has_extension(mcp_types::SKILLS_EXTENSION));
+    let mut step = listing(Operation::ListSkills, caller, supported);
+    step.method = mcp_types::requests::ListSkills::METHOD;
+    let mut page = governed(
+        hub,
+        cell,
+        step,
+        Some(Page::empty()),
+        |session, _, _| async move {
+            if !session.offers_skills() {
+                return Ok(Page::empty());
+            }
+            session.list_skills_page(cursor).await
+        },
+    )
+    .await?;
+    page.items
+        .retain(|s| gate.skill(&s.uri).is_ok() && gate.resource(&s.uri).is_ok());
+    Ok(page)
+}
+
+/// The current entry of the skill whose `SKILL.md` is at `uri`
+/// (`skills/get`), for a consumer that reads its files as resources: the
+/// skill and its `SKILL.md` as a resource must both be allowed.
+#[cfg(feature = "skills")]
+pub(crate) async fn get_skill(
+    hub: &HubShared,
+    cell: &ServerCell,
+    uri: &str,
+    caller: Caller<'_>,
+) -> Result<mcp_types::Skill, HubError> {
+    let principal = hub.principal();
+    let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+    gate.resource(uri).map_err(crate::governance::governed::denied(
+        &cell.spec.name,
+        crate::error::TargetKind::Resource,
+        uri,
+    ))?;
+    let step = skill_step(cell, Operation::GetSkill, uri, caller);
+    governed(hub, cell, step, None, |session, _, _| async move {
+        session.get_skill(uri).await
+    })
+    .await
+}
+
+/// One page of the direct children of the directory at `uri`
+/// (`resources/directory/read`), governed as a read of that URI, its
+/// children filtered by the resources allow-list.
+#[cfg(feature = "skills")]
+pub(crate) async fn read_directory_page(
+    hub: &HubShared,
+    cell: &ServerCell,
+    uri: &str,
+    cursor: Option<&str>,
+    caller: Caller<'_>,
+) -> Result<Page<Resource>, HubError> {
+    let step = Step {
+        operation: Operation::ReadDirectory,
+        method: mcp_types::requests::ReadDirectory::METHOD,
+        caller,
+        target: Target::Resource(uri),
+        supported: capabilities(cell).is_none_or(|c| c.skills_directory_read()),
+        repeatable: Repeatable::Idempotent,
+        options: CallOptions::default(),
+        arguments: Map::new(),
+    };
+    let mut page = governed(hub, cell, step, None, |session, _, _| async move {
+        session.read_directory_page(uri, cursor).await
+    })
+    .await?;
+    let principal = hub.principal();
+    let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
+    page.items.retain(|r| gate.resource(&r.uri).is_ok());
+    Ok(page)
+}
+
 /// The step of an operation on the skill at `uri`.
 #[cfg(feature = "skills")]
 fn skill_step<'a>(
