@@ -176,6 +176,152 @@ fn plain_or_unauthenticated_http_off_loopback_is_refused_by_name() {
     assert!(stderr.contains("--tls-key"), "{stderr}");
 }
 
+/// A test root and a certificate it signed for 127.0.0.1, written to
+/// `root.pem`, `cert.pem` and `key.pem` in the sandbox.
+fn tls_files(sandbox: &Sandbox) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let root_key = KeyPair::generate().unwrap();
+    let mut root = CertificateParams::new(Vec::<String>::new()).unwrap();
+    root.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    root.distinguished_name
+        .push(DnType::CommonName, "mcp-cli test root");
+    let root_cert = root.self_signed(&root_key).unwrap();
+    let issuer = Issuer::new(root, root_key);
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &issuer)
+        .unwrap();
+    sandbox.write("root.pem", &root_cert.pem());
+    sandbox.write("cert.pem", &leaf.pem());
+    sandbox.write("key.pem", &leaf_key.serialize_pem());
+}
+
+#[test]
+fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_it() {
+    let sandbox = Sandbox::new();
+    let config = config(&sandbox);
+    tls_files(&sandbox);
+    let token = "gateway-token-never-printed-0815";
+    let path = |name: &str| sandbox.path().join(name).display().to_string();
+    let mut child = Command::new(MCP)
+        .current_dir(sandbox.path())
+        .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
+        .env("XDG_STATE_HOME", sandbox.path().join("state"))
+        .env("GATEWAY_TOKEN", token)
+        .args(["--config", &config, "serve", "--http", "127.0.0.1:0"])
+        .args([
+            "--tls-cert",
+            &path("cert.pem"),
+            "--tls-key",
+            &path("key.pem"),
+        ])
+        .args(["--token-env", "GATEWAY_TOKEN"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let mut logged = Vec::new();
+    let url = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the gateway logs its URL");
+        if let Some(url) = line.split("serving MCP (Streamable HTTP) on ").nth(1) {
+            break url.trim().to_owned();
+        }
+        logged.push(line);
+    };
+    let mut gateway = Gateway { child, url };
+    assert!(
+        gateway.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        gateway.url
+    );
+
+    // Our CLI as the host: the root from SSL_CERT_FILE (the platform
+    // verifier reads it), the token from the variable its entry names.
+    sandbox.write(
+        "client.json",
+        &json!({"mcpServers": {"gateway": {"url": gateway.url, "token_env": "GATEWAY_TOKEN"}}})
+            .to_string(),
+    );
+    let out = sandbox
+        .mcp()
+        .env("GATEWAY_TOKEN", token)
+        .env("SSL_CERT_FILE", path("root.pem"))
+        .args([
+            "--config",
+            &path("client.json"),
+            "call",
+            "gateway",
+            "search",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("in notes"), "{stdout}");
+
+    // Without the root the certificate is not trusted; without the token
+    // the gateway refuses the caller, and says so without the token.
+    let untrusted = sandbox
+        .mcp()
+        .env("GATEWAY_TOKEN", token)
+        .env("SSL_CERT_FILE", path("cert.pem"))
+        .env("SSL_CERT_DIR", sandbox.path().join("no-such-dir"))
+        .args([
+            "--config",
+            &path("client.json"),
+            "call",
+            "gateway",
+            "search",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&untrusted.stderr);
+    assert_ne!(untrusted.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("certificate"), "{stderr}");
+    let tokenless = sandbox
+        .mcp()
+        .env("GATEWAY_TOKEN", "wrong-token")
+        .env("SSL_CERT_FILE", path("root.pem"))
+        .args([
+            "--config",
+            &path("client.json"),
+            "call",
+            "gateway",
+            "search",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&tokenless.stderr);
+    assert_ne!(tokenless.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert!(!stderr.contains("wrong-token"), "{stderr}");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(gateway.child.wait().unwrap().code(), Some(0));
+    for line in rx.try_iter().chain(logged) {
+        assert!(!line.contains(token), "{line}");
+    }
+}
+
 /// A server whose tool list really changes at each of its first two
 /// `change` calls, with a tool mirroring an argument in `Mcp-Param-Region`
 /// and a resource that `touch` says changed.

@@ -117,6 +117,14 @@ pub enum RequestFailure {
         /// The bound in bytes.
         limit: usize,
     },
+    /// The TLS handshake failed: the server's certificate is not trusted
+    /// (no root of the system's, or `SSL_CERT_FILE`'s, signed it), names
+    /// another host, has expired, or the server spoke no TLS we accept.
+    /// `reason` is rustls's account, which carries no secret.
+    Tls {
+        /// Why, as rustls words it.
+        reason: String,
+    },
     /// The request was not sent (or not sent again after a 401 / 403): the
     /// credential provider could not obtain credentials. Its reason went to
     /// the log; a host that needs it asks its provider.
@@ -144,6 +152,7 @@ impl RequestFailure {
             RequestFailure::Status { status, .. } => crate::error::status_cause(*status),
             RequestFailure::SessionExpired
             | RequestFailure::Network
+            | RequestFailure::Tls { .. }
             | RequestFailure::StreamBroken => ErrorCause::Connection,
             RequestFailure::TimedOut => ErrorCause::Server,
             RequestFailure::TooLarge { .. } => ErrorCause::Bound,
@@ -159,6 +168,9 @@ impl fmt::Display for RequestFailure {
             RequestFailure::Status { status, .. } => write!(f, "the server answered HTTP {status}"),
             RequestFailure::SessionExpired => f.write_str("the server's session expired"),
             RequestFailure::Network => f.write_str("the connection to the server failed"),
+            RequestFailure::Tls { reason } => {
+                write!(f, "the TLS handshake with the server failed: {reason}")
+            }
             RequestFailure::TimedOut => f.write_str("the server did not answer in time"),
             RequestFailure::StreamBroken => f.write_str("the reply stream broke before the answer"),
             RequestFailure::TooLarge { limit } => {

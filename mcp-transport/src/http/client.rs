@@ -48,6 +48,24 @@ pub(crate) struct Exchange<'a> {
     pub(crate) headers: HeaderMap,
 }
 
+/// rustls's reason, when a failed connection failed in its TLS handshake.
+/// The error sits somewhere in the chain, possibly inside `io::Error`s
+/// (whose `source` skips the error they wrap, so they are opened).
+fn tls_reason(error: &reqwest::Error) -> Option<String> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    for _ in 0..16 {
+        let at = next?;
+        if let Some(tls) = at.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        next = match at.downcast_ref::<std::io::Error>() {
+            Some(io) => io.get_ref().map(|inner| inner as _),
+            None => at.source(),
+        };
+    }
+    None
+}
+
 /// Why an exchange produced no response.
 #[derive(Debug)]
 pub(crate) enum SendError {
@@ -70,9 +88,11 @@ impl SendError {
         match self {
             SendError::InvalidHeader(name) => RequestFailure::InvalidHeader { name: name.clone() },
             SendError::TimedOut => RequestFailure::TimedOut,
-            SendError::Network(_) | SendError::Io(_) | SendError::Client(_) => {
-                RequestFailure::Network
-            }
+            SendError::Network(e) => match tls_reason(e) {
+                Some(reason) => RequestFailure::Tls { reason },
+                None => RequestFailure::Network,
+            },
+            SendError::Io(_) | SendError::Client(_) => RequestFailure::Network,
             SendError::Credential(_) => RequestFailure::Credentials,
         }
     }
