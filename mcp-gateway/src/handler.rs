@@ -734,7 +734,7 @@ impl ServerHandler for GatewayHandler {
         level: LoggingLevel,
         _ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<()>> {
-        self.served.set_level(level);
+        self.link.set_log_level(self.host, level);
         Box::pin(async { Ok(()) })
     }
 

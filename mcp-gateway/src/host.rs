@@ -23,8 +23,8 @@ use mcp_transport::BoxFuture;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use mcp_types::text::Untrusted;
 use mcp_types::{
-    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, InputResponse, Meta,
-    RequestId, RequestParams, Root, ServerRequestMessage,
+    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, InputResponse,
+    LoggingLevel, Meta, RequestId, RequestParams, Root, ServerRequestMessage,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -80,6 +80,9 @@ struct Host {
     handle: ServerHandle,
     /// Connected over HTTP (one of possibly many hosts).
     http: bool,
+    /// The least severe log level this host wants (`logging/setLevel`);
+    /// none set: every level.
+    log_level: Option<LoggingLevel>,
 }
 
 /// Which host a server's request goes to.
@@ -115,6 +118,13 @@ impl Drop for CallGuard {
             }
         }
     }
+}
+
+/// Whether a host connection can hear a notification now (over stdio
+/// always; over HTTP with a legacy session or an open listen stream).
+fn can_hear(host: &Host) -> bool {
+    let peer = host.handle.peer();
+    !host.http || (!peer.closed && (peer.session.is_some() || peer.streams > 0))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -172,7 +182,14 @@ impl HostLink {
         let mut hosts = lock(&self.inner.hosts);
         hosts.next += 1;
         let id = hosts.next;
-        hosts.connected.insert(id, Host { handle, http });
+        hosts.connected.insert(
+            id,
+            Host {
+                handle,
+                http,
+                log_level: None,
+            },
+        );
         id
     }
 
@@ -200,10 +217,25 @@ impl HostLink {
         lock(&self.inner.hosts)
             .connected
             .values()
-            .filter(|h| {
-                let peer = h.handle.peer();
-                !h.http || (!peer.closed && (peer.session.is_some() || peer.streams > 0))
-            })
+            .filter(|h| can_hear(h))
+            .map(|h| h.handle.clone())
+            .collect()
+    }
+
+    /// Host connection `host` wants log messages at `level` and above.
+    pub(crate) fn set_log_level(&self, host: u64, level: LoggingLevel) {
+        if let Some(host) = lock(&self.inner.hosts).connected.get_mut(&host) {
+            host.log_level = Some(level);
+        }
+    }
+
+    /// The handles of the hosts that can hear a notification
+    /// ([`Self::listeners`]) and want a log message at `level`.
+    pub(crate) fn log_listeners(&self, level: LoggingLevel) -> Vec<ServerHandle> {
+        lock(&self.inner.hosts)
+            .connected
+            .values()
+            .filter(|h| h.log_level.is_none_or(|min| level >= min) && can_hear(h))
             .map(|h| h.handle.clone())
             .collect()
     }

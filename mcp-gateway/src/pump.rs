@@ -79,7 +79,8 @@ pub(crate) async fn run(
                 data,
                 bytes,
             } => {
-                if served.wants_log(level) {
+                let hosts = link.log_listeners(level);
+                if !hosts.is_empty() {
                     let label = match logger {
                         Some(logger) => format!("{server}/{logger}"),
                         None => server.to_string(),
@@ -96,7 +97,7 @@ pub(crate) async fn run(
                         meta: None,
                         extra: Default::default(),
                     };
-                    for handle in link.listeners() {
+                    for handle in hosts {
                         if let Err(e) = handle.notify::<LoggingMessage>(params.clone()).await {
                             tracing::debug!(error = %e, "a server's log message was not passed on");
                         }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_hub::{Hub, ServerStatusKind};
-use mcp_types::{ErrorObject, ListToolsResult, LoggingLevel, Tool, error_codes};
+use mcp_types::{ErrorObject, ListToolsResult, Tool, error_codes};
 
 /// One version of the served tools.
 #[derive(Debug, Default)]
@@ -25,8 +25,6 @@ pub(crate) struct Served {
     /// Servers the events said are down (a status can still read `ready`
     /// for a moment after a death is reported).
     down: Mutex<HashSet<String>>,
-    /// The host's `logging/setLevel`; `None`: everything the servers send.
-    level: Mutex<Option<LoggingLevel>>,
     /// The hosts' resource subscriptions.
     pub(crate) subscriptions: crate::subscribe::Subscriptions,
 }
@@ -83,14 +81,6 @@ impl Served {
         true
     }
 
-    pub(crate) fn set_level(&self, level: LoggingLevel) {
-        *lock(&self.level) = Some(level);
-    }
-
-    /// Whether a message at `level` goes to the host.
-    pub(crate) fn wants_log(&self, level: LoggingLevel) -> bool {
-        lock(&self.level).is_none_or(|min| level >= min)
-    }
 }
 
 /// One page of `surface`'s tools after `cursor` (`GENERATION.OFFSET`).

@@ -359,6 +359,71 @@ async fn a_servers_log_messages_reach_the_host_labelled_with_it() {
     running.close().await;
 }
 
+#[tokio::test]
+async fn each_http_host_hears_the_servers_log_messages_at_its_own_level() {
+    let log = |level: &str, message: &str| Behavior::Log {
+        level: level.into(),
+        message: json!(message),
+        logger: None,
+    };
+    let script = Script::legacy()
+        .tool("warn", log("warning", "disk almost full"))
+        .tool("fail", log("error", "disk full"));
+    let (server, _) = memory(script);
+    let gateway = HttpGateway::start(
+        vec![spec("store", server).log_level(mcp_types::LoggingLevel::Debug)],
+        mcp_hub::Authority::unrestricted(),
+    )
+    .await;
+    let (quiet, mut quiet_events) = gateway.host(mcp_session::Negotiation::Legacy).await;
+    let (chatty, mut chatty_events) = gateway.host(mcp_session::Negotiation::Legacy).await;
+    quiet
+        .set_log_level(mcp_types::LoggingLevel::Error)
+        .await
+        .unwrap();
+    chatty
+        .set_log_level(mcp_types::LoggingLevel::Info)
+        .await
+        .unwrap();
+    // One host's level is its own: the warning reaches the host that asked
+    // for info, not the one that asked for errors only (the first message
+    // it hears is the error that follows).
+    quiet.call_tool("warn", json!({})).await.unwrap();
+    quiet.call_tool("fail", json!({})).await.unwrap();
+    let data = |params: Vec<u8>| {
+        let message: serde_json::Value = serde_json::from_slice(&params).unwrap();
+        assert_eq!(message["logger"], "store");
+        message["data"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(
+        data(
+            heard(&mut chatty_events, "notifications/message")
+                .await
+                .unwrap()
+        ),
+        "disk almost full"
+    );
+    assert_eq!(
+        data(
+            heard(&mut chatty_events, "notifications/message")
+                .await
+                .unwrap()
+        ),
+        "disk full"
+    );
+    assert_eq!(
+        data(
+            heard(&mut quiet_events, "notifications/message")
+                .await
+                .unwrap()
+        ),
+        "disk full"
+    );
+    quiet.close().await;
+    chatty.close().await;
+    gateway.stop().await;
+}
+
 /// A server of ours (on the server half) whose tool answers with a link to
 /// one of its resources and the resource embedded.
 struct Linker;

@@ -210,3 +210,73 @@ pub async fn tool_names(host: &Session<Ready>) -> Vec<String> {
         .map(|t| t.name.clone())
         .collect()
 }
+
+/// The gateway over Streamable HTTP on loopback in front of `servers`,
+/// hosts connecting as they like.
+pub struct HttpGateway {
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: JoinHandle<Result<(), GatewayError>>,
+}
+
+impl HttpGateway {
+    pub async fn start(servers: Vec<ServerSpec>, authority: Authority) -> Self {
+        let config = GatewayConfig::default();
+        let link = HostLink::new(&config);
+        let mut builder = Hub::builder(HubConfig {
+            shutdown_timeout: Duration::from_secs(5),
+            ..HubConfig::default()
+        })
+        .authority(authority);
+        for spec in servers {
+            builder = builder.server(link.attach(spec));
+        }
+        let hub = builder.start().await.expect("the hub starts");
+        let gateway = Gateway::new(hub, link, config).expect("a gateway");
+        let http = mcp_gateway::http::HttpServer::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            mcp_gateway::http::HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let url = http.url();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(gateway.serve_http(http, async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            url,
+            stop: Some(stop),
+            served,
+        }
+    }
+
+    /// A host session over HTTP, negotiated `negotiation`, and its events.
+    pub async fn host(&self, negotiation: Negotiation) -> (Session<Ready>, SessionEvents) {
+        let config = SessionConfig {
+            request_timeout: Duration::from_secs(20),
+            probe_timeout: Duration::from_secs(5),
+            ..SessionConfig::default()
+        };
+        let connector = Arc::new(mcp_transport::HttpConnector::new(
+            mcp_transport::HttpConfig::new(&self.url),
+        ));
+        let mut session = Session::connect(connector, config)
+            .await
+            .expect("connect")
+            .negotiate(negotiation)
+            .await
+            .expect("negotiate");
+        let events = session.take_events().expect("events");
+        (session, events)
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(20), self.served)
+            .await
+            .expect("the gateway stops")
+            .unwrap()
+            .expect("cleanly");
+    }
+}
