@@ -36,6 +36,13 @@
 //!   URIs made unambiguous ([`resource_uri`]): `mcp-gateway://SERVER/URI`,
 //!   the server's own URI kept verbatim after the server's name (also in
 //!   the resource links and embedded resources of its tools' results).
+//! - **Skills** (the Skills extension, declared when a server offers it):
+//!   `skills/list` across the servers, `skills/get`, and
+//!   `resources/directory/read` when a server reads directories; a
+//!   server's `skill://PATH` is served as `skill://SERVER/PATH` (still a
+//!   skill URI ending in its name) everywhere, its files read with
+//!   `resources/read` under the allow-lists; entries over the extension's
+//!   bounds are refused by name.
 //! - **Prompts** of every server, named `SERVER/PROMPT` ([`prompt_name`]),
 //!   and **completion** of their arguments and of template variables.
 //! - A bare prompt name, or a server's own resource URI, is served too when
