@@ -8,60 +8,29 @@
 #[path = "support/common.rs"]
 mod common;
 
-use std::time::Duration;
-
 use common::*;
-use mcp_gateway::http::{HttpConfig, HttpServer};
-use mcp_gateway::{Gateway, GatewayConfig, HostLink};
-use mcp_hub::{Hub, HubConfig};
 use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, Recorder, Script};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
-/// The gateway over HTTP in front of `servers`.
+/// The gateway over HTTP in front of `servers`, and a raw HTTP client.
 struct Endpoint {
+    gateway: HttpGateway,
     url: String,
-    stop: Option<oneshot::Sender<()>>,
-    served: tokio::task::JoinHandle<Result<(), mcp_gateway::GatewayError>>,
     http: reqwest::Client,
 }
 
 impl Endpoint {
     async fn start(servers: Vec<mcp_hub::ServerSpec>) -> Self {
-        let config = GatewayConfig::default();
-        let link = HostLink::new(&config);
-        let mut builder = Hub::builder(HubConfig {
-            shutdown_timeout: Duration::from_secs(5),
-            ..HubConfig::default()
-        });
-        for spec in servers {
-            builder = builder.server(link.attach(spec));
-        }
-        let hub = builder.start().await.expect("the hub starts");
-        let gateway = Gateway::new(hub, link, config).expect("a gateway");
-        let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpConfig::default())
-            .await
-            .unwrap();
-        let url = http.url();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let served = tokio::spawn(gateway.serve_http(http, async move {
-            let _ = stopped.await;
-        }));
+        let gateway = HttpGateway::start(servers, mcp_hub::Authority::unrestricted()).await;
         Self {
-            url,
-            stop: Some(stop),
-            served,
+            url: gateway.url.clone(),
+            gateway,
             http: reqwest::Client::new(),
         }
     }
 
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(20), self.served)
-            .await
-            .expect("the gateway stops")
-            .unwrap()
-            .expect("cleanly");
+    async fn stop(self) {
+        self.gateway.stop().await;
     }
 
     /// A stateless 2026-07-28 request declaring `caps`; the HTTP status and

@@ -7,19 +7,14 @@
 #[path = "support/common.rs"]
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use mcp_gateway::http::{HttpConfig, HttpServer};
-use mcp_gateway::{Gateway, GatewayConfig, HostLink};
-use mcp_hub::{Authority, Hub, HubConfig, ServerAuthority};
-use mcp_session::{Negotiation, Ready, Session, SessionConfig, SessionEvent, SessionEvents};
+use mcp_hub::{Authority, ServerAuthority};
+use mcp_session::{Negotiation, SessionEvent, SessionEvents};
 use mcp_testkit::{Behavior, Recorder, ResourceSpec, Script};
-use mcp_transport::HttpConnector;
 use mcp_types::error_codes;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
 const A: &str = "file:///a.txt";
 const B: &str = "file:///b.txt";
@@ -33,68 +28,8 @@ fn two_files(script: Script) -> Script {
         .tool("touch_b", Behavior::TouchResource { uri: B.into() })
 }
 
-/// A gateway over HTTP in front of one server; its URL and a stop switch.
-struct Endpoint {
-    url: String,
-    stop: Option<oneshot::Sender<()>>,
-    served: tokio::task::JoinHandle<Result<(), mcp_gateway::GatewayError>>,
-}
-
-impl Endpoint {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(20), self.served)
-            .await
-            .expect("the gateway stops")
-            .unwrap()
-            .expect("cleanly");
-    }
-}
-
-async fn endpoint(server: mcp_hub::ServerSpec, authority: Authority) -> Endpoint {
-    let config = GatewayConfig::default();
-    let link = HostLink::new(&config);
-    let hub = Hub::builder(HubConfig {
-        shutdown_timeout: Duration::from_secs(5),
-        ..HubConfig::default()
-    })
-    .authority(authority)
-    .server(link.attach(server))
-    .start()
-    .await
-    .expect("the hub starts");
-    let gateway = Gateway::new(hub, link, config).expect("a gateway");
-    let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpConfig::default())
-        .await
-        .unwrap();
-    let url = http.url();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let served = tokio::spawn(gateway.serve_http(http, async move {
-        let _ = stopped.await;
-    }));
-    Endpoint {
-        url,
-        stop: Some(stop),
-        served,
-    }
-}
-
-/// A legacy host session over HTTP (legacy sessions carry notifications).
-async fn host(url: &str) -> (Session<Ready>, SessionEvents) {
-    let config = SessionConfig {
-        request_timeout: Duration::from_secs(20),
-        probe_timeout: Duration::from_secs(5),
-        ..SessionConfig::default()
-    };
-    let connector = Arc::new(HttpConnector::new(mcp_transport::HttpConfig::new(url)));
-    let mut session = Session::connect(connector, config)
-        .await
-        .expect("connect")
-        .negotiate(Negotiation::Legacy)
-        .await
-        .expect("negotiate");
-    let events = session.take_events().expect("events");
-    (session, events)
+async fn endpoint(server: mcp_hub::ServerSpec, authority: Authority) -> HttpGateway {
+    HttpGateway::start(vec![server], authority).await
 }
 
 /// The URI of the next `notifications/resources/updated` the host hears.
@@ -142,9 +77,9 @@ fn received(recorder: &Recorder, method: &str) -> Vec<String> {
 async fn forwarded_to_exactly_the_subscribed_hosts(script: Script, downstream: &str) {
     let (files, recorder) = memory(two_files(script));
     let gateway = endpoint(spec("files", files), Authority::unrestricted()).await;
-    let (alice, mut alice_events) = host(&gateway.url).await;
-    let (bob, mut bob_events) = host(&gateway.url).await;
-    let (carol, mut carol_events) = host(&gateway.url).await;
+    let (alice, mut alice_events) = gateway.host(Negotiation::Legacy).await;
+    let (bob, mut bob_events) = gateway.host(Negotiation::Legacy).await;
+    let (carol, mut carol_events) = gateway.host(Negotiation::Legacy).await;
     let served_a = format!("mcp-gateway://files/{A}");
     // Alice by the gateway's URI, Bob by the server's own, Carol another.
     alice.subscribe_resource(&served_a).await.unwrap();
@@ -221,7 +156,7 @@ async fn subscriptions_keep_to_the_allow_list_and_the_bounds() {
         ServerAuthority::default().resources([A.to_owned()]),
     );
     let gateway = endpoint(spec("files", files), authority).await;
-    let (alice, _events) = host(&gateway.url).await;
+    let (alice, _events) = gateway.host(Negotiation::Legacy).await;
     let denied = alice
         .subscribe_resource(&format!("mcp-gateway://files/{B}"))
         .await
@@ -240,7 +175,7 @@ async fn subscriptions_keep_to_the_allow_list_and_the_bounds() {
     // server is asked.
     let (files, recorder) = memory(two_files(Script::legacy()));
     let gateway = endpoint(spec("files", files), Authority::unrestricted()).await;
-    let (bob, _events) = host(&gateway.url).await;
+    let (bob, _events) = gateway.host(Negotiation::Legacy).await;
     for n in 0..64 {
         bob.subscribe_resource(&format!("mcp-gateway://files/file:///{n}.txt"))
             .await
