@@ -64,6 +64,10 @@ async fn skills_are_served_distinct_verified_and_browsable(negotiation: Negotiat
     for _ in 0..10 {
         let page = host.list_skills_page(cursor.as_deref()).await.unwrap();
         assert!(page.items.len() <= 1, "a page is one server's page");
+        // A listing is cacheable: 2026-07-28 results carry the hints.
+        let modern = negotiation == Negotiation::Modern;
+        assert_eq!(page.ttl.is_some(), modern);
+        assert_eq!(page.cache_scope.is_some(), modern);
         for skill in &page.items {
             let SkillFiles::Listed(files) = &skill.resources else {
                 panic!("a listed manifest");
@@ -206,6 +210,35 @@ async fn skills_follow_the_allow_lists_and_a_server_whose_resources_are_denied_s
     }
     let denied = host.read_resource(DOCS_PDF).await.unwrap_err();
     assert_eq!(denied.code(), Some(error_codes::INVALID_PARAMS));
+    running.close().await;
+}
+
+#[tokio::test]
+async fn a_skill_is_served_when_its_skill_md_is_an_allowed_resource_and_its_files_read_as_resources()
+ {
+    let mut setup = Setup::new(servers());
+    // `ops` is not named: it gets nothing.
+    setup.authority = Authority::named().with_server(
+        "docs",
+        ServerAuthority::default().resources(["skill://pdf-processing/SKILL.md"]),
+    );
+    let running = start(setup).await;
+    let host = &running.host;
+    let listed = host.list_skills().await.unwrap();
+    let uris: Vec<&str> = listed.items.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(uris, [DOCS_PDF]);
+    let denied = host.get_skill(DOCS_REFUNDS).await.unwrap_err();
+    assert_eq!(denied.code(), Some(error_codes::INVALID_PARAMS));
+    let entry = host.get_skill(DOCS_PDF).await.unwrap();
+    host.load_skill(&entry).await.unwrap();
+    // Its other files are resources the allow-list does not name.
+    let nested = "skill://docs/pdf-processing/references/forms/W9.md";
+    let refused = host.read_skill_file(&entry, nested).await.unwrap_err();
+    assert_eq!(
+        refused.code(),
+        Some(error_codes::INVALID_PARAMS),
+        "{refused:?}"
+    );
     running.close().await;
 }
 
