@@ -485,11 +485,12 @@ pub(crate) async fn get_skill(
 ) -> Result<mcp_types::Skill, HubError> {
     let principal = hub.principal();
     let gate = Gate::new(&hub.authority, &principal, cell.spec.name.as_str());
-    gate.resource(uri).map_err(crate::governance::governed::denied(
-        &cell.spec.name,
-        crate::error::TargetKind::Resource,
-        uri,
-    ))?;
+    gate.resource(uri)
+        .map_err(crate::governance::governed::denied(
+            &cell.spec.name,
+            crate::error::TargetKind::Resource,
+            uri,
+        ))?;
     let step = skill_step(cell, Operation::GetSkill, uri, caller);
     governed(hub, cell, step, None, |session, _, _| async move {
         session.get_skill(uri).await
