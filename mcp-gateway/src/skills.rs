@@ -142,7 +142,11 @@ impl GatewayHandler {
             .facade()
             .get_skill(&server, &uri)
             .await
-            .map_err(|e| error_object(&e))?;
+            .map_err(|e| match e {
+                // This server offers no skills: none of its is served here.
+                HubError::Unsupported { .. } => not_ours(&params.uri, "skill"),
+                e => error_object(&e),
+            })?;
         Ok(GetSkillResult {
             skill: served_entry(&server, skill)?,
             ttl_ms: None,

@@ -166,7 +166,10 @@ async fn a_2026_host_is_served_every_servers_skills_distinct_verified_and_browsa
 
 #[tokio::test]
 async fn a_uri_that_is_not_the_gateways_is_refused() {
-    let running = start(Setup::new(servers())).await;
+    let mut servers = servers();
+    let plain = Script::dual().tool("noop", mcp_testkit::Behavior::Text { text: "ok".into() });
+    servers.push(spec("plain", memory(plain).0));
+    let running = start(Setup::new(servers)).await;
     let host = &running.host;
     for uri in [
         // No server of that name.
@@ -176,11 +179,17 @@ async fn a_uri_that_is_not_the_gateways_is_refused() {
         "file:///etc/passwd",
         // A served skill's file is not a skill.
         "skill://docs/pdf-processing/references/FORMS.md",
+        // A server that offers no skills.
+        "skill://plain/pdf-processing/SKILL.md",
     ] {
         let refused = host.get_skill(uri).await.unwrap_err();
         assert_eq!(refused.code(), Some(error_codes::INVALID_PARAMS), "{uri}");
     }
-    for uri in ["skill://nosuch/pdf-processing", "mcp-gateway://docs"] {
+    for uri in [
+        "skill://nosuch/pdf-processing",
+        "mcp-gateway://docs",
+        "skill://plain/pdf-processing",
+    ] {
         let refused = host.read_directory_page(uri, None).await.unwrap_err();
         assert_eq!(refused.code(), Some(error_codes::INVALID_PARAMS), "{uri}");
     }
