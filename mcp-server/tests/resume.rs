@@ -9,17 +9,20 @@ use std::time::Duration;
 
 use mcp_server::http::{HttpConfig, HttpServer, ResumeConfig};
 use mcp_server::{
-    BoxFuture, HandlerResult, RequestContext, ServerConfig, ServerError, ServerHandler,
+    BoxFuture, HandlerResult, RequestContext, ServerConfig, ServerError, ServerHandle,
+    ServerHandler,
 };
 use mcp_session::{CallOptions, Negotiation, Session, SessionConfig};
 use mcp_transport::HttpConnector;
+use mcp_types::NotificationParams;
+use mcp_types::notifications::ToolListChanged;
 use mcp_types::{CallToolParams, CallToolResult, ContentBlock, Cursor, ListToolsResult};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-/// `closing {steps, open}`: closes its stream's connection (saying whether
-/// one was) unless `open`, then reports `steps` progress and answers
-/// `done`. `gated`:
+/// `closing {steps, open, wait}`: closes its stream's connection (saying
+/// whether one was) unless `open`, waits for the gate when `wait`, then
+/// reports `steps` progress and answers `done`. `gated`:
 /// answers `gated` once the test opens the gate.
 struct Tools {
     closed: mpsc::UnboundedSender<bool>,
@@ -51,6 +54,9 @@ impl ServerHandler for Tools {
                     if arg("open") != Some(&Value::Bool(true)) {
                         let _ = self.closed.send(ctx.close_sse_stream());
                     }
+                    if arg("wait") == Some(&Value::Bool(true)) {
+                        self.gate.notified().await;
+                    }
                     let steps = arg("steps").and_then(Value::as_u64).unwrap_or(0);
                     for step in 1..=steps {
                         assert!(ctx.progress(step as f64, None, None), "a progress token");
@@ -68,6 +74,7 @@ impl ServerHandler for Tools {
 
 struct Running {
     url: String,
+    handles: mpsc::UnboundedReceiver<ServerHandle>,
     closed: mpsc::UnboundedReceiver<bool>,
     gate: Arc<Notify>,
     stop: Option<oneshot::Sender<()>>,
@@ -97,8 +104,12 @@ async fn start_with(config: HttpConfig) -> Running {
         gate: Arc::clone(&gate),
     });
     let (stop, stopped) = oneshot::channel::<()>();
+    let (made, handles) = mpsc::unbounded_channel();
     let served = tokio::spawn(endpoint.serve(
-        move |_| Arc::clone(&handler),
+        move |connection: mcp_server::http::HostConnection| {
+            let _ = made.send(connection.handle.clone());
+            Arc::clone(&handler)
+        },
         ServerConfig::new("resume", "1.0"),
         async move {
             let _ = stopped.await;
@@ -106,6 +117,7 @@ async fn start_with(config: HttpConfig) -> Running {
     ));
     Running {
         url,
+        handles,
         closed,
         gate,
         stop: Some(stop),
@@ -403,5 +415,59 @@ async fn our_client_resumes_across_a_stream_the_server_closed() {
         assert_eq!(*seen.lock().unwrap(), expected);
     }
     session.close().await;
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_message_for_no_request_skips_a_stream_no_connection_reads() {
+    let mut running = start(ResumeConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let session = raw.open("2025-11-25").await;
+    let handle = running.handles.recv().await.unwrap();
+    let posted = stream_of(
+        raw.call(&session, 5, "closing", json!({"wait": true}))
+            .await,
+    )
+    .await;
+    assert!(running.closed.recv().await.unwrap());
+    assert_eq!(posted.len(), 2, "{posted:?}");
+
+    // No GET stream, and the call's stream has no connection: the
+    // notification waits for the next GET rather than in that stream.
+    let delivered = handle
+        .notify::<ToolListChanged>(NotificationParams::default())
+        .await
+        .unwrap();
+    assert!(delivered.session);
+    let mut get = raw
+        .http
+        .get(&raw.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 200);
+    // Bounded only so that a notification parked elsewhere fails the test
+    // instead of hanging it.
+    let text = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut text = String::new();
+        while !text.contains("\n\n") {
+            let chunk = get.chunk().await.unwrap().expect("the stream is open");
+            text.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+        text
+    })
+    .await
+    .expect("the notification reaches the GET stream");
+    let note = events(&text)[0].message().unwrap();
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+
+    // The call's stream, resumed, holds its answer alone.
+    running.gate.notify_one();
+    let resumed = stream_of(raw.resume(&session, posted[0].id.as_deref().unwrap()).await).await;
+    assert_eq!(resumed.len(), 1, "{resumed:?}");
+    assert_eq!(resumed[0].message().unwrap()["id"], 5);
+    drop(get);
     running.stop().await;
 }
