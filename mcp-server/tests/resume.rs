@@ -471,3 +471,32 @@ async fn a_message_for_no_request_skips_a_stream_no_connection_reads() {
     drop(get);
     running.stop().await;
 }
+
+#[tokio::test]
+async fn a_2026_07_28_request_has_no_stream_to_close_or_resume() {
+    let mut running = start(ResumeConfig::default()).await;
+    let raw = Raw::new(&running.url);
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "closing", "arguments": {},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}});
+    let reply = raw
+        .http
+        .post(&raw.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "closing")
+        .body(call.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(!running.closed.recv().await.unwrap());
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.headers()["content-type"], "application/json");
+    let answer: Value = serde_json::from_str(&reply.text().await.unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "done");
+    running.stop().await;
+}
