@@ -29,8 +29,8 @@
 //!
 //! - [`http`] (feature `http`): the same handler served over Streamable
 //!   HTTP to many clients at once, both eras (legacy sessions with their
-//!   ids and GET streams; stateless 2026-07-28 requests with their headers
-//!   checked), with the Host / Origin checks, TLS and a bearer token for
+//!   ids and GET streams, resumable response streams from 2025-11-25 on;
+//!   stateless 2026-07-28 requests with their headers checked), with the Host / Origin checks, TLS and a bearer token for
 //!   exposure off loopback, and bounded bodies, connections and sessions.
 //!
 //! An in-process server behind the transport's `Connector` seam is `serve`
