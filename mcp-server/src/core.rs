@@ -606,6 +606,9 @@ impl ServerCore {
                 if let Err(error) = modern::check_retry_members(method, params) {
                     return self.send_error(Some(&id), error);
                 }
+                if let Some(error) = modern::undeclared_extension(method, &client.capabilities) {
+                    return self.send_error(Some(&id), error);
+                }
                 self.admit(id, method, params, kind, progress_token, client)
             }
             None => self.method_not_found(&id, method),

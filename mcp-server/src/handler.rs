@@ -12,6 +12,7 @@ use mcp_types::{
     ReadResourceResult, RequestId, RequestOutcome, ServerCapabilities, ToolsCapability,
     error_codes,
 };
+use mcp_types::{CancelTaskParams, CancelTaskResult, GetTaskParams, Task, UpdateTaskParams};
 use mcp_types::{
     GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams, ReadDirectoryResult,
 };
@@ -251,6 +252,45 @@ pub trait ServerHandler: Send + Sync + 'static {
         params: ReadDirectoryParams,
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<ReadDirectoryResult>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// A task's state (`tasks/get`; declare the tasks extension,
+    /// `io.modelcontextprotocol/tasks`, for 2026-07-28, or `tasks` for
+    /// 2025-11-25). For the extension, the task carries the tool's
+    /// `result` or the `error` once terminal, and `inputRequests` while
+    /// `input_required`; an unknown `taskId` is `-32602`. The core refuses
+    /// a 2026-07-28 request whose client did not declare the extension
+    /// (`-32021`) before it gets here. Default: `-32601`.
+    fn get_task(
+        &self,
+        params: GetTaskParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<Task>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Answers to a task's `inputRequests` (`tasks/update`, tasks
+    /// extension), acknowledged empty. Default: `-32601`.
+    fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// Cancels a task (`tasks/cancel`): the tasks extension acknowledges
+    /// empty ([`CancelTaskResult::Acknowledged`]), also for a task already
+    /// terminal; 2025-11-25 answers the task. Default: `-32601`.
+    fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CancelTaskResult>> {
         let _ = (params, ctx);
         Box::pin(async { Err(method_not_found()) })
     }

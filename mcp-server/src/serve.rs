@@ -678,3 +678,11 @@ fn encode<T: Serialize>(answer: HandlerResult<T>) -> Answer {
         )
     })
 }
+        ClientRequestMessage::GetTask(p) => encode(handler.get_task(p, ctx).await),
+        ClientRequestMessage::UpdateTask(p) => encode(
+            handler
+                .update_task(p, ctx)
+                .await
+                .map(|()| EmptyResult::default()),
+        ),
+        ClientRequestMessage::CancelTask(p) => encode(handler.cancel_task(p, ctx).await),

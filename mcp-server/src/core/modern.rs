@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
+use mcp_types::requests::{CallTool, CancelTask, GetPrompt, GetTask, ReadResource, UpdateTask};
 use mcp_types::{
-    ClientCapabilities, ErrorObject, Implementation, Meta, ProgressToken, ProtocolVersion, Request,
-    UnsupportedProtocolVersionData, error_codes, meta_keys,
+    ClientCapabilities, ErrorObject, Implementation, Meta, MissingRequiredClientCapabilityData,
+    ProgressToken, ProtocolVersion, Request, TASKS_EXTENSION, UnsupportedProtocolVersionData,
+    error_codes, meta_keys,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -190,6 +191,32 @@ pub(crate) fn server_info_value(info: &Implementation) -> Value {
     serde_json::to_value(info).unwrap_or(Value::Null)
 }
 
+/// `-32021` for a method of the tasks extension (`tasks/get`,
+/// `tasks/update`, `tasks/cancel`) in a request whose client capabilities
+/// do not declare the extension (SEP-2663, SEP-2575), naming it in
+/// `data.requiredCapabilities`; `None` for any other method or a client
+/// that declared it.
+pub(crate) fn undeclared_extension(
+    method: &str,
+    capabilities: &ClientCapabilities,
+) -> Option<ErrorObject> {
+    let tasks = [GetTask::METHOD, UpdateTask::METHOD, CancelTask::METHOD];
+    if !tasks.contains(&method) || capabilities.has_extension(TASKS_EXTENSION) {
+        return None;
+    }
+    let mut required = ClientCapabilities::default();
+    required.add_extension(TASKS_EXTENSION);
+    let mut error = ErrorObject::new(
+        error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("Missing required client capability: the {TASKS_EXTENSION} extension"),
+    );
+    error.data = serde_json::to_value(MissingRequiredClientCapabilityData {
+        required_capabilities: required,
+    })
+    .ok();
+    Some(error)
+}
+
 /// The retry members of a request that may be answered `input_required`
 /// (`tools/call`, `prompts/get`, `resources/read`), when present, must be
 /// what the schema says: `inputResponses` an object, `requestState` a
@@ -243,4 +270,24 @@ pub(crate) fn check_retry_members(
         return refuse("requestState must be a string");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_task_methods_need_the_declared_extension() {
+        let none = ClientCapabilities::default();
+        let mut declared = ClientCapabilities::default();
+        declared.add_extension(TASKS_EXTENSION);
+        for method in [GetTask::METHOD, UpdateTask::METHOD, CancelTask::METHOD] {
+            let error = undeclared_extension(method, &none).expect(method);
+            assert_eq!(error.code, error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY);
+            let data = error.data.expect("data");
+            assert!(data["requiredCapabilities"]["extensions"][TASKS_EXTENSION].is_object());
+            assert!(undeclared_extension(method, &declared).is_none());
+        }
+        assert!(undeclared_extension(CallTool::METHOD, &none).is_none());
+    }
 }

@@ -613,7 +613,8 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
     if let Some(method) = &method
         && let Err(message) = wire::check_modern(&headers, method, &params)
     {
-        return wire::mismatch(&message);
+        // The request's id is known: the answer names it.
+        return wire::mismatch_of(id.as_ref(), &message);
     }
     // A tool call's `Mcp-Param-*` headers are checked against the tool
     // as the connection's handler serves it.

@@ -10,7 +10,7 @@ use axum::response::Response;
 use base64::Engine as _;
 use bytes::Bytes;
 use mcp_types::headers::{MCP_METHOD, MCP_NAME};
-use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
+use mcp_types::requests::{CallTool, CancelTask, GetPrompt, GetTask, ReadResource, UpdateTask};
 use mcp_types::{ProtocolVersion, Request, RequestId, error_codes, meta_keys};
 use serde::Deserialize;
 use serde_json::Value;
@@ -232,8 +232,8 @@ fn decode(value: &str) -> Option<String> {
 /// The 2026-07-28 checks of a stateless request's headers against its
 /// body: `MCP-Protocol-Version` present (and equal to the version in
 /// `_meta` when there is one), `Mcp-Method` equal to the method, `Mcp-Name`
-/// equal to the name or URI the method is about. `Err` holds the message
-/// of the `-32020` answer (our words, no value of the client's).
+/// equal to the name, URI or task id the method is about. `Err` holds the
+/// message of the `-32020` answer (our words, no value of the client's).
 pub(super) fn check_modern(
     headers: &HeaderMap,
     method: &str,
@@ -260,6 +260,9 @@ pub(super) fn check_modern(
         Some("name")
     } else if method == ReadResource::METHOD {
         Some("uri")
+    } else if [GetTask::METHOD, UpdateTask::METHOD, CancelTask::METHOD].contains(&method) {
+        // SEP-2663: the tasks extension's methods are routed by task id.
+        Some("taskId")
     } else {
         None
     };
@@ -316,15 +319,6 @@ pub(super) fn mismatch_of(id: Option<&RequestId>, message: &str) -> Response {
     let mut response = json(Bytes::from(body.to_string()));
     *response.status_mut() = StatusCode::BAD_REQUEST;
     response
-}
-
-/// The `-32020` answer.
-pub(super) fn mismatch(message: &str) -> Response {
-    error(
-        StatusCode::BAD_REQUEST,
-        error_codes::HEADER_MISMATCH,
-        message,
-    )
 }
 
 #[cfg(test)]
