@@ -584,7 +584,7 @@ fn missing_capability(error: &HubError) -> Option<ErrorObject> {
 /// How a round's call came back: ended, or parked with the questions its
 /// server asked the host.
 enum Driven {
-    Done(Result<ToolRound, HubError>),
+    Done(Box<Result<ToolRound, HubError>>),
     Parked(InputRequiredResult),
 }
 
@@ -780,7 +780,7 @@ impl GatewayHandler {
             .drive(running, &request, next.round, gate, &hint, &ctx)
             .await?
         {
-            Driven::Done(round) => round,
+            Driven::Done(round) => *round,
             Driven::Parked(input) => return Ok(RequestOutcome::InputRequired(input)),
         };
         let round = match round {
@@ -894,7 +894,7 @@ impl GatewayHandler {
     ) -> HandlerResult<Driven> {
         loop {
             let first = tokio::select! {
-                done = running.call.as_mut() => return Ok(Driven::Done(done)),
+                done = running.call.as_mut() => return Ok(Driven::Done(Box::new(done))),
                 Some(first) = running.asks.recv() => first,
                 // Dropping the call cancels it downstream.
                 () = ctx.cancelled() => return Err(cancelled()),
