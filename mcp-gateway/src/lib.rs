@@ -55,8 +55,10 @@
 //!   whatever the number of hosts, its updates to exactly the hosts
 //!   subscribed (by the URI each used), ended by the last one's
 //!   unsubscribe or disconnect; at most 64 per host connection, 1024 in
-//!   all. A 2026-07-28 `subscriptions/listen` stream is not given resource
-//!   updates (its acknowledgement leaves `resourceSubscriptions` out).
+//!   all. A 2026-07-28 host names its URIs in a `subscriptions/listen`
+//!   stream's `resourceSubscriptions` instead: each goes the same way (the
+//!   acknowledgement names those taken), its updates come on that stream,
+//!   and the stream's end lets them go.
 //! - **Log messages** of the servers, with `logger` set to `SERVER` or
 //!   `SERVER/LOGGER`, at or above the host's `logging/setLevel`.
 //!

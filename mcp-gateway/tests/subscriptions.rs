@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use mcp_hub::{Authority, ServerAuthority};
-use mcp_session::{Negotiation, SessionEvent, SessionEvents};
+use mcp_session::{Negotiation, SessionEvent, SessionEvents, SubscriptionEvent};
 use mcp_testkit::{Behavior, Recorder, ResourceSpec, Script};
 use mcp_types::error_codes;
 use serde_json::{Value, json};
@@ -195,6 +195,88 @@ async fn subscriptions_keep_to_the_allow_list_and_the_bounds() {
         .unwrap();
     bob.close().await;
     gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_2026_hosts_listen_stream_gets_the_updates_of_the_resources_it_names() {
+    let (files, recorder) = memory(two_files(Script::legacy()));
+    let gateway = endpoint(spec("files", files), Authority::unrestricted()).await;
+    let (dora, _) = gateway.host(Negotiation::Modern).await;
+    let (toucher, _) = gateway.host(Negotiation::Legacy).await;
+    let served_a = format!("mcp-gateway://files/{A}");
+    let filter = mcp_types::SubscriptionFilter {
+        resource_subscriptions: Some(vec![served_a.clone(), "mcp-gateway://nowhere/x".into()]),
+        ..Default::default()
+    };
+    let mut stream = dora.subscribe(filter).await.unwrap();
+    let Some(SubscriptionEvent::Acknowledged { accepted, refused }) = stream.next().await else {
+        panic!("the stream is acknowledged first");
+    };
+    // The gateway's URI of a served resource is taken; one no server
+    // serves is not.
+    assert_eq!(
+        accepted.resource_subscriptions,
+        Some(vec![served_a.clone()])
+    );
+    assert_eq!(
+        refused.resource_subscriptions,
+        Some(vec!["mcp-gateway://nowhere/x".to_owned()])
+    );
+    assert_eq!(received(&recorder, "resources/subscribe"), [A]);
+
+    toucher.call_tool("touch_b", json!({})).await.unwrap();
+    toucher.call_tool("touch_a", json!({})).await.unwrap();
+    // B was not asked for: the first update on the stream is A's.
+    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("an update in time");
+    assert!(
+        matches!(&heard, Some(SubscriptionEvent::ResourceUpdated { uri }) if *uri == served_a),
+        "{heard:?}"
+    );
+    // (A stream a host drops over HTTP is let go when the gateway notices
+    // the closed connection; the release itself is the next test's.)
+    drop(stream);
+    dora.close().await;
+    toucher.close().await;
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_2026_hosts_ended_listen_stream_lets_its_resources_go() {
+    let (files, recorder) = memory(two_files(Script::legacy()));
+    let mut setup = Setup::new(vec![spec("files", files)]);
+    setup.negotiation = Negotiation::Modern;
+    let running = start(setup).await;
+    let served_a = format!("mcp-gateway://files/{A}");
+    let filter = mcp_types::SubscriptionFilter {
+        resource_subscriptions: Some(vec![served_a.clone()]),
+        ..Default::default()
+    };
+    let mut stream = running.host.subscribe(filter).await.unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(SubscriptionEvent::Acknowledged { .. })
+    ));
+    running.host.call_tool("touch_a", json!({})).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("an update in time");
+    assert!(
+        matches!(&heard, Some(SubscriptionEvent::ResourceUpdated { uri }) if *uri == served_a),
+        "{heard:?}"
+    );
+    // The stream ends (the host cancels it): nobody wants A any more.
+    drop(stream);
+    let told = recorder
+        .wait_until(Duration::from_secs(10), |frames| {
+            frames
+                .iter()
+                .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == A)
+        })
+        .await;
+    assert!(told, "{:?}", received(&recorder, "resources/unsubscribe"));
+    running.close().await;
 }
 
 #[tokio::test]

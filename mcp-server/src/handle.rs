@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_types::notifications::ToolListChanged;
+use mcp_types::notifications::{ResourceUpdated, ToolListChanged};
 use mcp_types::{
     Notification, PromptsCapability, RequestId, ResourcesCapability, ServerCapabilities,
     ServerNotification, ServerRequest, SubscriptionFilter, ToolsCapability,
@@ -40,6 +40,9 @@ pub(crate) type RawAnswer = Result<Box<RawValue>, ServerError>;
 pub(crate) enum Command {
     Notify {
         method: &'static str,
+        /// The URI of a `notifications/resources/updated`: only the listen
+        /// streams subscribed to it take it.
+        uri: Option<String>,
         send: NotifyFn,
         reply: oneshot::Sender<Result<Delivered, ServerError>>,
     },
@@ -196,12 +199,17 @@ impl ServerHandle {
         N::Params: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
+        let uri = (N::METHOD == ResourceUpdated::METHOD)
+            .then(|| serde_json::to_value(&params).ok())
+            .flatten()
+            .and_then(|v| v.get("uri")?.as_str().map(str::to_owned));
         let send: NotifyFn = Box::new(move |core, stream| match stream {
             None => core.notify::<N>(&params),
             Some(id) => core.notify_request::<N>(id, &params),
         });
         let command = Command::Notify {
             method: N::METHOD,
+            uri,
             send,
             reply,
         };
@@ -301,9 +309,15 @@ impl Drop for GiveUp<'_> {
     }
 }
 
-/// The part of a `subscriptions/listen` filter this server honours: the
-/// `list_changed` kinds it declared (resource updates and task streams
-/// are not served through the handle).
+/// Resources one `subscriptions/listen` stream may subscribe to; more is
+/// refused with `-32602`.
+pub(crate) const MAX_LISTEN_RESOURCES: usize = 64;
+
+/// The part of a `subscriptions/listen` filter this server may honour: the
+/// `list_changed` kinds it declared, and the resources asked for when it
+/// declared `resources.subscribe` (each still to be taken by the handler's
+/// `subscribe`; duplicates once). Task streams are not served through the
+/// handle.
 pub(crate) fn honoured(
     wanted: &SubscriptionFilter,
     caps: &ServerCapabilities,
@@ -320,20 +334,44 @@ pub(crate) fn honoured(
         .resources
         .as_ref()
         .is_some_and(|r: &ResourcesCapability| r.list_changed == Some(true));
+    let subscribe = caps
+        .resources
+        .as_ref()
+        .is_some_and(|r: &ResourcesCapability| r.subscribe == Some(true));
     let keep =
         |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
+    let resource_subscriptions = wanted
+        .resource_subscriptions
+        .as_ref()
+        .filter(|uris| subscribe && !uris.is_empty())
+        .map(|uris| {
+            let mut seen = std::collections::HashSet::new();
+            uris.iter()
+                .filter(|u| seen.insert(u.as_str()))
+                .cloned()
+                .collect()
+        });
     SubscriptionFilter {
         tools_list_changed: keep(wanted.tools_list_changed, tools),
         prompts_list_changed: keep(wanted.prompts_list_changed, prompts),
         resources_list_changed: keep(wanted.resources_list_changed, resources),
+        resource_subscriptions,
         ..SubscriptionFilter::default()
     }
 }
 
-/// Whether a stream with (honoured) filter `filter` takes `method`.
-pub(crate) fn wants(filter: &SubscriptionFilter, method: &str) -> bool {
+/// Whether a stream with (honoured) filter `filter` takes `method` (a
+/// resource update: about `uri`).
+pub(crate) fn wants(filter: &SubscriptionFilter, method: &str, uri: Option<&str>) -> bool {
     use mcp_types::notifications::{PromptListChanged, ResourceListChanged};
-    if method == ToolListChanged::METHOD {
+    if method == ResourceUpdated::METHOD {
+        uri.is_some_and(|uri| {
+            filter
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| u == uri))
+        })
+    } else if method == ToolListChanged::METHOD {
         filter.tools_list_changed == Some(true)
     } else if method == PromptListChanged::METHOD {
         filter.prompts_list_changed == Some(true)

@@ -12,8 +12,8 @@ use mcp_codec::{CodecError, LineDecoder, LineEncoder, SkippedEdge};
 use mcp_types::notifications::SubscriptionsAcknowledged;
 use mcp_types::requests::SubscriptionsListen;
 use mcp_types::{
-    ClientRequestMessage, EmptyResult, ErrorObject, Request, RequestId, SubscriptionFilter,
-    SubscriptionsAcknowledgedParams, SubscriptionsListenResult, error_codes,
+    ClientRequestMessage, EmptyResult, ErrorObject, Request, RequestId, ResourceUriParams,
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenResult, error_codes,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::handle::{self, Command, Delivered, Outbox, Peer, RawAnswer, ServerHandle};
 use crate::handler::{HandlerResult, ProgressReport, RequestContext, method_not_found};
-use crate::{Event, IncomingRequest, ServerConfig, ServerCore, ServerError, ServerHandler};
+use crate::{
+    ClientContext, Event, IncomingRequest, ServerConfig, ServerCore, ServerError, ServerHandler,
+};
 
 /// Progress reports waiting for the driver; more are dropped (advisory).
 const PROGRESS_QUEUE: usize = 256;
@@ -121,6 +123,9 @@ where
                 driver.finished(joined);
             }
             Some(report) = driver.progress_rx.recv() => driver.report(report),
+            Some(joined) = driver.subscribing.join_next_with_id(), if !driver.subscribing.is_empty() => {
+                driver.subscribed(joined);
+            }
             command = recv(&mut commands), if commands.is_some() => match command {
                 Some(command) => {
                     driver.command(command);
@@ -212,6 +217,9 @@ pub(crate) async fn serve_frames<H>(
                 driver.finished(joined);
             }
             Some(report) = driver.progress_rx.recv() => driver.report(report),
+            Some(joined) = driver.subscribing.join_next_with_id(), if !driver.subscribing.is_empty() => {
+                driver.subscribed(joined);
+            }
             command = recv(&mut commands), if commands.is_some() => match command {
                 Some(command) => related = driver.command(command),
                 None => commands = None,
@@ -279,6 +287,17 @@ struct Driver<H: ServerHandler + ?Sized> {
     /// Open `subscriptions/listen` streams and the part of their filter we
     /// honour.
     listens: BTreeMap<RequestId, SubscriptionFilter>,
+    /// The client of each open or pending listen stream (the context of its
+    /// resources' `subscribe` and `unsubscribe`).
+    listen_clients: HashMap<RequestId, ClientContext>,
+    /// Listen streams whose resources the handler is subscribing to, not
+    /// yet acknowledged: what they will honour, and a token that stops the
+    /// subscribing when the stream ends first.
+    pending_listens: HashMap<RequestId, (SubscriptionFilter, CancellationToken)>,
+    /// The tasks subscribing them: the resources each took.
+    subscribing: JoinSet<(RequestId, Vec<String>)>,
+    /// Which listen stream each subscribing task serves.
+    subscribing_ids: HashMap<TaskId, RequestId>,
     /// Requests of ours awaiting answers: the caller's key and reply.
     asked: HashMap<RequestId, (u64, oneshot::Sender<RawAnswer>)>,
     /// A caller's key → the request's id.
@@ -312,6 +331,10 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
             progress_rx,
             grace,
             listens: BTreeMap::new(),
+            listen_clients: HashMap::new(),
+            pending_listens: HashMap::new(),
+            subscribing: JoinSet::new(),
+            subscribing_ids: HashMap::new(),
             asked: HashMap::new(),
             asked_keys: HashMap::new(),
             peer,
@@ -354,13 +377,26 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         while let Some(event) = self.core.poll_event() {
             match event {
                 Event::Request(request) => self.start(request),
+                Event::Cancelled { id, .. } if self.pending_listens.contains_key(&id) => {
+                    // Its subscribing stops; what it took is let go when
+                    // the task reports.
+                    if let Some((_, token)) = self.pending_listens.remove(&id) {
+                        token.cancel();
+                    }
+                    let _ = self
+                        .core
+                        .respond(&id, Ok(SubscriptionsListenResult::default()));
+                }
                 Event::Cancelled { id, .. } if !self.listens.contains_key(&id) => {
                     if let Some(token) = self.running.get(&id) {
                         token.cancel();
                     }
                 }
                 Event::Cancelled { id, .. } => {
-                    self.listens.remove(&id);
+                    if let Some(filter) = self.listens.remove(&id) {
+                        let client = self.listen_clients.remove(&id);
+                        self.release(filter.resource_subscriptions.unwrap_or_default(), client);
+                    }
                     // The answer is swallowed; it frees the stream's slot.
                     let _ = self
                         .core
@@ -413,9 +449,11 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         match command {
             Command::Notify {
                 method,
+                uri,
                 send,
                 reply,
             } => {
+                let uri = uri.as_deref();
                 let mut delivered = Delivered::default();
                 let mut outcome = Ok(());
                 if self.core.is_closed() {
@@ -428,7 +466,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                     if outcome.is_err() {
                         break;
                     }
-                    if handle::wants(filter, method) {
+                    if handle::wants(filter, method, uri) {
                         outcome = send(&mut self.core, Some(id));
                         delivered.streams += usize::from(outcome.is_ok());
                     }
@@ -462,7 +500,9 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
     }
 
     /// Keeps a `subscriptions/listen` request open as a stream and
-    /// acknowledges the part of its filter we honour.
+    /// acknowledges the part of its filter we honour: at once, or, when it
+    /// asks for resources, once the handler's `subscribe` took each (the
+    /// acknowledgement names those it took).
     fn listen(&mut self, request: &IncomingRequest) {
         let filter = match request.params::<SubscriptionsListen>() {
             Ok(params) => handle::honoured(&params.notifications, self.core.capabilities()),
@@ -471,18 +511,129 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                 return;
             }
         };
+        let uris = filter.resource_subscriptions.clone().unwrap_or_default();
+        if uris.len() > handle::MAX_LISTEN_RESOURCES {
+            let error = ErrorObject::new(
+                error_codes::INVALID_PARAMS,
+                format!(
+                    "Invalid params: more than {} resourceSubscriptions on one stream",
+                    handle::MAX_LISTEN_RESOURCES
+                ),
+            );
+            let _ = self.core.respond::<()>(&request.id, Err(error));
+            return;
+        }
+        self.listen_clients
+            .insert(request.id.clone(), request.client.clone());
+        if uris.is_empty() {
+            return self.acknowledge(&request.id, filter);
+        }
+        let token = CancellationToken::new();
+        let handler = Arc::clone(&self.handler);
+        let (id, client, stop) = (request.id.clone(), request.client.clone(), token.clone());
+        let task = self.subscribing.spawn(async move {
+            let mut taken = Vec::new();
+            for uri in uris {
+                let ctx = RequestContext::new(id.clone(), stop.clone(), None, client.clone());
+                let subscribe = handler.subscribe(ResourceUriParams::new(uri.clone()), ctx);
+                tokio::select! {
+                    done = subscribe => match done {
+                        Ok(()) => taken.push(uri),
+                        Err(e) => tracing::debug!(code = e.code, "a listen stream's resource was not subscribed"),
+                    },
+                    () = stop.cancelled() => break,
+                }
+            }
+            (id, taken)
+        });
+        self.subscribing_ids.insert(task.id(), request.id.clone());
+        self.pending_listens
+            .insert(request.id.clone(), (filter, token));
+    }
+
+    /// Acknowledges listen stream `id` with `filter` and opens it.
+    fn acknowledge(&mut self, id: &RequestId, filter: SubscriptionFilter) {
         let ack = SubscriptionsAcknowledgedParams {
             notifications: filter.clone(),
             ..Default::default()
         };
         if let Err(e) = self
             .core
-            .notify_request::<SubscriptionsAcknowledged>(&request.id, &ack)
+            .notify_request::<SubscriptionsAcknowledged>(id, &ack)
         {
             tracing::debug!(error = %e, "a listen stream could not be acknowledged");
         }
-        self.listens.insert(request.id.clone(), filter);
+        self.listens.insert(id.clone(), filter);
         self.peer_changed();
+    }
+
+    /// A listen stream's resources were subscribed: the stream opens with
+    /// those taken, or, when it ended meanwhile, they are let go.
+    fn subscribed(
+        &mut self,
+        joined: Result<(TaskId, (RequestId, Vec<String>)), tokio::task::JoinError>,
+    ) {
+        let (id, taken) = match joined {
+            Ok((task, (id, taken))) => {
+                self.subscribing_ids.remove(&task);
+                (id, taken)
+            }
+            Err(e) => {
+                // The handler panicked: the stream opens without resources.
+                let Some(id) = self.subscribing_ids.remove(&e.id()) else {
+                    return;
+                };
+                tracing::warn!(%id, "a listen stream's subscribe panicked");
+                (id, Vec::new())
+            }
+        };
+        match self.pending_listens.remove(&id) {
+            Some((mut filter, _)) => {
+                filter.resource_subscriptions = (!taken.is_empty()).then_some(taken);
+                self.acknowledge(&id, filter);
+            }
+            None => {
+                let client = self.listen_clients.remove(&id);
+                self.release(taken, client);
+            }
+        }
+    }
+
+    /// Lets go of resources a listen stream held: the handler's
+    /// `unsubscribe` for each that no other stream of the connection still
+    /// holds (on its own task; nothing waits for it).
+    fn release(&mut self, uris: Vec<String>, client: Option<ClientContext>) {
+        let held = |uri: &String| {
+            self.listens
+                .values()
+                .chain(self.pending_listens.values().map(|(f, _)| f))
+                .any(|f| {
+                    f.resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|u| u.contains(uri))
+                })
+        };
+        let uris: Vec<String> = uris.into_iter().filter(|u| !held(u)).collect();
+        let (Some(client), false) = (client, uris.is_empty()) else {
+            return;
+        };
+        let handler = Arc::clone(&self.handler);
+        tokio::spawn(async move {
+            for uri in uris {
+                let ctx = RequestContext::new(
+                    RequestId::Number(0),
+                    CancellationToken::new(),
+                    None,
+                    client.clone(),
+                );
+                if let Err(e) = handler.unsubscribe(ResourceUriParams::new(uri), ctx).await {
+                    tracing::debug!(
+                        code = e.code,
+                        "a listen stream's resource was not unsubscribed"
+                    );
+                }
+            }
+        });
     }
 
     /// Runs a request's handler on its own task.
@@ -562,7 +713,17 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
     /// the grace, then drops the rest.
     async fn shut_down(&mut self) {
         self.core.handle_closed();
-        self.listens.clear();
+        for (_, token) in std::mem::take(&mut self.pending_listens).into_values() {
+            token.cancel();
+        }
+        for (id, filter) in std::mem::take(&mut self.listens) {
+            let client = self.listen_clients.remove(&id);
+            self.release(filter.resource_subscriptions.unwrap_or_default(), client);
+        }
+        // A subscribing task still running lets go of what it took.
+        while let Some(joined) = self.subscribing.join_next_with_id().await {
+            self.subscribed(joined);
+        }
         // Our requests fail with `Closed`; other events are moot now.
         while let Some(event) = self.core.poll_event() {
             if let Event::Response { id, answer } = event
@@ -623,6 +784,14 @@ async fn run<H: ServerHandler + ?Sized>(
             encode_outcome(handler.get_prompt_outcome(p, ctx).await, era)
         }
         ClientRequestMessage::Complete(p) => encode(handler.complete(p, ctx).await),
+        ClientRequestMessage::GetTask(p) => encode(handler.get_task(p, ctx).await),
+        ClientRequestMessage::UpdateTask(p) => encode(
+            handler
+                .update_task(p, ctx)
+                .await
+                .map(|()| EmptyResult::default()),
+        ),
+        ClientRequestMessage::CancelTask(p) => encode(handler.cancel_task(p, ctx).await),
         ClientRequestMessage::SetLevel(p) => encode(
             handler
                 .set_log_level(p.level, ctx)
@@ -678,11 +847,3 @@ fn encode<T: Serialize>(answer: HandlerResult<T>) -> Answer {
         )
     })
 }
-        ClientRequestMessage::GetTask(p) => encode(handler.get_task(p, ctx).await),
-        ClientRequestMessage::UpdateTask(p) => encode(
-            handler
-                .update_task(p, ctx)
-                .await
-                .map(|()| EmptyResult::default()),
-        ),
-        ClientRequestMessage::CancelTask(p) => encode(handler.cancel_task(p, ctx).await),

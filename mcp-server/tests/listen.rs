@@ -1,0 +1,223 @@
+//! Resource subscriptions on 2026-07-28 `subscriptions/listen` streams: the
+//! handler's `subscribe` takes each URI a stream asks for before the
+//! stream is acknowledged (with the URIs it took), `resources/updated`
+//! reaches exactly the streams subscribed to its URI, and a URI is let go
+//! (`unsubscribe`) once no stream of the connection holds it.
+
+#[path = "support/common.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use mcp_server::{
+    BoxFuture, HandlerResult, RequestContext, ServerConfig, ServerHandle, ServerHandler, serve_with,
+};
+use mcp_session::{Negotiation, SessionConfig, SubscriptionEnd, SubscriptionEvent};
+use mcp_transport::{Connector, MemoryConnector};
+use mcp_types::notifications::ResourceUpdated;
+use mcp_types::{
+    CallToolParams, CallToolResult, Cursor, ErrorObject, ListToolsResult, ResourceUpdatedParams,
+    ResourcesCapability, ServerCapabilities, SubscribeParams, SubscriptionFilter,
+    UnsubscribeParams, error_codes,
+};
+use tokio::sync::mpsc;
+
+const A: &str = "file:///ok/a";
+const B: &str = "file:///ok/b";
+const REFUSED: &str = "file:///secret";
+
+/// Serves resource subscriptions: takes every URI under `file:///ok/`,
+/// refuses the rest; reports each `subscribe` and `unsubscribe`.
+struct Watcher {
+    calls: mpsc::UnboundedSender<(&'static str, String)>,
+}
+
+impl ServerHandler for Watcher {
+    fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: Some(Default::default()),
+            resources: Some(ResourcesCapability {
+                subscribe: Some(true),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn list_tools(
+        &self,
+        _cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListToolsResult>> {
+        Box::pin(async { Ok(ListToolsResult::default()) })
+    }
+
+    fn call_tool(
+        &self,
+        _params: CallToolParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CallToolResult>> {
+        Box::pin(async { Ok(CallToolResult::default()) })
+    }
+
+    fn subscribe(
+        &self,
+        params: SubscribeParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = self.calls.send(("subscribe", params.uri.clone()));
+        Box::pin(async move {
+            if params.uri.starts_with("file:///ok/") {
+                Ok(())
+            } else {
+                Err(ErrorObject::new(
+                    error_codes::INVALID_PARAMS,
+                    "no such resource",
+                ))
+            }
+        })
+    }
+
+    fn unsubscribe(
+        &self,
+        params: UnsubscribeParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        let _ = self.calls.send(("unsubscribe", params.uri));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+type Calls = mpsc::UnboundedReceiver<(&'static str, String)>;
+
+/// A 2026-07-28 session to a `Watcher`, its handle and its calls.
+async fn watched() -> (
+    mcp_session::Session<mcp_session::Ready>,
+    ServerHandle,
+    Calls,
+) {
+    let (calls, seen) = mpsc::unbounded_channel();
+    let (handles, mut handle) = mpsc::unbounded_channel();
+    let connector = MemoryConnector::new(move |end| {
+        let (handle, outbox) = ServerHandle::new();
+        let _ = handles.send(handle);
+        tokio::spawn(serve_with(
+            end.input,
+            end.output,
+            Arc::new(Watcher {
+                calls: calls.clone(),
+            }),
+            ServerConfig::new("watcher", "1.0"),
+            outbox,
+        ));
+    });
+    let connector: Arc<dyn Connector> = Arc::new(connector);
+    let config = SessionConfig { ..session_config() };
+    let session = mcp_session::Session::connect(connector, config)
+        .await
+        .unwrap()
+        .negotiate(Negotiation::Modern)
+        .await
+        .unwrap();
+    (session, handle.recv().await.unwrap(), seen)
+}
+
+fn resources(uris: &[&str]) -> SubscriptionFilter {
+    SubscriptionFilter {
+        resource_subscriptions: Some(uris.iter().map(|u| (*u).to_owned()).collect()),
+        ..Default::default()
+    }
+}
+
+async fn next_call(calls: &mut Calls) -> (&'static str, String) {
+    tokio::time::timeout(Duration::from_secs(5), calls.recv())
+        .await
+        .expect("a call in time")
+        .expect("the handler lives")
+}
+
+async fn updated(handle: &ServerHandle, uri: &str) -> usize {
+    handle
+        .notify::<ResourceUpdated>(ResourceUpdatedParams::new(uri.to_owned()))
+        .await
+        .unwrap()
+        .streams
+}
+
+#[tokio::test]
+async fn a_listen_stream_gets_updates_of_the_resources_the_handler_took_until_it_ends() {
+    let (session, handle, mut calls) = watched().await;
+    let mut first = session
+        .subscribe(resources(&[A, B, REFUSED, A]))
+        .await
+        .unwrap();
+    let Some(SubscriptionEvent::Acknowledged { accepted, refused }) = first.next().await else {
+        panic!("the stream is acknowledged first");
+    };
+    assert_eq!(
+        accepted.resource_subscriptions,
+        Some(vec![A.to_owned(), B.to_owned()])
+    );
+    assert_eq!(
+        refused.resource_subscriptions,
+        Some(vec![REFUSED.to_owned()])
+    );
+    // Each distinct URI went through the handler once.
+    for uri in [A, B, REFUSED] {
+        assert_eq!(next_call(&mut calls).await, ("subscribe", uri.to_owned()));
+    }
+
+    assert_eq!(updated(&handle, A).await, 1);
+    assert!(matches!(
+        first.next().await,
+        Some(SubscriptionEvent::ResourceUpdated { uri }) if uri == A
+    ));
+    // Not subscribed (refused, or never asked): delivered nowhere.
+    assert_eq!(updated(&handle, REFUSED).await, 0);
+    assert_eq!(updated(&handle, "file:///ok/other").await, 0);
+
+    // A second stream holds A too: ending the first lets go of B only.
+    let mut second = session.subscribe(resources(&[A])).await.unwrap();
+    assert!(matches!(
+        second.next().await,
+        Some(SubscriptionEvent::Acknowledged { .. })
+    ));
+    assert_eq!(next_call(&mut calls).await, ("subscribe", A.to_owned()));
+    drop(first);
+    assert_eq!(next_call(&mut calls).await, ("unsubscribe", B.to_owned()));
+    assert_eq!(updated(&handle, A).await, 1);
+    assert!(matches!(
+        second.next().await,
+        Some(SubscriptionEvent::ResourceUpdated { uri }) if uri == A
+    ));
+    drop(second);
+    assert_eq!(next_call(&mut calls).await, ("unsubscribe", A.to_owned()));
+    assert_eq!(updated(&handle, A).await, 0);
+    session.close().await;
+}
+
+#[tokio::test]
+async fn too_many_resources_on_one_stream_are_refused_by_name() {
+    let (session, _handle, mut calls) = watched().await;
+    let many: Vec<String> = (0..65).map(|i| format!("file:///ok/{i}")).collect();
+    let filter = SubscriptionFilter {
+        resource_subscriptions: Some(many),
+        ..Default::default()
+    };
+    let mut stream = session.subscribe(filter).await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("the stream ends in time");
+    assert!(
+        matches!(
+            ended,
+            Some(SubscriptionEvent::Ended(SubscriptionEnd::Failed { code }))
+                if code == Some(error_codes::INVALID_PARAMS)
+        ),
+        "{ended:?}"
+    );
+    assert!(calls.try_recv().is_err(), "nothing was subscribed");
+    session.close().await;
+}
