@@ -265,6 +265,9 @@ pub enum Operation {
     /// An argument completion (`completion/complete`) for a prompt or a
     /// resource template.
     Complete,
+    /// A request about a task the server runs (`tasks/get`,
+    /// `tasks/update`, `tasks/cancel`).
+    Task,
 }
 
 /// How a governed operation ended.

@@ -128,15 +128,52 @@ impl Session<Ready> {
     /// `tasks/get`: refreshes the handle's status.
     pub async fn poll_task(&self, handle: &mut TaskHandle) -> Result<(), SessionError> {
         handle.task = self
-            .request::<GetTask>(&TaskIdParams::new(handle.id()))
+            .task_request::<GetTask>(
+                handle.id(),
+                &TaskIdParams::new(handle.id()),
+                &Default::default(),
+            )
             .await?;
         Ok(())
     }
 
+    /// Sends one request of a task, `task_id` (`tasks/get`, `tasks/update`,
+    /// `tasks/cancel`, …), with the caller's options and, in the 2026 era,
+    /// the `Mcp-Name` header naming the task (SEP-2663). `params` go as
+    /// given, their `_meta` included: a caller that passes on another
+    /// client's capabilities (a gateway) sets them there, and the session's
+    /// own `_meta` keys fill in only what is missing. For a caller that
+    /// keeps task ids itself rather than a [`TaskHandle`].
+    pub async fn task_request<R: mcp_types::Request>(
+        &self,
+        task_id: &str,
+        params: &R::Params,
+        options: &crate::CallOptions,
+    ) -> Result<R::Result, SessionError> {
+        let timing = self.call_timing(options);
+        let meta = self.request_meta();
+        let headers = self.modern_headers(R::METHOD, task_id);
+        self.with_expiry(R::METHOD, || {
+            self.link.request_as::<R>(
+                params,
+                meta.as_deref(),
+                RequestOptions {
+                    headers: headers.clone(),
+                    ..options.request(timing)
+                },
+            )
+        })
+        .await
+    }
+
     /// `tasks/cancel`.
     pub async fn cancel_task(&self, handle: &TaskHandle) -> Result<(), SessionError> {
-        self.request::<CancelTask>(&TaskIdParams::new(handle.id()))
-            .await?;
+        self.task_request::<CancelTask>(
+            handle.id(),
+            &TaskIdParams::new(handle.id()),
+            &Default::default(),
+        )
+        .await?;
         Ok(())
     }
 
@@ -213,7 +250,8 @@ impl Session<Ready> {
             input_responses: responses,
             ..UpdateTaskParams::default()
         };
-        self.request::<UpdateTask>(&params).await?;
+        self.task_request::<UpdateTask>(handle.id(), &params, &Default::default())
+            .await?;
         Ok(())
     }
 }
