@@ -405,6 +405,8 @@ impl ServerHandler for GatewayHandler {
             prompts: Some(PromptsCapability::default()),
             completions: Some(Default::default()),
             logging: Some(Default::default()),
+            // The tasks extension, when a server offers it (`tasks.rs`).
+            extensions: crate::tasks::extensions(&self.hub),
             ..Default::default()
         };
         crate::skills::declare(&self.hub, &mut caps);
@@ -736,6 +738,30 @@ impl ServerHandler for GatewayHandler {
     ) -> BoxFuture<'_, HandlerResult<()>> {
         self.link.set_log_level(self.host, level);
         Box::pin(async { Ok(()) })
+    }
+
+    fn get_task(
+        &self,
+        params: mcp_types::GetTaskParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<mcp_types::Task>> {
+        Box::pin(self.host_get_task(params, ctx))
+    }
+
+    fn update_task(
+        &self,
+        params: mcp_types::UpdateTaskParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<()>> {
+        Box::pin(self.host_update_task(params, ctx))
+    }
+
+    fn cancel_task(
+        &self,
+        params: mcp_types::CancelTaskParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<mcp_types::CancelTaskResult>> {
+        Box::pin(self.host_cancel_task(params, ctx))
     }
 
     fn notification(&self, method: &str, _params: Option<serde_json::Value>) {

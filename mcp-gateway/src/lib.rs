@@ -136,6 +136,7 @@ mod rounds;
 mod skills;
 mod subscribe;
 mod surface;
+mod tasks;
 
 pub use approval::HostApproval;
 pub use config::GatewayConfig;

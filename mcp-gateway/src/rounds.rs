@@ -533,14 +533,20 @@ pub(crate) fn reseal(
 
 /// The host's client capabilities the gateway can pass on (it hands the
 /// server's `inputRequests` to the host as they are): `sampling`,
-/// `elicitation`, `roots`; nothing else (no extensions, no tasks).
+/// `elicitation`, `roots`, and the tasks extension (whose tasks it
+/// forwards, `tasks.rs`); nothing else (no other extension, no 2025-11-25
+/// `tasks`).
 pub(crate) fn passed_capabilities(host: &ClientCapabilities) -> ClientCapabilities {
-    ClientCapabilities {
+    let mut passed = ClientCapabilities {
         sampling: host.sampling.clone(),
         elicitation: host.elicitation.clone(),
         roots: host.roots.clone(),
         ..Default::default()
+    };
+    if crate::tasks::host_takes_tasks(host) {
+        passed.add_extension(mcp_types::TASKS_EXTENSION);
     }
+    passed
 }
 
 /// The `_meta` the downstream request carries: the capabilities passed on.
@@ -815,6 +821,10 @@ impl GatewayHandler {
                 input,
             )
             .map(RequestOutcome::InputRequired),
+            // Only when the host declared the tasks extension (passed on).
+            RequestOutcome::Task(created) => {
+                crate::tasks::created(&round.route.server, created).map(RequestOutcome::Task)
+            }
             _ => Err(ErrorObject::new(
                 error_codes::INTERNAL_ERROR,
                 "the server answered with a task, which the gateway did not ask for",
