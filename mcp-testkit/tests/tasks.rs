@@ -579,3 +579,133 @@ async fn tasks_without_task_tools_do_not_exist() {
         .await;
     assert_eq!(created["result"]["task"]["status"], "working");
 }
+
+fn name_form(message: &str) -> InputRequest {
+    InputRequest::elicit_form(
+        message,
+        json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+    )
+}
+
+#[tokio::test]
+async fn a_partly_answered_task_shows_only_the_pending_requests() {
+    let both = InputSpec::one("first", name_form("First?")).and("second", name_form("Second?"));
+    let script = Script::modern().task_tool("both", Behavior::Ask(both), TaskSupport::Optional);
+    let (mut client, _) = start(script);
+    let created = client
+        .request(
+            "tools/call",
+            modern_with(call("both", json!({})), tasks_caps()),
+        )
+        .await;
+    let task_id = created["result"]["taskId"].clone();
+    let asking = wait_task(&mut client, &task_id, true, |task| {
+        task["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.len() == 2)
+    })
+    .await;
+    assert_eq!(asking["status"], "input_required");
+    let answer = |name: &str| json!({"action": "accept", "content": {"name": name}});
+    let ack = client
+        .request(
+            "tasks/update",
+            modern_with(
+                json!({"taskId": task_id, "inputResponses": {"first": answer("a")}}),
+                tasks_caps(),
+            ),
+        )
+        .await;
+    assert_eq!(ack["result"]["resultType"], "complete");
+    let pending = wait_task(&mut client, &task_id, true, |task| {
+        task["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.len() == 1)
+    })
+    .await;
+    assert_eq!(pending["status"], "input_required");
+    assert_eq!(
+        pending["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["second"]
+    );
+    client
+        .request(
+            "tasks/update",
+            modern_with(
+                json!({"taskId": task_id, "inputResponses": {"second": answer("b")}}),
+                tasks_caps(),
+            ),
+        )
+        .await;
+    let done = wait_status(&mut client, &task_id, "completed", true).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["rounds"],
+        json!([{"first": answer("a"), "second": answer("b")}])
+    );
+}
+
+#[tokio::test]
+async fn before_task_asks_by_input_required_results_then_makes_the_task() {
+    let mut spec = InputSpec::one("user_name", name_form("Your name?"));
+    spec.before_task = true;
+    let script = Script::modern().task_tool("late", Behavior::Ask(spec), TaskSupport::Required);
+    let (mut client, _) = start(script);
+    let caps = json!({"elicitation": {}, "extensions": {wire::TASKS_EXTENSION: {}}});
+    let first = client
+        .request(
+            "tools/call",
+            modern_with(call("late", json!({})), caps.clone()),
+        )
+        .await;
+    let first = &first["result"];
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert!(first.get("taskId").is_none(), "{first}");
+    let state = first["requestState"].clone();
+    assert!(state.is_string(), "{first}");
+    let mut retry = call("late", json!({}));
+    retry["requestState"] = state;
+    retry["inputResponses"] =
+        json!({"user_name": {"action": "accept", "content": {"name": "Alice"}}});
+    let created = client.request("tools/call", modern_with(retry, caps)).await;
+    let created = &created["result"];
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none(), "{created}");
+    let done = wait_status(&mut client, &created["taskId"], "completed", true).await;
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Alice"),
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn text_after_waits_the_seconds_an_argument_says() {
+    let after = Behavior::TextAfter {
+        argument: "seconds".into(),
+        text: "done {label}".into(),
+    };
+    let script = Script::modern().tool("after", after);
+    let (mut client, _) = start(script);
+    let started = tokio::time::Instant::now();
+    let reply = client
+        .request(
+            "tools/call",
+            modern(call("after", json!({"seconds": 0.2, "label": "x"}))),
+        )
+        .await;
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert_eq!(reply["result"]["content"][0]["text"], "done x");
+    let refused = client
+        .request(
+            "tools/call",
+            modern(call("after", json!({"seconds": "soon"}))),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], wire::INVALID_PARAMS);
+}
