@@ -103,6 +103,11 @@ pub struct HttpConfig {
     /// Resumable response streams of 2025-11-25 sessions: bounds and
     /// polling.
     pub resume: ResumeConfig,
+    /// An event stream quiet for this long gets an SSE comment (default
+    /// 15 s), so a client that went away is noticed (the write fails) and
+    /// what its stream held (a `subscriptions/listen`, its subscriptions,
+    /// the connection) is let go; `None`: never.
+    pub keep_alive: Option<Duration>,
 }
 
 impl Default for HttpConfig {
@@ -117,11 +122,19 @@ impl Default for HttpConfig {
             max_sessions: 128,
             session_idle: Duration::from_secs(30 * 60),
             resume: ResumeConfig::default(),
+            keep_alive: Some(Duration::from_secs(15)),
         }
     }
 }
 
 impl HttpConfig {
+    /// Sends a quiet event stream an SSE comment every `every` (`None`:
+    /// never); see [`HttpConfig::keep_alive`].
+    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.keep_alive = every;
+        self
+    }
+
     /// Allows one more origin (`scheme://host[:port]`).
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
         self.allowed_origins.push(origin.into());

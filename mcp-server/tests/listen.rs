@@ -221,3 +221,66 @@ async fn too_many_resources_on_one_stream_are_refused_by_name() {
     assert!(calls.try_recv().is_err(), "nothing was subscribed");
     session.close().await;
 }
+
+/// Over Streamable HTTP a 2026-07-28 listen stream is a connection of its
+/// own, cancelled by closing it: when the client drops it, the connection
+/// ends and its resources are let go. (Keep-alive comments every 20 ms run
+/// meanwhile, and the client reads past them.)
+#[tokio::test]
+async fn a_listen_stream_a_client_drops_over_http_lets_its_resources_go() {
+    use mcp_server::http::{HttpConfig, HttpServer};
+    let config = HttpConfig::default().keep_alive(Some(Duration::from_millis(20)));
+    let endpoint = HttpServer::bind("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .unwrap();
+    let url = endpoint.url();
+    let (calls, mut seen) = mpsc::unbounded_channel();
+    let (handles, mut handle) = mpsc::unbounded_channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(endpoint.serve(
+        move |connection: mcp_server::http::HostConnection| {
+            let _ = handles.send(connection.handle.clone());
+            Arc::new(Watcher {
+                calls: calls.clone(),
+            })
+        },
+        ServerConfig::new("watcher", "1.0"),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let connector: Arc<dyn Connector> = Arc::new(mcp_transport::HttpConnector::new(
+        mcp_transport::HttpConfig::new(&url),
+    ));
+    let session = mcp_session::Session::connect(connector, session_config())
+        .await
+        .unwrap()
+        .negotiate(Negotiation::Modern)
+        .await
+        .unwrap();
+    let mut stream = session.subscribe(resources(&[A])).await.unwrap();
+    let Some(SubscriptionEvent::Acknowledged { accepted, .. }) = stream.next().await else {
+        panic!("the stream is acknowledged first");
+    };
+    assert_eq!(accepted.resource_subscriptions, Some(vec![A.to_owned()]));
+    assert_eq!(next_call(&mut seen).await, ("subscribe", A.to_owned()));
+    // The listen's connection is the last one opened.
+    let mut listen = None;
+    while let Ok(h) = handle.try_recv() {
+        listen = Some(h);
+    }
+    let listen = listen.expect("the listen's connection");
+    assert_eq!(updated(&listen, A).await, 1);
+    assert!(matches!(
+        stream.next().await,
+        Some(SubscriptionEvent::ResourceUpdated { uri }) if uri == A
+    ));
+    drop(stream);
+    assert_eq!(next_call(&mut seen).await, ("unsubscribe", A.to_owned()));
+    tokio::time::timeout(Duration::from_secs(5), listen.closed())
+        .await
+        .expect("the listen's connection ends");
+    session.close().await;
+    let _ = stop.send(());
+    let _ = served.await;
+}

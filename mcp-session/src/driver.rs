@@ -535,12 +535,19 @@ async fn flush(shared: &Shared) -> bool {
     loop {
         let next = shared.core().poll_transmit();
         let Some(bytes) = next else { return true };
-        if shared
-            .outbound
-            .send(OutboundFrame::new(bytes))
-            .await
-            .is_err()
-        {
+        // What the core queued itself (a cancellation, an answer to the
+        // server) carries the era and, for a notification, its method like
+        // every other frame: over 2026-07-28 HTTP the transport cancels a
+        // request by closing its stream when it sees the cancellation.
+        let mut frame = match mcp_codec::peek_notification(&bytes) {
+            Some(method) => {
+                let method = Arc::from(method);
+                OutboundFrame::notification(bytes, method)
+            }
+            None => OutboundFrame::new(bytes),
+        };
+        frame.protocol_version = shared.protocol_version();
+        if shared.outbound.send(frame).await.is_err() {
             return false;
         }
     }

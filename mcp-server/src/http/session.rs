@@ -596,7 +596,7 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
     drop(head);
     if let Some(session) = session {
         session.touch();
-        return legacy(session, body, id, token, &shared.config.resume).await;
+        return legacy(session, body, id, token, &shared.config).await;
     }
     let modern = version.is_some_and(|v| v.era() == Era::Modern)
         || wire::meta_version(&params)
@@ -628,7 +628,7 @@ async fn legacy(
     body: Bytes,
     id: Option<RequestId>,
     token: Option<String>,
-    resume: &ResumeConfig,
+    config: &HttpConfig,
 ) -> Response {
     let Some(input) = session.input() else {
         return wire::error(
@@ -684,9 +684,9 @@ async fn legacy(
         );
     }
     if resumable {
-        decide(&session, &id, decision, resume).await
+        decide(&session, &id, decision, &config.resume).await
     } else {
-        answer(stream, done).await
+        answer(stream, done, config.keep_alive).await
     }
 }
 
@@ -763,6 +763,7 @@ fn resumable_stream(
 async fn answer(
     mut stream: mpsc::Receiver<Bytes>,
     mut done: oneshot::Receiver<Answered>,
+    keep_alive: Option<Duration>,
 ) -> Response {
     let first = tokio::select! {
         biased;
@@ -781,17 +782,28 @@ async fn answer(
         },
     };
     let state = (Some(first), stream, Some(done));
-    let events = futures::stream::unfold(state, |(first, mut stream, done)| async move {
+    let events = futures::stream::unfold(state, move |(first, mut stream, mut done)| async move {
         if let Some(first) = first {
             return Some((
                 Ok::<_, std::io::Error>(wire::event(&first)),
                 (None, stream, done),
             ));
         }
-        if let Some(message) = stream.recv().await {
-            return Some((Ok(wire::event(&message)), (None, stream, done)));
+        let quiet = quiet_for(keep_alive);
+        tokio::pin!(quiet);
+        if !stream.is_closed() || !stream.is_empty() {
+            tokio::select! {
+                biased;
+                message = stream.recv() => if let Some(message) = message {
+                    return Some((Ok(wire::event(&message)), (None, stream, done)));
+                },
+                () = &mut quiet => return Some((Ok(wire::keep_alive()), (None, stream, done))),
+            }
         }
-        let answered = done?.await.ok()?;
+        let answered = tokio::select! {
+            answered = done.as_mut()? => answered.ok()?,
+            () = &mut quiet => return Some((Ok(wire::keep_alive()), (None, stream, done))),
+        };
         Some((Ok(wire::event(&answered.message)), (None, stream, None)))
     });
     wire::stream(Body::from_stream(events))
@@ -957,7 +969,15 @@ async fn stateless<H: ServerHandler>(
         drop(input);
         drop(handle);
     });
-    answer(stream, done).await
+    answer(stream, done, shared.config.keep_alive).await
+}
+
+/// Resolves after `keep_alive` (never without one).
+async fn quiet_for(keep_alive: Option<Duration>) {
+    match keep_alive {
+        Some(every) => tokio::time::sleep(every).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// `GET`: the session's stream.
@@ -1017,15 +1037,14 @@ fn get<H: ServerHandler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Respon
         routes.get = Some(tx);
     }
     let closing = shared.closing.clone();
-    let events = futures::stream::unfold((rx, closing), |(mut rx, closing)| async move {
-        let message = tokio::select! {
-            m = rx.recv() => m?,
+    let keep_alive = shared.config.keep_alive;
+    let events = futures::stream::unfold((rx, closing), move |(mut rx, closing)| async move {
+        let bytes = tokio::select! {
+            m = rx.recv() => wire::event(&m?),
             () = closing.cancelled() => return None,
+            () = quiet_for(keep_alive) => wire::keep_alive(),
         };
-        Some((
-            Ok::<_, std::io::Error>(wire::event(&message)),
-            (rx, closing),
-        ))
+        Some((Ok::<_, std::io::Error>(bytes), (rx, closing)))
     });
     wire::stream(Body::from_stream(events))
 }

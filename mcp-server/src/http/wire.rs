@@ -133,6 +133,11 @@ pub(super) fn event(message: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
+/// An SSE comment: nothing for the client, a write for the connection.
+pub(super) fn keep_alive() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
+}
+
 /// An event-stream response of `body`.
 pub(super) fn stream(body: Body) -> Response {
     let mut response = Response::new(body);
