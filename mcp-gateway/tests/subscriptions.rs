@@ -234,9 +234,16 @@ async fn a_2026_hosts_listen_stream_gets_the_updates_of_the_resources_it_names()
         matches!(&heard, Some(SubscriptionEvent::ResourceUpdated { uri }) if *uri == served_a),
         "{heard:?}"
     );
-    // (A stream a host drops over HTTP is let go when the gateway notices
-    // the closed connection; the release itself is the next test's.)
+    // The host drops the stream (over HTTP: closes it): nobody wants A.
     drop(stream);
+    let told = recorder
+        .wait_until(Duration::from_secs(10), |frames| {
+            frames
+                .iter()
+                .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == A)
+        })
+        .await;
+    assert!(told, "{:?}", received(&recorder, "resources/unsubscribe"));
     dora.close().await;
     toucher.close().await;
     gateway.stop().await;
