@@ -80,7 +80,6 @@ impl Served {
         });
         true
     }
-
 }
 
 /// One page of `surface`'s tools after `cursor` (`GENERATION.OFFSET`).
