@@ -41,7 +41,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_hub::{CallOptions, HubError, RoundRoute, ToolRound};
 use mcp_server::{HandlerResult, RequestContext};
-use mcp_types::requests::{CallTool, Elicit, GetPrompt, ReadResource};
+use mcp_types::requests::{CallTool, GetPrompt, ReadResource};
 use mcp_types::text::Untrusted;
 use mcp_types::{
     CallToolParams, CallToolResult, ClientCapabilities, ElicitAction, ElicitFormParams,
@@ -334,6 +334,41 @@ pub(crate) struct Sealed {
 }
 
 impl Sealed {
+    /// The seal of the round after `round` of `request`, on `server`'s
+    /// `local` (nothing asked yet, no server state, no confirmation, not
+    /// parked), expiring [`STATE_TTL`] from now.
+    fn after(request: &RequestKey, server: String, local: String, round: usize) -> Self {
+        Sealed {
+            request: request.clone(),
+            server,
+            local,
+            asked: BTreeMap::new(),
+            state: None,
+            round: round + 1,
+            expires: now_secs().saturating_add(STATE_TTL.as_secs()),
+            gate: Gate::Open,
+            parked: None,
+        }
+    }
+
+    /// The host's `input_required` answer asking `requests`, with this
+    /// seal (its keys and their methods taken from `requests`) as
+    /// `requestState`.
+    fn ask(mut self, requests: InputRequests) -> Result<InputRequiredResult, ErrorObject> {
+        self.asked = requests
+            .iter()
+            .map(|(k, r)| (k.clone(), r.request.method().to_owned()))
+            .collect();
+        let state = self.seal().map_err(|r| r.error(None))?;
+        Ok(InputRequiredResult {
+            result_type: Some(ResultType::InputRequired),
+            input_requests: Some(requests),
+            request_state: Some(state),
+            meta: None,
+            ..Default::default()
+        })
+    }
+
     /// The seal as `payload.tag`, both base64url.
     pub(crate) fn seal(&self) -> Result<String, Refusal> {
         let key = key().ok_or(Refusal::NoKey)?;
@@ -441,16 +476,7 @@ pub(crate) fn check_retry(
     match (state, responses) {
         (None, None) => Ok(Retry::First),
         (None, Some(responses)) => {
-            if responses.len() > MAX_UNSEALED_RESPONSES {
-                return Err(Refusal::TooManyResponses.error(None));
-            }
-            for (key, answer) in &responses {
-                if let InputResponse::Unknown(v) = answer
-                    && !v.is_object()
-                {
-                    return Err(Refusal::ResponseInvalid.error(Some(key)));
-                }
-            }
+            check_unsealed(&responses)?;
             Ok(Retry::Unsealed(responses))
         }
         (Some(state), responses) => {
@@ -469,6 +495,23 @@ pub(crate) fn check_retry(
             Ok(Retry::Sealed(Box::new(sealed), kept))
         }
     }
+}
+
+/// Answers the gateway cannot hold against a request of its own (none was
+/// sealed: they are passed on for the server to judge): at most
+/// [`MAX_UNSEALED_RESPONSES`], each an object.
+pub(crate) fn check_unsealed(responses: &InputResponses) -> Result<(), ErrorObject> {
+    if responses.len() > MAX_UNSEALED_RESPONSES {
+        return Err(Refusal::TooManyResponses.error(None));
+    }
+    for (key, answer) in responses {
+        if let InputResponse::Unknown(v) = answer
+            && !v.is_object()
+        {
+            return Err(Refusal::ResponseInvalid.error(Some(key)));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `answer` is a result of a `method` request.
@@ -507,28 +550,12 @@ pub(crate) fn reseal(
     {
         return Err(Refusal::ServerStateTooLarge.error(None));
     }
-    let sealed = Sealed {
-        request: request.clone(),
-        server: server.to_owned(),
-        local: local.to_owned(),
-        asked: requests
-            .iter()
-            .map(|(k, r)| (k.clone(), r.request.method().to_owned()))
-            .collect(),
+    Sealed {
         state: input.request_state,
-        round: round + 1,
-        expires: now_secs().saturating_add(STATE_TTL.as_secs()),
         gate,
-        parked: None,
-    };
-    let state = sealed.seal().map_err(|r| r.error(None))?;
-    Ok(InputRequiredResult {
-        result_type: Some(ResultType::InputRequired),
-        input_requests: Some(requests),
-        request_state: Some(state),
-        meta: None,
-        ..Default::default()
-    })
+        ..Sealed::after(request, server.to_owned(), local.to_owned(), round)
+    }
+    .ask(requests)
 }
 
 /// The host's client capabilities the gateway can pass on (it hands the
@@ -651,25 +678,11 @@ fn confirm_round(
         CONFIRM_KEY.to_owned(),
         InputRequest::from(ServerRequestMessage::Elicit(ask)),
     )]);
-    let sealed = Sealed {
-        request: request.clone(),
-        server: question.server,
-        local: question.tool,
-        asked: BTreeMap::from([(CONFIRM_KEY.to_owned(), Elicit::METHOD.to_owned())]),
-        state: None,
-        round: round + 1,
-        expires: now_secs().saturating_add(STATE_TTL.as_secs()),
+    Sealed {
         gate: Gate::Asked,
-        parked: None,
-    };
-    let state = sealed.seal().map_err(|r| r.error(None))?;
-    Ok(InputRequiredResult {
-        result_type: Some(ResultType::InputRequired),
-        input_requests: Some(requests),
-        request_state: Some(state),
-        meta: None,
-        ..Default::default()
-    })
+        ..Sealed::after(request, question.server, question.tool, round)
+    }
+    .ask(requests)
 }
 
 /// The answers and the server's state a round sends on, and the round's
@@ -704,7 +717,9 @@ fn next(retry: Retry) -> Next {
     }
 }
 
-fn cancelled() -> ErrorObject {
+/// A host's request it cancelled while the gateway worked on it (the
+/// answer goes nowhere; dropping the work cancels it downstream).
+pub(crate) fn cancelled() -> ErrorObject {
     ErrorObject::new(error_codes::INTERNAL_ERROR, "cancelled")
 }
 
@@ -924,10 +939,6 @@ impl GatewayHandler {
                 bridge::refuse(waiting, &Refusal::TooManyRounds.message());
                 continue;
             }
-            let asked = requests
-                .iter()
-                .map(|(k, r)| (k.clone(), r.request.method().to_owned()))
-                .collect();
             let (parked, expired) = self.link.parking().park(running, waiting);
             drop(expired);
             let number = match parked {
@@ -941,27 +952,14 @@ impl GatewayHandler {
                     continue;
                 }
             };
-            let sealed = Sealed {
-                request: request.clone(),
-                server: hint.0.clone(),
-                local: hint.1.clone(),
-                asked,
-                state: None,
-                round: round + 1,
-                expires: now_secs().saturating_add(STATE_TTL.as_secs()),
-                gate,
-                parked: Some(number),
-            };
             // Without a seal the parked call cannot be found again: it is
             // dropped at its time (cancelled downstream).
-            let state = sealed.seal().map_err(|r| r.error(None))?;
-            return Ok(Driven::Parked(InputRequiredResult {
-                result_type: Some(ResultType::InputRequired),
-                input_requests: Some(requests),
-                request_state: Some(state),
-                meta: None,
-                ..Default::default()
-            }));
+            let sealed = Sealed {
+                gate,
+                parked: Some(number),
+                ..Sealed::after(request, hint.0.clone(), hint.1.clone(), round)
+            };
+            return sealed.ask(requests).map(Driven::Parked);
         }
     }
 

@@ -48,13 +48,13 @@ use mcp_server::{HandlerResult, RequestContext};
 use mcp_types::text::Untrusted;
 use mcp_types::{
     CallToolResult, CancelTaskParams, CancelTaskResult, CapabilityMap, ClientCapabilities,
-    CreateTaskResult, EmptyResult, ErrorObject, GetTaskParams, InputResponse, Meta, ResultType,
-    TASKS_EXTENSION, Task, TaskIdParams, UpdateTaskParams, error_codes,
+    CreateTaskResult, EmptyResult, ErrorObject, GetTaskParams, Meta, ResultType, TASKS_EXTENSION,
+    Task, TaskIdParams, UpdateTaskParams, error_codes,
 };
 use serde_json::{Value, json};
 
 use crate::handler::{GatewayHandler, error_object, served_uris};
-use crate::rounds::{MAX_INPUT_REQUESTS, MAX_KEY_BYTES, MAX_UNSEALED_RESPONSES};
+use crate::rounds::{MAX_INPUT_REQUESTS, MAX_KEY_BYTES, cancelled, check_unsealed};
 
 /// The longest task id of a server the gateway carries in its own.
 pub(crate) const MAX_SERVER_TASK_ID_BYTES: usize = 1024;
@@ -272,27 +272,7 @@ impl GatewayHandler {
         ctx: RequestContext,
     ) -> HandlerResult<()> {
         let route = TaskRoute::open(&params.task_id)?;
-        if params.input_responses.len() > MAX_UNSEALED_RESPONSES {
-            return Err(refusal(
-                error_codes::INVALID_PARAMS,
-                "too_many_input_responses",
-                format!("more than {MAX_UNSEALED_RESPONSES} inputResponses"),
-            ));
-        }
-        for (key, answer) in &params.input_responses {
-            if let InputResponse::Unknown(v) = answer
-                && !v.is_object()
-            {
-                return Err(refusal(
-                    error_codes::INVALID_PARAMS,
-                    "input_response_invalid",
-                    format!(
-                        "the inputResponses answer `{}` is not an object",
-                        Untrusted::new(key)
-                    ),
-                ));
-            }
-        }
+        check_unsealed(&params.input_responses)?;
         let downstream = UpdateTaskParams {
             task_id: route.task_id.clone(),
             input_responses: params.input_responses,
@@ -327,10 +307,6 @@ impl GatewayHandler {
         }
         Ok(CancelTaskResult::Acknowledged(EmptyResult::default()))
     }
-}
-
-fn cancelled() -> ErrorObject {
-    ErrorObject::new(error_codes::INTERNAL_ERROR, "cancelled")
 }
 
 #[cfg(test)]

@@ -12,9 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use mcp_gateway::http::{HttpConfig, HttpServer};
-use mcp_gateway::{Gateway, GatewayConfig, HostLink};
-use mcp_hub::{Adoption, Hub, HubConfig};
+use mcp_gateway::GatewayConfig;
+use mcp_hub::Adoption;
 use mcp_session::{ClientHandlers, Negotiation, Ready, Roots, Session, SessionConfig};
 use mcp_testkit::{Behavior, ListKind, Script, ToolSpec};
 use mcp_transport::HttpConnector;
@@ -22,7 +21,6 @@ use mcp_types::notifications::ToolListChanged;
 use mcp_types::requests::CreateMessage;
 use mcp_types::{CreateMessageParams, CreateMessageResult, Notification as _, Request as _, Root};
 use serde_json::json;
-use tokio::sync::oneshot;
 
 fn asking(script: Script) -> Script {
     script
@@ -39,51 +37,8 @@ fn asking(script: Script) -> Script {
         .tool("stuck", Behavior::Hang)
 }
 
-/// A gateway over HTTP in front of `servers`; its URL and a stop switch.
-struct Endpoint {
-    url: String,
-    stop: Option<oneshot::Sender<()>>,
-    served: tokio::task::JoinHandle<Result<(), mcp_gateway::GatewayError>>,
-    reviews: mcp_gateway::Reviews,
-}
-
-impl Endpoint {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(20), self.served)
-            .await
-            .expect("the gateway stops")
-            .unwrap()
-            .expect("cleanly");
-    }
-}
-
-async fn endpoint(servers: Vec<mcp_hub::ServerSpec>, config: GatewayConfig) -> Endpoint {
-    let link = HostLink::new(&config);
-    let mut builder = Hub::builder(HubConfig {
-        shutdown_timeout: Duration::from_secs(5),
-        ..HubConfig::default()
-    });
-    for spec in servers {
-        builder = builder.server(link.attach(spec));
-    }
-    let hub = builder.start().await.expect("the hub starts");
-    let gateway = Gateway::new(hub, link, config).expect("a gateway");
-    let reviews = gateway.reviews();
-    let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpConfig::default())
-        .await
-        .unwrap();
-    let url = http.url();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let served = tokio::spawn(gateway.serve_http(http, async move {
-        let _ = stopped.await;
-    }));
-    Endpoint {
-        url,
-        stop: Some(stop),
-        served,
-        reviews,
-    }
+async fn endpoint(servers: Vec<mcp_hub::ServerSpec>, config: GatewayConfig) -> HttpGateway {
+    HttpGateway::start_with(servers, mcp_hub::Authority::unrestricted(), config).await
 }
 
 /// A host over HTTP answering sampling as `model`.

@@ -12,21 +12,15 @@ use common::*;
 use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, Recorder, Script};
 use serde_json::{Value, json};
 
-/// The gateway over HTTP in front of `servers`, and a raw HTTP client.
+/// The gateway over HTTP in front of `servers`.
 struct Endpoint {
     gateway: HttpGateway,
-    url: String,
-    http: reqwest::Client,
 }
 
 impl Endpoint {
     async fn start(servers: Vec<mcp_hub::ServerSpec>) -> Self {
         let gateway = HttpGateway::start(servers, mcp_hub::Authority::unrestricted()).await;
-        Self {
-            url: gateway.url.clone(),
-            gateway,
-            http: reqwest::Client::new(),
-        }
+        Self { gateway }
     }
 
     async fn stop(self) {
@@ -35,45 +29,8 @@ impl Endpoint {
 
     /// A stateless 2026-07-28 request declaring `caps`; the HTTP status and
     /// the JSON-RPC response.
-    async fn send(&self, method: &str, mut params: Value, caps: Value) -> (u16, Value) {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw-host", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": caps,
-        });
-        let name = params
-            .get("name")
-            .or_else(|| params.get("uri"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-        let reply = self
-            .http
-            .post(&self.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", method)
-            .header("Mcp-Name", name)
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("the gateway answers");
-        let status = reply.status().as_u16();
-        let text = reply.text().await.unwrap();
-        // An event stream carries the answer as its last data line.
-        let json = text
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix("data:"))
-            .map(str::trim)
-            .unwrap_or(text.as_str())
-            .to_owned();
-        (
-            status,
-            serde_json::from_str(&json).expect("a JSON-RPC answer"),
-        )
+    async fn send(&self, method: &str, params: Value, caps: Value) -> (u16, Value) {
+        self.gateway.send(method, params, caps).await
     }
 
     async fn call(&self, params: Value) -> (u16, Value) {

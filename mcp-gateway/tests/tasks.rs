@@ -14,104 +14,30 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::*;
-use mcp_gateway::http::{HttpConfig, HttpServer};
-use mcp_gateway::{Gateway, GatewayConfig, HostLink};
-use mcp_hub::{Hub, HubConfig};
 use mcp_testkit::{Behavior, InputRequest, InputSpec, Recorder, Script, TaskSupport};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// The gateway over HTTP in front of `servers`.
 struct Endpoint {
-    url: String,
-    stop: Option<oneshot::Sender<()>>,
-    served: tokio::task::JoinHandle<Result<(), mcp_gateway::GatewayError>>,
-    http: reqwest::Client,
+    gateway: HttpGateway,
 }
 
 impl Endpoint {
     async fn start(servers: Vec<mcp_hub::ServerSpec>) -> Self {
-        let config = GatewayConfig::default();
-        let link = HostLink::new(&config);
-        let mut builder = Hub::builder(HubConfig {
-            shutdown_timeout: Duration::from_secs(5),
-            ..HubConfig::default()
-        });
-        for spec in servers {
-            builder = builder.server(link.attach(spec));
-        }
-        let hub = builder.start().await.expect("the hub starts");
-        let gateway = Gateway::new(hub, link, config).expect("a gateway");
-        let http = HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpConfig::default())
-            .await
-            .unwrap();
-        let url = http.url();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let served = tokio::spawn(gateway.serve_http(http, async move {
-            let _ = stopped.await;
-        }));
-        Self {
-            url,
-            stop: Some(stop),
-            served,
-            http: reqwest::Client::new(),
-        }
+        let gateway = HttpGateway::start(servers, mcp_hub::Authority::unrestricted()).await;
+        Self { gateway }
     }
 
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(20), self.served)
-            .await
-            .expect("the gateway stops")
-            .unwrap()
-            .expect("cleanly");
+    async fn stop(self) {
+        self.gateway.stop().await;
     }
 
     /// A stateless 2026-07-28 request declaring `caps`, with the routing
-    /// headers a host sends (`Mcp-Name`: the name, URI or task id); the
-    /// HTTP status and the JSON-RPC response.
-    async fn send(&self, method: &str, mut params: Value, caps: Value) -> (u16, Value) {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw-host", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": caps,
-        });
-        let name = ["name", "uri", "taskId"]
-            .iter()
-            .find_map(|k| params.get(*k).and_then(Value::as_str))
-            .map(str::to_owned);
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", method);
-        if let Some(name) = name {
-            request = request.header("Mcp-Name", name);
-        }
-        let reply = request
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("the gateway answers");
-        let status = reply.status().as_u16();
-        let text = reply.text().await.unwrap();
-        // An event stream carries the answer as its last data line.
-        let json = text
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix("data:"))
-            .map(str::trim)
-            .unwrap_or(text.as_str())
-            .to_owned();
-        (
-            status,
-            serde_json::from_str(&json).expect("a JSON-RPC answer"),
-        )
+    /// headers a host sends; the HTTP status and the JSON-RPC response.
+    async fn send(&self, method: &str, params: Value, caps: Value) -> (u16, Value) {
+        self.gateway.send(method, params, caps).await
     }
 
     /// A request of a host that takes tasks.

@@ -215,13 +215,23 @@ pub async fn tool_names(host: &Session<Ready>) -> Vec<String> {
 /// hosts connecting as they like.
 pub struct HttpGateway {
     pub url: String,
+    pub reviews: Reviews,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     served: JoinHandle<Result<(), GatewayError>>,
+    http: reqwest::Client,
 }
 
 impl HttpGateway {
     pub async fn start(servers: Vec<ServerSpec>, authority: Authority) -> Self {
-        let config = GatewayConfig::default();
+        Self::start_with(servers, authority, GatewayConfig::default()).await
+    }
+
+    /// As [`HttpGateway::start`], with the gateway's settings.
+    pub async fn start_with(
+        servers: Vec<ServerSpec>,
+        authority: Authority,
+        config: GatewayConfig,
+    ) -> Self {
         let link = HostLink::new(&config);
         let mut builder = Hub::builder(HubConfig {
             shutdown_timeout: Duration::from_secs(5),
@@ -233,6 +243,7 @@ impl HttpGateway {
         }
         let hub = builder.start().await.expect("the hub starts");
         let gateway = Gateway::new(hub, link, config).expect("a gateway");
+        let reviews = gateway.reviews();
         let http = mcp_gateway::http::HttpServer::bind(
             "127.0.0.1:0".parse().unwrap(),
             mcp_gateway::http::HttpConfig::default(),
@@ -246,9 +257,62 @@ impl HttpGateway {
         }));
         Self {
             url,
+            reviews,
             stop: Some(stop),
             served,
+            http: reqwest::Client::new(),
         }
+    }
+
+    /// A raw stateless 2026-07-28 request declaring `caps`, with the routing
+    /// headers a host sends (`Mcp-Name`: the params' name, URI or task id);
+    /// the HTTP status and the JSON-RPC response (an event stream's last
+    /// data line).
+    pub async fn send(
+        &self,
+        method: &str,
+        mut params: serde_json::Value,
+        caps: serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        use serde_json::{Value, json};
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-host", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        });
+        let name = ["name", "uri", "taskId"]
+            .iter()
+            .find_map(|k| params.get(*k).and_then(Value::as_str))
+            .map(str::to_owned);
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method);
+        if let Some(name) = name {
+            request = request.header("Mcp-Name", name);
+        }
+        let reply = request
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the gateway answers");
+        let status = reply.status().as_u16();
+        let text = reply.text().await.unwrap();
+        let json = text
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .unwrap_or(text.as_str())
+            .to_owned();
+        (
+            status,
+            serde_json::from_str(&json).expect("a JSON-RPC answer"),
+        )
     }
 
     /// A host session over HTTP, negotiated `negotiation`, and its events.
