@@ -27,10 +27,22 @@ fn config(sandbox: &Sandbox) -> String {
     sandbox.path().join("servers.json").display().to_string()
 }
 
-/// The running gateway and the URL it logged.
+/// The running gateway, the URL it logged, and every line of its stderr.
 struct Gateway {
     child: Child,
     url: String,
+    stderr: Arc<std::sync::Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Gateway {
+    /// Every line the gateway wrote to stderr (once it has exited).
+    fn stderr_lines(&mut self) -> Vec<String> {
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        self.stderr.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Gateway {
@@ -40,28 +52,42 @@ impl Drop for Gateway {
     }
 }
 
-fn start(config: &str) -> Gateway {
-    let mut child = Command::new(MCP)
-        .args(["--config", config, "serve", "--http", "127.0.0.1:0"])
+/// Starts `mcp serve` as `command` says and waits for the URL it logs.
+fn spawn(mut command: Command) -> Gateway {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = child.stderr.take().unwrap();
+    let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = Arc::clone(&lines);
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
             if let Some(url) = line.split("serving MCP (Streamable HTTP) on ").nth(1) {
                 let _ = tx.send(url.trim().to_owned());
             }
+            kept.lock().unwrap().push(line);
         }
     });
     let url = rx
         .recv_timeout(Duration::from_secs(60))
         .expect("the gateway logs its URL");
-    Gateway { child, url }
+    Gateway {
+        child,
+        url,
+        stderr: lines,
+        reader: Some(reader),
+    }
+}
+
+fn start(config: &str) -> Gateway {
+    let mut command = Command::new(MCP);
+    command.args(["--config", config, "serve", "--http", "127.0.0.1:0"]);
+    spawn(command)
 }
 
 #[test]
@@ -204,7 +230,8 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
     tls_files(&sandbox);
     let token = "gateway-token-never-printed-0815";
     let path = |name: &str| sandbox.path().join(name).display().to_string();
-    let mut child = Command::new(MCP)
+    let mut command = Command::new(MCP);
+    command
         .current_dir(sandbox.path())
         .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
         .env("XDG_STATE_HOME", sandbox.path().join("state"))
@@ -216,31 +243,8 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
             "--tls-key",
             &path("key.pem"),
         ])
-        .args(["--token-env", "GATEWAY_TOKEN"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            let _ = tx.send(line);
-        }
-    });
-    let mut logged = Vec::new();
-    let url = loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the gateway logs its URL");
-        if let Some(url) = line.split("serving MCP (Streamable HTTP) on ").nth(1) {
-            break url.trim().to_owned();
-        }
-        logged.push(line);
-    };
-    let mut gateway = Gateway { child, url };
+        .args(["--token-env", "GATEWAY_TOKEN"]);
+    let mut gateway = spawn(command);
     assert!(
         gateway.url.starts_with("https://127.0.0.1:"),
         "{}",
@@ -254,19 +258,24 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
         &json!({"mcpServers": {"gateway": {"url": gateway.url, "token_env": "GATEWAY_TOKEN"}}})
             .to_string(),
     );
-    let out = sandbox
-        .mcp()
-        .env("GATEWAY_TOKEN", token)
-        .env("SSL_CERT_FILE", path("root.pem"))
-        .args([
-            "--config",
-            &path("client.json"),
-            "call",
-            "gateway",
-            "search",
-        ])
-        .output()
-        .unwrap();
+    // `mcp call gateway search` with this token and these roots.
+    let call = |token: &str, roots: &str| {
+        sandbox
+            .mcp()
+            .env("GATEWAY_TOKEN", token)
+            .env("SSL_CERT_FILE", path(roots))
+            .env("SSL_CERT_DIR", sandbox.path().join("no-such-dir"))
+            .args([
+                "--config",
+                &path("client.json"),
+                "call",
+                "gateway",
+                "search",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = call(token, "root.pem");
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -276,36 +285,11 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
 
     // Without the root the certificate is not trusted; without the token
     // the gateway refuses the caller, and says so without the token.
-    let untrusted = sandbox
-        .mcp()
-        .env("GATEWAY_TOKEN", token)
-        .env("SSL_CERT_FILE", path("cert.pem"))
-        .env("SSL_CERT_DIR", sandbox.path().join("no-such-dir"))
-        .args([
-            "--config",
-            &path("client.json"),
-            "call",
-            "gateway",
-            "search",
-        ])
-        .output()
-        .unwrap();
+    let untrusted = call(token, "cert.pem");
     let stderr = String::from_utf8_lossy(&untrusted.stderr);
     assert_ne!(untrusted.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("certificate"), "{stderr}");
-    let tokenless = sandbox
-        .mcp()
-        .env("GATEWAY_TOKEN", "wrong-token")
-        .env("SSL_CERT_FILE", path("root.pem"))
-        .args([
-            "--config",
-            &path("client.json"),
-            "call",
-            "gateway",
-            "search",
-        ])
-        .output()
-        .unwrap();
+    let tokenless = call("wrong-token", "root.pem");
     let stderr = String::from_utf8_lossy(&tokenless.stderr);
     assert_ne!(tokenless.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("401"), "{stderr}");
@@ -317,7 +301,9 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
         .unwrap();
     assert!(status.success());
     assert_eq!(gateway.child.wait().unwrap().code(), Some(0));
-    for line in rx.try_iter().chain(logged) {
+    let lines = gateway.stderr_lines();
+    assert!(lines.iter().any(|l| l.contains("https://127.0.0.1:")));
+    for line in lines {
         assert!(!line.contains(token), "{line}");
     }
 }
@@ -349,34 +335,16 @@ fn changing_config(sandbox: &Sandbox) -> String {
 
 /// `mcp serve --http --adopt` on a free loopback port.
 fn start_adopting(config: &str) -> Gateway {
-    let mut child = Command::new(MCP)
-        .args([
-            "--config",
-            config,
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--adopt",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if let Some(url) = line.split("serving MCP (Streamable HTTP) on ").nth(1) {
-                let _ = tx.send(url.trim().to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the gateway logs its URL");
-    Gateway { child, url }
+    let mut command = Command::new(MCP);
+    command.args([
+        "--config",
+        config,
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--adopt",
+    ]);
+    spawn(command)
 }
 
 const META: &str = r#"{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
