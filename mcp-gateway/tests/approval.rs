@@ -23,11 +23,13 @@ fn script() -> Script {
         .tool("read", Behavior::Echo)
 }
 
-/// A host whose user answers every confirmation with `action`, keeping
-/// each question's message and labelled server.
 /// The questions the host's user was asked: (message, labelled server).
 type Asked = Arc<Mutex<Vec<(String, String)>>>;
 
+/// A host whose user answers every confirmation (a form with no fields)
+/// with `action`, keeping each question's message and labelled server; a
+/// form with fields (a server's own question) is answered with a name and
+/// not kept.
 fn answering(action: ElicitAction, asked: Asked) -> ClientHandlers {
     ClientHandlers::new().on_elicitation(move |params: Elicitation| {
         let asked = Arc::clone(&asked);
@@ -36,6 +38,11 @@ fn answering(action: ElicitAction, asked: Asked) -> ClientHandlers {
             let Elicitation::Form(form) = params else {
                 panic!("a form was expected");
             };
+            if !form.requested_schema.properties.0.is_empty() {
+                let mut answer = ElicitResult::new(ElicitAction::Accept);
+                answer.content = serde_json::from_value(json!({"name": "renamed.txt"})).ok();
+                return Ok(answer);
+            }
             let server = form
                 .meta
                 .as_ref()
@@ -43,7 +50,6 @@ fn answering(action: ElicitAction, asked: Asked) -> ClientHandlers {
                 .and_then(|v| v.as_str())
                 .unwrap_or_default()
                 .to_owned();
-            assert!(form.requested_schema.properties.0.is_empty());
             asked.lock().unwrap().push((form.message, server));
             Ok(ElicitResult::new(action))
         }
@@ -95,38 +101,10 @@ async fn modern_gateway(action: Option<ElicitAction>) -> (Running, mcp_testkit::
     setup.negotiation = Negotiation::Modern;
     let asked = Asked::default();
     if let Some(action) = action {
-        setup.handlers = answering_all(action, Arc::clone(&asked));
+        setup.handlers = answering(action, Arc::clone(&asked));
     }
     setup.confirm = Some(|_, tool| tool == "delete" || tool == "renamed");
     (start(setup).await, recorder, asked)
-}
-
-/// Like [`answering`], but a form with fields (the server's own question)
-/// is answered with a name and not counted.
-fn answering_all(action: ElicitAction, asked: Asked) -> ClientHandlers {
-    ClientHandlers::new().on_elicitation(move |params: Elicitation| {
-        let asked = Arc::clone(&asked);
-        let action = action.clone();
-        async move {
-            let Elicitation::Form(form) = params else {
-                panic!("a form was expected");
-            };
-            if !form.requested_schema.properties.0.is_empty() {
-                let mut answer = ElicitResult::new(ElicitAction::Accept);
-                answer.content = serde_json::from_value(json!({"name": "renamed.txt"})).ok();
-                return Ok(answer);
-            }
-            let server = form
-                .meta
-                .as_ref()
-                .and_then(|m| m.get("mcp-gateway/server"))
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned();
-            asked.lock().unwrap().push((form.message, server));
-            Ok(ElicitResult::new(action))
-        }
-    })
 }
 
 /// Calls `delete` with a file name: the result.
