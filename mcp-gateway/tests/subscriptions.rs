@@ -52,6 +52,30 @@ async fn next_update(events: &mut SessionEvents) -> String {
         .expect("an update in time")
 }
 
+/// Waits (bounded) for the server to be sent `resources/unsubscribe` for
+/// `uri` (a legacy server's way of being told nobody wants it).
+async fn told_unsubscribe(recorder: &Recorder, uri: &str) {
+    let told = recorder
+        .wait_until(Duration::from_secs(10), |frames| {
+            frames
+                .iter()
+                .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == uri)
+        })
+        .await;
+    assert!(told, "{:?}", received(recorder, "resources/unsubscribe"));
+}
+
+/// The URI of the next event of a listen stream, which must be an update.
+async fn stream_update(stream: &mut mcp_session::Subscription) -> String {
+    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("an update in time");
+    match heard {
+        Some(SubscriptionEvent::ResourceUpdated { uri }) => uri,
+        other => panic!("not an update: {other:?}"),
+    }
+}
+
 /// The URIs of the `method` requests the server received: the `uri` of a
 /// legacy one, the `resourceSubscriptions` of a listen request (the hub's
 /// own listen for tool list changes has none).
@@ -109,14 +133,7 @@ async fn forwarded_to_exactly_the_subscribed_hosts(script: Script, downstream: &
     // Bob's connection ends: nobody wants A any more.
     bob.close().await;
     if downstream == "resources/subscribe" {
-        let told = recorder
-            .wait_until(Duration::from_secs(10), |frames| {
-                frames
-                    .iter()
-                    .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == A)
-            })
-            .await;
-        assert!(told, "{:?}", received(&recorder, "resources/unsubscribe"));
+        told_unsubscribe(&recorder, A).await;
     } else {
         // 2026-07-28: the listen request for A is cancelled.
         let cancelled = recorder
@@ -227,23 +244,10 @@ async fn a_2026_hosts_listen_stream_gets_the_updates_of_the_resources_it_names()
     toucher.call_tool("touch_b", json!({})).await.unwrap();
     toucher.call_tool("touch_a", json!({})).await.unwrap();
     // B was not asked for: the first update on the stream is A's.
-    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next())
-        .await
-        .expect("an update in time");
-    assert!(
-        matches!(&heard, Some(SubscriptionEvent::ResourceUpdated { uri }) if *uri == served_a),
-        "{heard:?}"
-    );
+    assert_eq!(stream_update(&mut stream).await, served_a);
     // The host drops the stream (over HTTP: closes it): nobody wants A.
     drop(stream);
-    let told = recorder
-        .wait_until(Duration::from_secs(10), |frames| {
-            frames
-                .iter()
-                .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == A)
-        })
-        .await;
-    assert!(told, "{:?}", received(&recorder, "resources/unsubscribe"));
+    told_unsubscribe(&recorder, A).await;
     dora.close().await;
     toucher.close().await;
     gateway.stop().await;
@@ -266,23 +270,10 @@ async fn a_2026_hosts_ended_listen_stream_lets_its_resources_go() {
         Some(SubscriptionEvent::Acknowledged { .. })
     ));
     running.host.call_tool("touch_a", json!({})).await.unwrap();
-    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next())
-        .await
-        .expect("an update in time");
-    assert!(
-        matches!(&heard, Some(SubscriptionEvent::ResourceUpdated { uri }) if *uri == served_a),
-        "{heard:?}"
-    );
+    assert_eq!(stream_update(&mut stream).await, served_a);
     // The stream ends (the host cancels it): nobody wants A any more.
     drop(stream);
-    let told = recorder
-        .wait_until(Duration::from_secs(10), |frames| {
-            frames
-                .iter()
-                .any(|f| f["method"] == "resources/unsubscribe" && f["params"]["uri"] == A)
-        })
-        .await;
-    assert!(told, "{:?}", received(&recorder, "resources/unsubscribe"));
+    told_unsubscribe(&recorder, A).await;
     running.close().await;
 }
 
