@@ -33,11 +33,12 @@ use std::time::Instant;
 use mcp_hub::{HubError, ToolRound};
 use mcp_session::HandlerError;
 use mcp_types::{
-    ClientCapabilities, ElicitParams, InputRequest, InputRequests, InputResponse,
+    ClientCapabilities, ElicitParams, InputRequest, InputRequests, InputResponse, RequestId,
     ServerRequestMessage,
 };
 use tokio::sync::{mpsc, oneshot};
 
+use crate::HostLink;
 use crate::host::CallGuard;
 use crate::rounds::{MAX_INPUT_REQUESTS, STATE_TTL};
 
@@ -73,8 +74,32 @@ pub(crate) type RoundCall = Pin<Box<dyn Future<Output = Result<ToolRound, HubErr
 pub(crate) struct Running {
     pub(crate) call: RoundCall,
     pub(crate) asks: mpsc::Receiver<Bridged>,
-    /// The call's record in the link (attribution of its server's requests).
-    pub(crate) _calling: Option<CallGuard>,
+    /// The call's record in the link (attribution of its server's
+    /// requests), when its server is known.
+    pub(crate) calling: Option<Calling>,
+}
+
+/// A call's record in the link, and what it takes to make it again.
+pub(crate) struct Calling {
+    pub(crate) server: String,
+    pub(crate) bridge: mpsc::Sender<Bridged>,
+    pub(crate) _guard: CallGuard,
+}
+
+impl Running {
+    /// The call is now the host's request `id` on host connection `host`
+    /// (a retry is a request of its own, over HTTP on a connection of its
+    /// own, and the one that started the call may be gone): its server's
+    /// requests are attributed there from now on.
+    pub(crate) fn follow(&mut self, link: &HostLink, host: u64, id: RequestId) {
+        if let Some(calling) = self.calling.take() {
+            let guard = link.calling_bridged(host, &calling.server, id, calling.bridge.clone());
+            self.calling = Some(Calling {
+                _guard: guard,
+                ..calling
+            });
+        }
+    }
 }
 
 /// A call waiting for its host's answers.
@@ -228,7 +253,7 @@ mod tests {
         Running {
             call: Box::pin(async { Err(HubError::ShuttingDown) }),
             asks,
-            _calling: None,
+            calling: None,
         }
     }
 

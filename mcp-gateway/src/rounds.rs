@@ -54,7 +54,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::approval::{Question, RoundApproval};
-use crate::bridge::{self, RoundCall, Running};
+use crate::bridge::{self, Calling, RoundCall, Running};
 use crate::handler::{GatewayHandler, call_failure, error_object, not_found, served_uris};
 use crate::host::SERVER_META;
 
@@ -749,7 +749,10 @@ impl GatewayHandler {
                 let number = sealed.parked.unwrap_or_default();
                 let (taken, expired) = self.link.parking().unpark(number);
                 drop(expired);
-                let (running, waiting) = taken.ok_or_else(|| Refusal::CallGone.error(None))?;
+                let (mut running, waiting) = taken.ok_or_else(|| Refusal::CallGone.error(None))?;
+                // The call is this retry's now (before the server is
+                // answered: its next request may follow at once).
+                running.follow(&self.link, self.host, ctx.id().clone());
                 bridge::answer(waiting, responses);
                 let next = Next {
                     responses: None,
@@ -887,9 +890,12 @@ impl GatewayHandler {
         };
         let (bridge, asks) = mpsc::channel(bridge::BRIDGE_QUEUE);
         // While it runs, the server's requests come to this round.
-        let calling = server.map(|server| {
-            self.link
-                .calling_bridged(self.host, &server, ctx.id().clone(), bridge)
+        let calling = server.map(|server| Calling {
+            _guard: self
+                .link
+                .calling_bridged(self.host, &server, ctx.id().clone(), bridge.clone()),
+            server,
+            bridge,
         });
         let hub = Arc::clone(&self.hub);
         let scope = Arc::clone(&approval);
@@ -901,7 +907,7 @@ impl GatewayHandler {
         let running = Running {
             call,
             asks,
-            _calling: calling,
+            calling,
         };
         (running, approval, hint)
     }

@@ -348,6 +348,14 @@ fn legacy_asking() -> (std::sync::Arc<dyn mcp_transport::Connector>, Recorder) {
     )
 }
 
+/// A legacy-era server whose `twice` asks the client for a name in two
+/// requests, one after the other.
+fn legacy_asking_twice() -> (std::sync::Arc<dyn mcp_transport::Connector>, Recorder) {
+    let mut twice = InputSpec::one("name", name_form());
+    twice.rounds = 2;
+    memory(Script::legacy().tool("twice", Behavior::Ask(twice)))
+}
+
 fn sampled() -> Value {
     json!({"role": "assistant", "content": {"type": "text", "text": "hi there"},
            "model": "host-model"})
@@ -430,5 +438,37 @@ async fn a_legacy_servers_request_the_2026_host_did_not_declare_is_refused_to_th
     assert_eq!(done["resultType"], "complete", "{done}");
     assert!(done.to_string().contains("decline"), "{done}");
     assert_eq!(recorder.with_method("tools/call").len(), 2);
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_legacy_servers_second_request_reaches_the_2026_host_in_the_next_round() {
+    let (old, recorder) = legacy_asking_twice();
+    let gateway = Endpoint::start(vec![spec("old", old)]).await;
+    let mut round = first_round(&gateway, "old/twice").await;
+    let mut names = ["Ann", "Bo"].into_iter();
+    // Each request of the server is a round of the host's; every retry is
+    // a new connection of the host's, and the call follows it.
+    let done = loop {
+        assert_eq!(round["resultType"], "input_required", "{round}");
+        let (key, asked) = round["inputRequests"].as_object().unwrap().iter().next().unwrap();
+        assert_eq!(asked["method"], "elicitation/create", "{round}");
+        let name = names.next().expect("two requests only");
+        let (status, answer) = gateway
+            .call(json!({"name": "old/twice", "arguments": {"x": 1},
+                         "requestState": round["requestState"],
+                         "inputResponses": {key.as_str(): accept(json!({"name": name}))}}))
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        round = result(&answer).clone();
+        if round["resultType"] == "complete" {
+            break round;
+        }
+    };
+    assert!(names.next().is_none(), "both requests were asked");
+    assert_ne!(done["isError"], true, "{done}");
+    let text = done.to_string();
+    assert!(text.contains("Ann") && text.contains("Bo"), "{text}");
+    assert_eq!(recorder.with_method("tools/call").len(), 1);
     gateway.stop().await;
 }
