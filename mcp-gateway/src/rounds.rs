@@ -36,7 +36,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aws_lc_rs::{digest, hmac, rand::SystemRandom};
+use aws_lc_rs::rand::{SecureRandom as _, SystemRandom};
+use aws_lc_rs::{digest, hmac};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_hub::{CallOptions, HubError, RoundRoute, ToolRound};
@@ -79,6 +80,10 @@ pub(crate) const MAX_KEY_BYTES: usize = 256;
 /// not seal (no `requestState`: passed on for the server to judge).
 pub(crate) const MAX_UNSEALED_RESPONSES: usize = 64;
 
+/// States carrying a user's confirmation remembered as used (each until it
+/// expires); past it, a confirmed round is refused by name.
+pub(crate) const MAX_CONFIRMED: usize = 4096;
+
 /// The version of the sealed payload.
 const SEAL_VERSION: u64 = 1;
 
@@ -118,6 +123,11 @@ pub(crate) enum Refusal {
     /// The parked call a retry answers for is not waiting (answered
     /// already, past its time, or from before a restart).
     CallGone,
+    /// A state that carries the user's confirmation was used already: one
+    /// yes is one call.
+    StateUsed,
+    /// More confirmed states in use than [`MAX_CONFIRMED`].
+    TooManyConfirmed,
 }
 
 impl Refusal {
@@ -136,6 +146,8 @@ impl Refusal {
             Refusal::TooManyRounds => "too_many_rounds",
             Refusal::NoKey => "no_seal_key",
             Refusal::CallGone => "waiting_call_gone",
+            Refusal::StateUsed => "request_state_used",
+            Refusal::TooManyConfirmed => "too_many_confirmed_calls",
         }
     }
 
@@ -179,6 +191,13 @@ impl Refusal {
                                   already, past its time, or the gateway restarted); start the \
                                   call again"
                 .to_owned(),
+            Refusal::StateUsed => "this requestState carries the user's confirmation and was \
+                                   used already (one confirmation is one call); start the call \
+                                   again"
+                .to_owned(),
+            Refusal::TooManyConfirmed => {
+                format!("more than {MAX_CONFIRMED} confirmed calls are in progress at the gateway")
+            }
         }
     }
 
@@ -187,6 +206,7 @@ impl Refusal {
             Refusal::TooManyInputRequests
             | Refusal::ServerStateTooLarge
             | Refusal::TooManyRounds
+            | Refusal::TooManyConfirmed
             | Refusal::NoKey => error_codes::INTERNAL_ERROR,
             _ => error_codes::INVALID_PARAMS,
         }
@@ -216,6 +236,36 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// The states carrying a confirmation that were used: a digest of each,
+/// with its expiry.
+fn used_states() -> &'static std::sync::Mutex<BTreeMap<[u8; 32], u64>> {
+    static USED: OnceLock<std::sync::Mutex<BTreeMap<[u8; 32], u64>>> = OnceLock::new();
+    USED.get_or_init(Default::default)
+}
+
+/// Spends a state that carries the user's confirmation: once only (a
+/// replayed retry would run the confirmed call again without asking).
+fn spend(state: &str, expires: u64) -> Result<(), Refusal> {
+    spend_at(state, expires, now_secs())
+}
+
+fn spend_at(state: &str, expires: u64, now: u64) -> Result<(), Refusal> {
+    let mut key = [0u8; 32];
+    key.copy_from_slice(digest::digest(&digest::SHA256, state.as_bytes()).as_ref());
+    let mut used = used_states()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    used.retain(|_, until| *until >= now);
+    if used.contains_key(&key) {
+        return Err(Refusal::StateUsed);
+    }
+    if used.len() >= MAX_CONFIRMED {
+        return Err(Refusal::TooManyConfirmed);
+    }
+    used.insert(key, expires);
+    Ok(())
 }
 
 /// What one request is, for the seal: the method, the name (tool, prompt,
@@ -372,7 +422,14 @@ impl Sealed {
     /// The seal as `payload.tag`, both base64url.
     pub(crate) fn seal(&self) -> Result<String, Refusal> {
         let key = key().ok_or(Refusal::NoKey)?;
+        // Every seal is its own, even for the same request in the same
+        // second (a confirmation's is spent once, by its text).
+        let mut nonce = [0u8; 12];
+        SystemRandom::new()
+            .fill(&mut nonce)
+            .map_err(|_| Refusal::NoKey)?;
         let payload = json!({
+            "x": URL_SAFE_NO_PAD.encode(nonce),
             "v": SEAL_VERSION,
             "m": self.request.method,
             "n": self.request.name,
@@ -742,6 +799,11 @@ impl GatewayHandler {
             params.request_state.as_deref(),
             params.input_responses,
         )?;
+        if let (Retry::Sealed(sealed, _), Some(state)) = (&retry, params.request_state.as_deref())
+            && sealed.gate != Gate::Open
+        {
+            spend(state, sealed.expires).map_err(|r| r.error(None))?;
+        }
         let (gate, next, parked) = match retry {
             Retry::Sealed(sealed, responses) if sealed.parked.is_some() => {
                 // Answers for a call parked on its server's requests: they
@@ -1158,6 +1220,16 @@ mod tests {
         let number: InputResponses = serde_json::from_value(json!({"name": 12345})).unwrap();
         let error = check_retry(&request, None, Some(number)).unwrap_err();
         assert_eq!(error.data.unwrap()["kind"], "input_response_invalid");
+    }
+
+    #[test]
+    fn a_state_carrying_a_confirmation_is_spent_once() {
+        let now = now_secs();
+        let state = format!("state-{now}-{}", line!());
+        assert_eq!(spend_at(&state, now + 60, now), Ok(()));
+        assert_eq!(spend_at(&state, now + 60, now), Err(Refusal::StateUsed));
+        // Forgotten once expired (the seal itself is refused then).
+        assert_eq!(spend_at(&state, now + 200, now + 61), Ok(()));
     }
 
     #[test]

@@ -234,3 +234,46 @@ async fn a_2026_host_without_elicitation_is_told_what_a_marked_call_needs() {
     assert_eq!(calls_of(&recorder, "delete"), 0);
     running.close().await;
 }
+
+#[tokio::test]
+async fn a_2026_hosts_confirmation_is_good_for_one_call_only() {
+    let (files, recorder) = memory(script());
+    let gateway = HttpGateway::start_confirming(
+        vec![spec("files", files)],
+        mcp_hub::Authority::unrestricted(),
+        mcp_gateway::GatewayConfig::default(),
+        Some(marked),
+    )
+    .await;
+    let caps = json!({"elicitation": {}});
+    let call = json!({"name": "delete", "arguments": {"text": "notes.txt"}});
+    let (_, asked) = gateway.send("tools/call", call.clone(), caps.clone()).await;
+    let round = &asked["result"];
+    assert_eq!(round["resultType"], "input_required", "{asked}");
+    let question = &round["inputRequests"]["mcp-gateway/confirm"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`delete`")
+    );
+    assert_eq!(calls_of(&recorder, "delete"), 0);
+
+    let mut retry = call.clone();
+    retry["requestState"] = round["requestState"].clone();
+    retry["inputResponses"] = json!({"mcp-gateway/confirm": {"action": "accept"}});
+    let (_, done) = gateway
+        .send("tools/call", retry.clone(), caps.clone())
+        .await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(calls_of(&recorder, "delete"), 1);
+    // The same accepted retry again: refused, the server not called.
+    let (_, replayed) = gateway.send("tools/call", retry, caps).await;
+    assert_eq!(
+        replayed["error"]["data"]["kind"], "request_state_used",
+        "{replayed}"
+    );
+    assert_eq!(calls_of(&recorder, "delete"), 1);
+    gateway.stop().await;
+}

@@ -232,6 +232,17 @@ impl HttpGateway {
         authority: Authority,
         config: GatewayConfig,
     ) -> Self {
+        Self::start_confirming(servers, authority, config, None).await
+    }
+
+    /// As [`HttpGateway::start_with`], the calls `confirm` marks put to the
+    /// host's user ([`HostApproval`]).
+    pub async fn start_confirming(
+        servers: Vec<ServerSpec>,
+        authority: Authority,
+        config: GatewayConfig,
+        confirm: Option<fn(&str, &str) -> bool>,
+    ) -> Self {
         let link = HostLink::new(&config);
         let mut builder = Hub::builder(HubConfig {
             shutdown_timeout: Duration::from_secs(5),
@@ -240,6 +251,9 @@ impl HttpGateway {
         .authority(authority);
         for spec in servers {
             builder = builder.server(link.attach(spec));
+        }
+        if let Some(marked) = confirm {
+            builder = builder.approval(Arc::new(HostApproval::new(link.clone(), marked)));
         }
         let hub = builder.start().await.expect("the hub starts");
         let gateway = Gateway::new(hub, link, config).expect("a gateway");
