@@ -451,7 +451,12 @@ async fn a_legacy_servers_second_request_reaches_the_2026_host_in_the_next_round
     // a new connection of the host's, and the call follows it.
     let done = loop {
         assert_eq!(round["resultType"], "input_required", "{round}");
-        let (key, asked) = round["inputRequests"].as_object().unwrap().iter().next().unwrap();
+        let (key, asked) = round["inputRequests"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .next()
+            .unwrap();
         assert_eq!(asked["method"], "elicitation/create", "{round}");
         let name = names.next().expect("two requests only");
         let (status, answer) = gateway
