@@ -477,17 +477,24 @@ impl Drop for CancelOnDrop<'_> {
 /// The driver task: inbound frames, deadlines, delivery.
 async fn drive(shared: Arc<Shared>, mut inbound: mpsc::Receiver<Inbound>) {
     let mut events = Vec::new();
+    // One timer for the whole connection, left armed while it is early
+    // enough (`ProtocolCore::poll_timer`): a fresh timer per turn of the
+    // loop would be registered and dropped for every request, and
+    // registering one earlier than the runtime's next wake-up writes to the
+    // runtime's wake-up descriptor even from its own thread.
+    let mut armed: Option<Instant> = None;
+    let mut sleep = std::pin::pin!(tokio::time::sleep_until(tokio::time::Instant::now()));
     loop {
         if !flush(&shared).await {
             // The transport stopped taking frames; the reader will report why.
         }
-        let deadline = shared.core().poll_timeout();
-        let sleep = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d.into()).await,
-                None => std::future::pending().await,
+        let due = shared.core().poll_timer(armed);
+        if due != armed {
+            if let Some(at) = due {
+                sleep.as_mut().reset(at.into());
             }
-        };
+            armed = due;
+        }
         let held = shared.held_list_changed.load(Ordering::Acquire) != 0;
         if held {
             shared.release_held();
@@ -505,7 +512,8 @@ async fn drive(shared: Arc<Shared>, mut inbound: mpsc::Receiver<Inbound>) {
                 }
                 closed
             }
-            () = sleep => {
+            () = &mut sleep, if armed.is_some() => {
+                armed = None;
                 let mut core = shared.core();
                 core.handle_timeout(Instant::now());
                 take_events(&mut core, &mut events);

@@ -832,10 +832,36 @@ impl<W> ProtocolCore<W> {
         self.armed
     }
 
+    /// [`ProtocolCore::poll_timeout`] for a driver that keeps one timer
+    /// armed across requests: `armed` is when that timer fires now (`None`:
+    /// not armed), and the answer is when it must fire. A timer armed for a
+    /// deadline that has since gone away (its request was answered) is kept
+    /// rather than moved later: it fires early once, [`handle_timeout`]
+    /// finds nothing due and the driver arms it again. Moving a timer costs
+    /// the runtime a wake-up of its own thread, and sequential requests
+    /// would otherwise move it twice per request (armed by the request,
+    /// disarmed by its answer); kept, it moves about once per timeout
+    /// period. Requests asking to re-arm it
+    /// ([`ProtocolCore::take_timer_moved`]) are then only those with an
+    /// earlier deadline than the one it is armed for.
+    ///
+    /// [`handle_timeout`]: ProtocolCore::handle_timeout
+    #[must_use]
+    pub fn poll_timer(&mut self, armed: Option<Instant>) -> Option<Instant> {
+        self.timer_moved = false;
+        let next = self.next_deadline();
+        self.armed = match (armed, next) {
+            (Some(armed), Some(next)) => Some(armed.min(next)),
+            (armed, next) => armed.or(next),
+        };
+        self.armed
+    }
+
     /// Whether a request registered since the last
-    /// [`ProtocolCore::poll_timeout`] has a deadline earlier than the one
-    /// it answered (the driver's timer must be re-armed). Clears the flag.
-    /// Cheaper than asking `poll_timeout` before and after each request.
+    /// [`ProtocolCore::poll_timeout`] (or [`ProtocolCore::poll_timer`]) has
+    /// a deadline earlier than the one it answered (the driver's timer must
+    /// be re-armed). Clears the flag. Cheaper than asking `poll_timeout`
+    /// before and after each request.
     pub fn take_timer_moved(&mut self) -> bool {
         std::mem::take(&mut self.timer_moved)
     }

@@ -255,6 +255,47 @@ async fn a_deadline_fails_the_call_and_cancels_it_at_the_server() {
         .unwrap();
 }
 
+/// The driver keeps its one timer armed for the earliest deadline it has
+/// seen, even after that request was answered: a later, shorter deadline
+/// must still move it.
+#[tokio::test]
+async fn a_short_deadline_after_long_ones_still_fires() {
+    let (connector, _recorder) = memory(tools_script());
+    let session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let long = CallOptions::new().timeout(Duration::from_secs(600));
+    let short = CallOptions::new().timeout(Duration::from_millis(100));
+    // Answered: its deadline is gone, the timer may still be armed for it.
+    session
+        .call_tool_with("echo", args(json!({"text": "first"})), &long)
+        .await
+        .unwrap();
+    // Still pending with a long deadline while a short one starts.
+    let pending = session.call_tool_with("hang", (), &long);
+    let short_call = async {
+        let err = session
+            .call_tool_with("hang", (), &short)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
+    };
+    // A timer left at the long deadline would hold the short call for ten
+    // minutes; the outer bound turns that into a failure, not a hang.
+    tokio::select! {
+        () = short_call => {}
+        _ = pending => panic!("hang answered"),
+        () = tokio::time::sleep(Duration::from_secs(30)) => panic!("the short deadline never fired"),
+    }
+    // And once more, with nothing else pending.
+    let err = tokio::time::timeout(
+        Duration::from_secs(30),
+        session.call_tool_with("hang", (), &short),
+    )
+    .await
+    .expect("the short deadline fired")
+    .unwrap_err();
+    assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
+}
+
 #[tokio::test]
 async fn dropping_a_call_cancels_it() {
     let (connector, recorder) = memory(tools_script());

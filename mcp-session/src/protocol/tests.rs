@@ -627,6 +627,34 @@ fn only_a_deadline_earlier_than_the_armed_one_asks_to_rearm_the_timer() {
 }
 
 #[test]
+fn a_timer_left_armed_early_is_kept_and_only_an_earlier_deadline_moves_it() {
+    let mut h = Harness::new(CoreLimits::default());
+    // Not armed, nothing pending: nothing to arm.
+    assert_eq!(h.core.poll_timer(None), None);
+    let (id, _) = h.start(0, "tools/call", timing(100), 1);
+    assert!(h.core.take_timer_moved());
+    let armed = h.core.poll_timer(None);
+    assert_eq!(armed, Some(h.at(100)));
+    // The request is answered: the timer stays where it is.
+    h.feed(5, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+    assert_eq!(h.events().len(), 1);
+    assert_eq!(h.core.poll_timeout(), None, "nothing is due any more");
+    assert_eq!(h.core.poll_timer(armed), armed);
+    // A later request does not ask to move it (it fires early instead).
+    h.start(50, "tools/call", timing(100), 2);
+    assert!(!h.core.take_timer_moved());
+    assert_eq!(h.core.poll_timer(armed), armed);
+    // It fired early: nothing was due, and it is armed for the real deadline.
+    h.core.handle_timeout(h.at(100));
+    assert!(h.events().is_empty());
+    assert_eq!(h.core.poll_timer(None), Some(h.at(150)));
+    // An earlier deadline than the armed one moves it.
+    h.start(60, "tools/call", timing(10), 3);
+    assert!(h.core.take_timer_moved());
+    assert_eq!(h.core.poll_timer(Some(h.at(150))), Some(h.at(70)));
+}
+
+#[test]
 fn result_first_responses_complete_and_odd_ones_are_parsed_carefully() {
     let mut h = Harness::new(CoreLimits::default());
     let (a, _) = h.start(0, "tools/list", timing(1000), 1);
