@@ -148,8 +148,10 @@ impl FakeServer {
             exit_tx,
         ));
         let mut writer = pin!(write_loop(out_rx, output));
+        // The startup stderr flood's task.
+        let flooding = Mutex::new(None);
         let mut reader = pin!(async {
-            start_up(&shared, &self.stderr).await;
+            *lock(&flooding) = start_up(&shared, &self.stderr).await;
             read_loop(&shared, input).await
         });
 
@@ -158,6 +160,7 @@ impl FakeServer {
             Some(code) = exit_rx.recv() => ReadEnd::Exit(code),
             () = &mut writer => ReadEnd::OutputClosed,
         };
+        let scripted_exit = matches!(end, ReadEnd::Exit(_));
         let code = match end {
             ReadEnd::Exit(code) => code,
             ReadEnd::OutputClosed => 0,
@@ -178,10 +181,16 @@ impl FakeServer {
                 let _ = ack_rx.await;
             }
         };
+        // A scripted exit (right after `initialize`) lets the startup flood
+        // finish first; otherwise the flood ends with the process.
+        let flood = lock(&flooding).take().filter(|_| scripted_exit);
         let _ = tokio::time::timeout(FINAL_FLUSH_TIMEOUT, async {
             tokio::select! {
                 () = flush => {},
                 () = &mut writer => {},
+            }
+            if let Some(flood) = flood {
+                let _ = flood.await;
             }
         })
         .await;
@@ -460,7 +469,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-async fn start_up(shared: &Arc<Shared>, stderr: &StderrSink) {
+/// The startup misbehaviours; the stderr flood runs on as a task.
+async fn start_up(shared: &Arc<Shared>, stderr: &StderrSink) -> Option<JoinHandle<()>> {
     if shared.script.garbage_on_start {
         shared.send_line(GARBAGE_LINE.as_bytes().to_vec()).await;
     }
@@ -482,9 +492,8 @@ async fn start_up(shared: &Arc<Shared>, stderr: &StderrSink) {
         let _ = sink.write_all(note.as_bytes()).await;
         let _ = sink.flush().await;
     }
-    if shared.script.stderr_flood_bytes > 0 {
-        tokio::spawn(flood(Arc::clone(stderr), shared.script.stderr_flood_bytes));
-    }
+    (shared.script.stderr_flood_bytes > 0)
+        .then(|| tokio::spawn(flood(Arc::clone(stderr), shared.script.stderr_flood_bytes)))
 }
 
 async fn flood(stderr: StderrSink, bytes: u64) {
