@@ -1,12 +1,10 @@
 //! The gateway: one hub served to one host connection.
 
-use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use mcp_hub::{Hub, HubEvents, SnapshotDiff};
 use mcp_server::{ServerConfig, ServerHandle, serve_with};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
 use crate::handler::GatewayHandler;
@@ -113,16 +111,14 @@ impl Gateway {
     /// Serves the host on stdin and stdout until it closes its side, then
     /// shuts the servers down.
     ///
-    /// When both are pipes (as a host starts a server), they are read and
-    /// written on the runtime itself, non-blocking; otherwise (a terminal,
-    /// a file) through tokio's `stdin()` and `stdout()`, which hand every
-    /// read and write to a blocking thread: two thread switches for each
-    /// message, on the path of every call.
+    /// Pipes and sockets (as hosts start servers: Node's `child_process`
+    /// gives socket pairs) are read and written on the runtime itself,
+    /// non-blocking; anything else (a terminal, a file) through tokio's
+    /// `stdin()` and `stdout()`, which hand every read and write to a
+    /// blocking thread ([`mcp_server::stdio`]).
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
-        match stdio_pipes() {
-            Some((read, write)) => self.serve(read, write).await,
-            None => self.serve(tokio::io::stdin(), tokio::io::stdout()).await,
-        }
+        let (read, write) = mcp_server::stdio();
+        self.serve(read, write).await
     }
 
     /// Serves one host over a byte stream of newline-delimited JSON-RPC
@@ -284,16 +280,6 @@ fn server_config(config: &GatewayConfig) -> ServerConfig {
     server.server_info = config.server_info.clone();
     server.instructions = config.instructions.clone();
     server
-}
-
-/// Standard input and output as non-blocking pipes, when both are pipes
-/// (duplicated descriptors: the standard ones stay open).
-fn stdio_pipes() -> Option<(pipe::Receiver, pipe::Sender)> {
-    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    let read = pipe::Receiver::from_owned_fd(input).ok()?;
-    let write = pipe::Sender::from_owned_fd(output).ok()?;
-    Some((read, write))
 }
 
 pub(crate) fn pending(hub: &Hub) -> Vec<Pending> {

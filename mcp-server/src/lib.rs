@@ -26,6 +26,9 @@
 //!   holds open itself; log messages) and requests to the client
 //!   (sampling, elicitation, roots) with their answers, deadlines and
 //!   cancellation when the caller gives up. The gateway is built on it.
+//! - [`stdio`]: the process's standard input and output for either, read
+//!   and written on the runtime when they are pipes or sockets (as clients
+//!   start servers) instead of through tokio's blocking-thread `stdin()`.
 //!
 //! - [`http`] (feature `http`): the same handler served over Streamable
 //!   HTTP to many clients at once, both eras (legacy sessions with their
@@ -82,6 +85,7 @@ mod handler;
 #[cfg(feature = "http")]
 pub mod http;
 mod serve;
+mod stdio;
 
 pub use crate::config::{ServerConfig, ServerLimits};
 pub use crate::core::{
@@ -94,3 +98,4 @@ pub use crate::handler::{
     BoxFuture, HandlerResult, RequestContext, ServerHandler, method_not_found,
 };
 pub use crate::serve::{serve, serve_with};
+pub use crate::stdio::{StdinReader, StdoutWriter, stdio};

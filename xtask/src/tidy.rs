@@ -26,8 +26,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["mcp-session", "mcp-types", "mcp-transport", "mcp-auth"],
     ),
     // The testkit checks 2026-07-28 headers by the server half's rules
-    // (`mcp_types::headers`), so the two cannot drift apart.
-    ("mcp-testkit", &["mcp-codec", "mcp-types"]),
+    // (`mcp_types::headers`), so the two cannot drift apart; its fake server
+    // binary reads and writes stdio the server half's way (`mcp_server::stdio`).
+    ("mcp-testkit", &["mcp-codec", "mcp-types", "mcp-server"]),
     // The server half: wire types and framing only. Its hosts (the OpenAPI
     // server, the gateway) sit above it; it never depends on a session.
     ("mcp-server", &["mcp-types", "mcp-codec"]),
@@ -69,6 +70,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "mcp-playground",
             "mcp-gateway",
             "mcp-testkit",
+            // The demo servers' stdio (`mcp_server::stdio`).
+            "mcp-server",
         ],
     ),
     ("xtask", &[]),

@@ -33,8 +33,9 @@ pub(crate) async fn serve(name: &str) -> Result<i32, CliError> {
     let script = mcp_testkit::demo::by_name(name).ok_or_else(|| CliError::UnknownDemo {
         name: name.to_owned(),
     })?;
+    let (read, write) = mcp_server::stdio();
     Ok(mcp_testkit::FakeServer::new(script)
-        .serve(tokio::io::stdin(), tokio::io::stdout())
+        .serve(read, write)
         .await)
 }
 

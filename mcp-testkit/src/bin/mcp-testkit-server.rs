@@ -16,14 +16,12 @@
 //! `echo`, `add`, `sleep`). The process exits with the code `serve` returns.
 #![forbid(unsafe_code)]
 
-use std::os::fd::AsFd as _;
 use std::path::PathBuf;
 
 use mcp_testkit::http::ReplyMode;
 use mcp_testkit::{
     FakeServer, HttpFakeServer, HttpServerOptions, Recorder, Script, TestkitError, demo,
 };
-use tokio::net::unix::pipe;
 
 const USAGE: &str = "usage: mcp-testkit-server [--script FILE | --script-json JSON | --demo notes|files|github|weather] [--record PATH] [--http [--sse]]
   script source order: --script, --script-json, --demo, $MCP_TESTKIT_SCRIPT, built-in default (echo/add/sleep)";
@@ -151,17 +149,6 @@ fn report(error: &TestkitError) {
     eprintln!("{message}");
 }
 
-/// Standard input and output as non-blocking pipes, when both are pipes
-/// (duplicated descriptors: the standard ones stay open). Called inside
-/// the runtime, which registers them.
-fn stdio_pipes() -> Option<(pipe::Receiver, pipe::Sender)> {
-    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    let read = pipe::Receiver::from_owned_fd(input).ok()?;
-    let write = pipe::Sender::from_owned_fd(output).ok()?;
-    Some((read, write))
-}
-
 fn main() {
     let server = match prepare() {
         Ok(Some(server)) => server,
@@ -186,20 +173,17 @@ fn main() {
         }
     };
     let code = match server {
-        // Pipes (as a client starts a server) are read and written on the
-        // runtime itself; anything else through tokio's `stdin()` and
-        // `stdout()`, which hand every read and write to a blocking thread
-        // (two thread switches per message, and a CPU-hungry fixture that
-        // skews every measurement it is part of).
+        // Pipes and sockets (as clients start servers) are read and written
+        // on the runtime itself; tokio's `stdin()` and `stdout()` would hand
+        // every read and write to a blocking thread (two thread switches
+        // per message, and a CPU-hungry fixture that skews every
+        // measurement it is part of).
         Serve::Stdio(server) => {
-            let pipes = {
+            let (read, write) = {
                 let _runtime = runtime.enter();
-                stdio_pipes()
+                mcp_server::stdio()
             };
-            match pipes {
-                Some((read, write)) => runtime.block_on(server.serve(read, write)),
-                None => runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout())),
-            }
+            runtime.block_on(server.serve(read, write))
         }
         Serve::Http(script, options) => runtime.block_on(serve_http(script, options)),
     };
