@@ -11,10 +11,10 @@
 //! gateway's control socket. Prints one row per check; `cargo xtask interop`
 //! runs it too.
 //!
-//! `cargo xtask gateway --bench [N]`: a measurement, not a test. Each SDK
-//! host makes N sequential calls (default 2000) of the testkit's `echo`,
-//! once straight to the server and once through `mcp serve --stdio` (both
-//! built in release), three times each, alternating; then the same over
+//! `cargo xtask gateway --bench [N] [--runs R]`: a measurement, not a test.
+//! Each SDK host makes N sequential calls (default 2000) of the testkit's
+//! `echo`, once straight to the server and once through `mcp serve --stdio`
+//! (both built in release), R times each (default 3), alternating; then the same over
 //! HTTP: the testkit served over Streamable HTTP against `mcp serve --http`
 //! in front of the same server on stdio. The medians and their ratios are
 //! printed.
@@ -360,9 +360,21 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// `cargo xtask gateway --bench [N]`.
+/// `cargo xtask gateway --bench [N] [--runs R]`.
 pub(crate) fn bench(root: &Path, args: &[String]) -> anyhow::Result<()> {
-    let n: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(2000);
+    // `--runs R` (default 3): runs each way per host; the rest is N.
+    let runs: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let n: usize = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || args[i - 1] != "--runs")
+        .find_map(|(_, a)| a.parse().ok())
+        .unwrap_or(2000);
     let (mcp, testkit) = release_binaries(root)?;
     let hosts = hosts(root)?;
     let scratch = root.join("target/interop/gateway-bench");
@@ -408,7 +420,7 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> anyhow::Result<()> {
             ("http", by_url(&direct_url), by_url(&gateway_url)),
         ] {
             let (mut d_rate, mut g_rate, mut d_p50, mut g_p50) = (vec![], vec![], vec![], vec![]);
-            for _ in 0..3 {
+            for _ in 0..runs {
                 for (target, rates, p50s) in [
                     (&direct, &mut d_rate, &mut d_p50),
                     (&gateway, &mut g_rate, &mut g_p50),
