@@ -370,10 +370,9 @@ async fn each_http_host_hears_the_servers_log_messages_at_its_own_level() {
         .tool("warn", log("warning", "disk almost full"))
         .tool("fail", log("error", "disk full"));
     let (server, _) = memory(script);
-    let gateway = HttpGateway::start(
-        vec![spec("store", server).log_level(mcp_types::LoggingLevel::Debug)],
-        mcp_hub::Authority::unrestricted(),
-    )
+    let gateway = HttpGateway::unrestricted(vec![
+        spec("store", server).log_level(mcp_types::LoggingLevel::Debug),
+    ])
     .await;
     let (quiet, mut quiet_events) = gateway.host(mcp_session::Negotiation::Legacy).await;
     let (chatty, mut chatty_events) = gateway.host(mcp_session::Negotiation::Legacy).await;

@@ -12,27 +12,13 @@ use common::*;
 use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, Recorder, Script};
 use serde_json::{Value, json};
 
-/// The gateway over HTTP in front of `servers`.
-struct Endpoint {
-    gateway: HttpGateway,
+/// What these tests send through [`HttpGateway`].
+trait Rounds {
+    /// A `tools/call` of a host that declares every client capability.
+    async fn call(&self, params: Value) -> (u16, Value);
 }
 
-impl Endpoint {
-    async fn start(servers: Vec<mcp_hub::ServerSpec>) -> Self {
-        let gateway = HttpGateway::start(servers, mcp_hub::Authority::unrestricted()).await;
-        Self { gateway }
-    }
-
-    async fn stop(self) {
-        self.gateway.stop().await;
-    }
-
-    /// A stateless 2026-07-28 request declaring `caps`; the HTTP status and
-    /// the JSON-RPC response.
-    async fn send(&self, method: &str, params: Value, caps: Value) -> (u16, Value) {
-        self.gateway.send(method, params, caps).await
-    }
-
+impl Rounds for HttpGateway {
     async fn call(&self, params: Value) -> (u16, Value) {
         self.send("tools/call", params, all_caps()).await
     }
@@ -103,7 +89,7 @@ fn error_kind(answer: &Value) -> (i64, String) {
 }
 
 /// The first round of `alpha/ask`: its result.
-async fn first_round(gateway: &Endpoint, tool: &str) -> Value {
+async fn first_round(gateway: &HttpGateway, tool: &str) -> Value {
     let (status, answer) = gateway
         .call(json!({"name": tool, "arguments": {"x": 1}}))
         .await;
@@ -114,7 +100,7 @@ async fn first_round(gateway: &Endpoint, tool: &str) -> Value {
 #[tokio::test]
 async fn several_input_requests_reach_the_host_and_its_answers_the_server() {
     let (alpha, recorder) = asking();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let first = first_round(&gateway, "alpha/ask").await;
     assert_eq!(first["resultType"], "input_required", "{first}");
     let requests = first["inputRequests"].as_object().unwrap();
@@ -161,7 +147,7 @@ async fn several_input_requests_reach_the_host_and_its_answers_the_server() {
 #[tokio::test]
 async fn two_rounds_each_get_a_new_state_then_complete() {
     let (alpha, _) = asking();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let first = first_round(&gateway, "alpha/twice").await;
     let state1 = first["requestState"].as_str().unwrap().to_owned();
     let retry = |state: String| {
@@ -182,7 +168,7 @@ async fn two_rounds_each_get_a_new_state_then_complete() {
 async fn a_tampered_foreign_or_answerless_retry_is_refused_before_the_server() {
     let (alpha, recorder) = asking();
     let (beta, beta_recorder) = asking();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha), spec("beta", beta)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha), spec("beta", beta)]).await;
     let first = first_round(&gateway, "alpha/ask").await;
     let state = first["requestState"].as_str().unwrap().to_owned();
     let answers = json!({"name": accept(json!({"name": "A"})), "roots": roots_answer()});
@@ -257,7 +243,7 @@ async fn a_tampered_foreign_or_answerless_retry_is_refused_before_the_server() {
 #[tokio::test]
 async fn the_hosts_capabilities_reach_the_server_and_its_32021_the_host() {
     let (alpha, recorder) = asking();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let (status, answer) = gateway
         .send(
             "tools/call",
@@ -292,7 +278,7 @@ async fn the_hosts_capabilities_reach_the_server_and_its_32021_the_host() {
 #[tokio::test]
 async fn a_prompt_asks_through_the_gateway_too() {
     let (alpha, _) = asking();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let (_, answer) = gateway
         .send("prompts/get", json!({"name": "alpha/p"}), all_caps())
         .await;
@@ -364,7 +350,7 @@ fn sampled() -> Value {
 #[tokio::test]
 async fn a_legacy_servers_request_reaches_a_2026_host_as_its_round_and_the_answer_the_server() {
     let (old, recorder) = legacy_asking();
-    let gateway = Endpoint::start(vec![spec("old", old)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("old", old)]).await;
     let first = first_round(&gateway, "old/sample").await;
     assert_eq!(first["resultType"], "input_required", "{first}");
     let requests = first["inputRequests"].as_object().unwrap();
@@ -405,7 +391,7 @@ async fn a_legacy_servers_request_reaches_a_2026_host_as_its_round_and_the_answe
 #[tokio::test]
 async fn a_legacy_servers_request_the_2026_host_did_not_declare_is_refused_to_the_server() {
     let (old, recorder) = legacy_asking();
-    let gateway = Endpoint::start(vec![spec("old", old)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("old", old)]).await;
     // Elicitation only: the server's sampling request is refused to it,
     // and the call completes with the server's own account of that.
     let (status, answer) = gateway
@@ -444,7 +430,7 @@ async fn a_legacy_servers_request_the_2026_host_did_not_declare_is_refused_to_th
 #[tokio::test]
 async fn a_legacy_servers_second_request_reaches_the_2026_host_in_the_next_round() {
     let (old, recorder) = legacy_asking_twice();
-    let gateway = Endpoint::start(vec![spec("old", old)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("old", old)]).await;
     let mut round = first_round(&gateway, "old/twice").await;
     let mut names = ["Ann", "Bo"].into_iter();
     // Each request of the server is a round of the host's; every retry is

@@ -19,36 +19,23 @@ use serde_json::{Value, json};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
-/// The gateway over HTTP in front of `servers`.
-struct Endpoint {
-    gateway: HttpGateway,
+/// What these tests send through [`HttpGateway`].
+trait Tasking {
+    /// A request of a host that takes tasks.
+    async fn tasking(&self, method: &str, params: Value) -> Value;
+
+    /// Polls the task until its status is not `working` (bounded: the
+    /// protocol is polling, at the interval the task names).
+    async fn settled(&self, task_id: &str) -> Value;
 }
 
-impl Endpoint {
-    async fn start(servers: Vec<mcp_hub::ServerSpec>) -> Self {
-        let gateway = HttpGateway::start(servers, mcp_hub::Authority::unrestricted()).await;
-        Self { gateway }
-    }
-
-    async fn stop(self) {
-        self.gateway.stop().await;
-    }
-
-    /// A stateless 2026-07-28 request declaring `caps`, with the routing
-    /// headers a host sends; the HTTP status and the JSON-RPC response.
-    async fn send(&self, method: &str, params: Value, caps: Value) -> (u16, Value) {
-        self.gateway.send(method, params, caps).await
-    }
-
-    /// A request of a host that takes tasks.
+impl Tasking for HttpGateway {
     async fn tasking(&self, method: &str, params: Value) -> Value {
         let (status, answer) = self.send(method, params, tasks_caps()).await;
         assert_eq!(status, 200, "{answer}");
         result(&answer).clone()
     }
 
-    /// Polls the task until its status is not `working` (bounded: the
-    /// protocol is polling, at the interval the task names).
     async fn settled(&self, task_id: &str) -> Value {
         for _ in 0..200 {
             let task = self.tasking("tasks/get", json!({"taskId": task_id})).await;
@@ -141,7 +128,7 @@ fn plain_server() -> (std::sync::Arc<dyn mcp_transport::Connector>, Recorder) {
 }
 
 /// Starts a task of `tool` on `alpha`; its creation result.
-async fn create(gateway: &Endpoint, tool: &str, arguments: Value) -> Value {
+async fn create(gateway: &HttpGateway, tool: &str, arguments: Value) -> Value {
     let created = gateway
         .tasking(
             "tools/call",
@@ -156,7 +143,7 @@ async fn create(gateway: &Endpoint, tool: &str, arguments: Value) -> Value {
 async fn the_gateway_declares_the_extension_only_with_a_server_that_offers_it() {
     let (alpha, _) = tasking_server();
     let (beta, _) = plain_server();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha), spec("beta", beta)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha), spec("beta", beta)]).await;
     let discovered = gateway.tasking("server/discover", json!({})).await;
     assert!(
         discovered["capabilities"]["extensions"][TASKS].is_object(),
@@ -166,7 +153,7 @@ async fn the_gateway_declares_the_extension_only_with_a_server_that_offers_it() 
     gateway.stop().await;
 
     let (beta, _) = plain_server();
-    let gateway = Endpoint::start(vec![spec("beta", beta)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("beta", beta)]).await;
     let discovered = gateway.tasking("server/discover", json!({})).await;
     assert!(
         discovered["capabilities"]["extensions"]
@@ -185,7 +172,7 @@ async fn the_gateway_declares_the_extension_only_with_a_server_that_offers_it() 
 #[tokio::test]
 async fn a_task_is_polled_to_completion_under_the_gateways_id_with_its_result_served() {
     let (alpha, recorder) = tasking_server();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let created = create(&gateway, "link", json!({})).await;
     let id = created["taskId"].as_str().unwrap().to_owned();
     // The server's own id stays behind the gateway.
@@ -226,7 +213,7 @@ async fn a_task_is_polled_to_completion_under_the_gateways_id_with_its_result_se
 #[tokio::test]
 async fn a_task_asks_through_tasks_get_and_takes_the_answer_by_tasks_update() {
     let (alpha, recorder) = tasking_server();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let created = create(&gateway, "confirm", json!({})).await;
     let id = created["taskId"].as_str().unwrap().to_owned();
     let asking = gateway.settled(&id).await;
@@ -264,7 +251,7 @@ async fn a_task_asks_through_tasks_get_and_takes_the_answer_by_tasks_update() {
 #[tokio::test]
 async fn a_cancelled_task_is_acknowledged_and_settles_cancelled() {
     let (alpha, recorder) = tasking_server();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let created = create(&gateway, "hang", json!({})).await;
     let id = created["taskId"].as_str().unwrap().to_owned();
     let ack = gateway.tasking("tasks/cancel", json!({"taskId": id})).await;
@@ -284,7 +271,7 @@ async fn a_cancelled_task_is_acknowledged_and_settles_cancelled() {
 async fn an_unknown_or_forged_task_id_is_refused_and_reaches_no_server() {
     let (alpha, alpha_recorder) = tasking_server();
     let (beta, beta_recorder) = tasking_server();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha), spec("beta", beta)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha), spec("beta", beta)]).await;
     let created = create(&gateway, "hang", json!({})).await;
     let id = created["taskId"].as_str().unwrap().to_owned();
 
@@ -319,7 +306,7 @@ async fn an_unknown_or_forged_task_id_is_refused_and_reaches_no_server() {
 #[tokio::test]
 async fn a_host_without_the_extension_gets_synchronous_results_and_minus_32021() {
     let (alpha, recorder) = tasking_server();
-    let gateway = Endpoint::start(vec![spec("alpha", alpha)]).await;
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
     let none = json!({"elicitation": {}});
     let (status, answer) = gateway
         .send(

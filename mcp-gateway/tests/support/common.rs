@@ -226,6 +226,11 @@ impl HttpGateway {
         Self::start_with(servers, authority, GatewayConfig::default()).await
     }
 
+    /// [`HttpGateway::start`] with an authority that allows everything.
+    pub async fn unrestricted(servers: Vec<ServerSpec>) -> Self {
+        Self::start(servers, Authority::unrestricted()).await
+    }
+
     /// As [`HttpGateway::start`], with the gateway's settings.
     pub async fn start_with(
         servers: Vec<ServerSpec>,
