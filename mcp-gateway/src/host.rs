@@ -17,14 +17,15 @@ use std::time::Duration;
 use mcp_hub::ServerSpec;
 use mcp_server::{ResponseError, ServerError, ServerHandle};
 use mcp_session::{
-    ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Roots, SamplingHandler,
+    ClientHandlers, Elicitation, ElicitationHandler, HandlerError, ProgressReporter, Roots,
+    SamplingHandler,
 };
 use mcp_transport::BoxFuture;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use mcp_types::text::Untrusted;
 use mcp_types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, InputResponse,
-    LoggingLevel, Meta, RequestId, RequestParams, Root, ServerRequestMessage,
+    LoggingLevel, Meta, ProgressParams, RequestId, RequestParams, Root, ServerRequestMessage,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -445,10 +446,13 @@ fn refusal(feature: &str, error: ServerError) -> HandlerError {
     }
 }
 
-/// Puts the server's name into a request's `_meta`.
+/// Puts the server's name into a request's `_meta`, and takes out the
+/// server's progress token: the host's progress reaches the gateway under
+/// a token of the gateway's (and from there the server under its own).
 fn label(meta: &mut Option<Meta>, server: &str) {
-    meta.get_or_insert_with(Meta::new)
-        .insert(SERVER_META, serde_json::Value::from(server));
+    let meta = meta.get_or_insert_with(Meta::new);
+    meta.remove(mcp_types::meta_keys::PROGRESS_TOKEN);
+    meta.insert(SERVER_META, serde_json::Value::from(server));
 }
 
 struct ForwardSampling {
@@ -459,7 +463,15 @@ struct ForwardSampling {
 impl SamplingHandler for ForwardSampling {
     fn create_message(
         &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        self.create_message_reporting(params, ProgressReporter::default())
+    }
+
+    fn create_message_reporting(
+        &self,
         mut params: CreateMessageParams,
+        progress: ProgressReporter,
     ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
         Box::pin(async move {
             let Target {
@@ -478,8 +490,17 @@ impl SamplingHandler for ForwardSampling {
                 };
             }
             tracing::debug!(server = %self.server, "sampling request passed to the host");
-            handle
-                .request_for::<CreateMessage>(related, params, self.link.inner.timeout)
+            let timeout = self.link.inner.timeout;
+            if !progress.wanted() {
+                return handle
+                    .request_for::<CreateMessage>(related, params, timeout)
+                    .await
+                    .map_err(|e| refusal("sampling", e));
+            }
+            let (sink, updates) = mpsc::channel(PROGRESS_BUFFER);
+            let request =
+                handle.request_with_progress::<CreateMessage>(related, params, timeout, sink);
+            relaying(request, updates, &progress)
                 .await
                 .map_err(|e| refusal("sampling", e))
         })
@@ -492,6 +513,44 @@ impl SamplingHandler for ForwardSampling {
     }
 }
 
+/// How many of a host's progress updates on one request wait to be passed
+/// on to the server (beyond it an update is dropped: progress is advisory).
+const PROGRESS_BUFFER: usize = 16;
+
+/// Waits for a request to the host while passing the host's progress on it
+/// to the server that asked (every update that came before the answer is
+/// passed on before it).
+async fn relaying<T>(
+    request: impl std::future::Future<Output = Result<T, ServerError>>,
+    mut updates: mpsc::Receiver<ProgressParams>,
+    progress: &ProgressReporter,
+) -> Result<T, ServerError> {
+    async fn relay(progress: &ProgressReporter, update: ProgressParams) {
+        let Some(value) = update.progress_f64() else {
+            return;
+        };
+        if let Err(e) = progress
+            .report(value, update.total_f64(), update.message)
+            .await
+        {
+            tracing::debug!(error = %e, "the host's progress could not reach the server");
+        }
+    }
+    let mut request = std::pin::pin!(request);
+    loop {
+        tokio::select! {
+            biased;
+            Some(update) = updates.recv() => relay(progress, update).await,
+            answer = &mut request => {
+                while let Ok(update) = updates.try_recv() {
+                    relay(progress, update).await;
+                }
+                return answer;
+            }
+        }
+    }
+}
+
 struct ForwardElicitation {
     server: String,
     link: HostLink,
@@ -499,6 +558,14 @@ struct ForwardElicitation {
 
 impl ElicitationHandler for ForwardElicitation {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        self.elicit_reporting(request, ProgressReporter::default())
+    }
+
+    fn elicit_reporting(
+        &self,
+        request: Elicitation,
+        progress: ProgressReporter,
+    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
         Box::pin(async move {
             let Target {
                 handle,
@@ -546,8 +613,16 @@ impl ElicitationHandler for ForwardElicitation {
                     )),
                 };
             }
-            handle
-                .request_for::<Elicit>(related, params, self.link.inner.timeout)
+            let timeout = self.link.inner.timeout;
+            if !progress.wanted() {
+                return handle
+                    .request_for::<Elicit>(related, params, timeout)
+                    .await
+                    .map_err(|e| refusal("elicitation", e));
+            }
+            let (sink, updates) = mpsc::channel(PROGRESS_BUFFER);
+            let request = handle.request_with_progress::<Elicit>(related, params, timeout, sink);
+            relaying(request, updates, &progress)
                 .await
                 .map_err(|e| refusal("elicitation", e))
         })

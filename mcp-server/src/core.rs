@@ -47,8 +47,9 @@ use mcp_types::requests::{Discover, Initialize, Ping};
 use mcp_types::{
     CancelledParams, ClientCapabilities, DiscoverResult, EmptyResult, Era, ErrorObject, Incoming,
     IncomingMessage, InitializeParams, InitializeResult, Meta, Notification, OutgoingError,
-    OutgoingNotification, OutgoingRequest, OutgoingResult, ProgressToken, ProtocolVersion, Request,
-    RequestId, ServerCapabilities, ServerNotification, ServerRequest, error_codes, meta_keys,
+    OutgoingNotification, OutgoingRequest, OutgoingResult, ProgressParams, ProgressToken,
+    ProtocolVersion, Request, RequestId, ServerCapabilities, ServerNotification, ServerRequest,
+    error_codes, meta_keys,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -96,6 +97,9 @@ struct InFlight {
 #[derive(Debug)]
 struct Outgoing {
     deadline: Instant,
+    /// Set when the request asked for progress (its token is its id): the
+    /// last progress the client reported for it, `NEG_INFINITY` before any.
+    progress: Option<f64>,
 }
 
 /// The server side of one MCP connection, without IO. See the module docs.
@@ -481,6 +485,33 @@ impl ServerCore {
         params: &R::Params,
         timeout: Duration,
     ) -> Result<RequestId, ServerError> {
+        self.send_request_as(now, R::METHOD, params, timeout, false)
+    }
+
+    /// [`send_request`](Self::send_request), asking the client for progress
+    /// on it: the request's `_meta.progressToken` is set to its id
+    /// (replacing any token in `params`), and each
+    /// `notifications/progress` the client sends for it while it waits
+    /// comes as [`Event::Progress`], values strictly increasing (a value
+    /// that does not increase is dropped, as the protocol requires of the
+    /// sender).
+    pub fn send_request_with_progress<R: ServerRequest>(
+        &mut self,
+        now: Instant,
+        params: &R::Params,
+        timeout: Duration,
+    ) -> Result<RequestId, ServerError> {
+        self.send_request_as(now, R::METHOD, params, timeout, true)
+    }
+
+    fn send_request_as<P: Serialize>(
+        &mut self,
+        now: Instant,
+        method: &'static str,
+        params: &P,
+        timeout: Duration,
+        progress: bool,
+    ) -> Result<RequestId, ServerError> {
         if self.closed {
             return Err(ServerError::Closed);
         }
@@ -488,19 +519,43 @@ impl ServerCore {
             Some(s) if s.initialized => s,
             _ => return Err(ServerError::NotInitialized),
         };
-        if let Some(capability) = missing_capability(R::METHOD, &session.capabilities) {
+        if let Some(capability) = missing_capability(method, &session.capabilities) {
             return Err(ServerError::ClientLacksCapability { capability });
         }
         let limit = self.config.limits.max_outgoing_requests;
         if self.outgoing.len() >= limit {
             return Err(ServerError::TooManyOutgoing { limit });
         }
-        let id = RequestId::Number(self.next_outgoing);
-        let frame = serde_json::to_vec(&OutgoingRequest {
-            id: &id,
-            method: R::METHOD,
-            params: Some(params),
-        })
+        let number = self.next_outgoing;
+        let id = RequestId::Number(number);
+        let frame = if progress {
+            let mut value = serde_json::to_value(params).map_err(ServerError::Serialize)?;
+            if let Value::Object(map) = &mut value {
+                let meta = map
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if !meta.is_object() {
+                    *meta = Value::Object(serde_json::Map::new());
+                }
+                if let Value::Object(meta) = meta {
+                    meta.insert(
+                        meta_keys::PROGRESS_TOKEN.to_owned(),
+                        ProgressToken::Number(number).to_value(),
+                    );
+                }
+            }
+            serde_json::to_vec(&OutgoingRequest {
+                id: &id,
+                method,
+                params: Some(&value),
+            })
+        } else {
+            serde_json::to_vec(&OutgoingRequest {
+                id: &id,
+                method,
+                params: Some(params),
+            })
+        }
         .map_err(ServerError::Serialize)?;
         self.check_size(&frame)?;
         self.next_outgoing += 1;
@@ -509,6 +564,7 @@ impl ServerCore {
             id.clone(),
             Outgoing {
                 deadline: now + timeout,
+                progress: progress.then_some(f64::NEG_INFINITY),
             },
         );
         Ok(id)
@@ -805,6 +861,9 @@ impl ServerCore {
             }
             return;
         }
+        if method == Progress::METHOD && self.progress_of_ours(params) {
+            return;
+        }
         if self.events.len() >= self.config.limits.max_pending_events {
             self.stats.dropped_events += 1;
             return;
@@ -814,6 +873,40 @@ impl ServerCore {
             method: method.to_owned(),
             params,
         });
+    }
+
+    /// Takes `notifications/progress` for a request of ours that asked for
+    /// it ([`Event::Progress`], or dropped when its value does not
+    /// increase or the events are at their bound). Returns whether it was
+    /// one; anything else is the application's as a plain notification.
+    fn progress_of_ours(&mut self, params: Option<&RawValue>) -> bool {
+        let Some(Ok(params)) = params.map(|raw| serde_json::from_str::<ProgressParams>(raw.get()))
+        else {
+            return false;
+        };
+        let ProgressToken::Number(number) = params.progress_token else {
+            return false;
+        };
+        let full = self.events.len() >= self.config.limits.max_pending_events;
+        let Some(last) = self
+            .outgoing
+            .get_mut(&RequestId::Number(number))
+            .and_then(|o| o.progress.as_mut())
+        else {
+            return false;
+        };
+        match params.progress_f64() {
+            Some(value) if value > *last && !full => {
+                *last = value;
+                self.events.push_back(Event::Progress {
+                    id: RequestId::Number(number),
+                    params,
+                });
+            }
+            Some(_) if full => self.stats.dropped_events += 1,
+            _ => self.violation(Violation::ProgressNotIncreasing),
+        }
+        true
     }
 
     /// The client cancelled request `id`.

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use mcp_types::notifications::{ResourceUpdated, ToolListChanged};
 use mcp_types::{
-    Notification, PromptsCapability, RequestId, ResourcesCapability, ServerCapabilities,
-    ServerNotification, ServerRequest, SubscriptionFilter, ToolsCapability,
+    Notification, ProgressParams, PromptsCapability, RequestId, ResourcesCapability,
+    ServerCapabilities, ServerNotification, ServerRequest, SubscriptionFilter, ToolsCapability,
 };
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -53,6 +53,9 @@ pub(crate) enum Command {
         /// The client's request this one is made for (an HTTP binding
         /// sends it on that request's stream).
         related: Option<RequestId>,
+        /// Where the client's progress on it goes (the request then asks
+        /// for progress).
+        progress: Option<mpsc::Sender<ProgressParams>>,
     },
     /// The caller of request `key` went away.
     Cancel { key: u64 },
@@ -257,16 +260,48 @@ impl ServerHandle {
         R: ServerRequest,
         R::Params: Send + 'static,
     {
-        let key = self.keys.fetch_add(1, Ordering::Relaxed);
-        let (reply, answer) = oneshot::channel();
         let send: RequestFn =
             Box::new(move |core, now| core.send_request::<R>(now, &params, timeout));
+        self.ask::<R>(related, send, None).await
+    }
+
+    /// [`request_for`](Self::request_for), asking the client for progress
+    /// on the request (its `_meta.progressToken` is set by the core,
+    /// replacing any in `params`): each `notifications/progress` the client
+    /// sends for it while it waits, its value increasing, goes to
+    /// `progress`. Progress is advisory: when `progress` is full an update
+    /// is dropped, and the connection never waits for it.
+    pub async fn request_with_progress<R>(
+        &self,
+        related: Option<RequestId>,
+        params: R::Params,
+        timeout: Duration,
+        progress: mpsc::Sender<ProgressParams>,
+    ) -> Result<R::Result, ServerError>
+    where
+        R: ServerRequest,
+        R::Params: Send + 'static,
+    {
+        let send: RequestFn =
+            Box::new(move |core, now| core.send_request_with_progress::<R>(now, &params, timeout));
+        self.ask::<R>(related, send, Some(progress)).await
+    }
+
+    async fn ask<R: ServerRequest>(
+        &self,
+        related: Option<RequestId>,
+        send: RequestFn,
+        progress: Option<mpsc::Sender<ProgressParams>>,
+    ) -> Result<R::Result, ServerError> {
+        let key = self.keys.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Request {
                 key,
                 send,
                 reply,
                 related,
+                progress,
             })
             .await
             .map_err(|_| ServerError::Closed)?;

@@ -12,7 +12,10 @@ use mcp_types::{
     ReadResourceResult, RequestId, RequestOutcome, ServerCapabilities, ToolsCapability,
     error_codes,
 };
-use mcp_types::{CancelTaskParams, CancelTaskResult, GetTaskParams, Task, UpdateTaskParams};
+use mcp_types::{
+    CancelTaskParams, CancelTaskResult, GetTaskParams, GetTaskPayloadParams, GetTaskPayloadResult,
+    Task, UpdateTaskParams,
+};
 use mcp_types::{
     GetSkillParams, GetSkillResult, ListSkillsResult, ReadDirectoryParams, ReadDirectoryResult,
 };
@@ -268,6 +271,19 @@ pub trait ServerHandler: Send + Sync + 'static {
         params: GetTaskParams,
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<Task>> {
+        let _ = (params, ctx);
+        Box::pin(async { Err(method_not_found()) })
+    }
+
+    /// The result of a 2025-11-25 task (`tasks/result`; declare `tasks`):
+    /// what the task's request would have answered (a tool's result, or its
+    /// JSON-RPC error), once the task is terminal; a handler may wait for
+    /// that. An unknown `taskId` is `-32602`. Default: `-32601`.
+    fn get_task_payload(
+        &self,
+        params: GetTaskPayloadParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<GetTaskPayloadResult>> {
         let _ = (params, ctx);
         Box::pin(async { Err(method_not_found()) })
     }

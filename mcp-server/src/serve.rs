@@ -12,8 +12,9 @@ use mcp_codec::{CodecError, LineDecoder, LineEncoder, SkippedEdge};
 use mcp_types::notifications::SubscriptionsAcknowledged;
 use mcp_types::requests::SubscriptionsListen;
 use mcp_types::{
-    ClientRequestMessage, EmptyResult, ErrorObject, Request, RequestId, ResourceUriParams,
-    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenResult, error_codes,
+    ClientRequestMessage, EmptyResult, ErrorObject, ProgressParams, Request, RequestId,
+    ResourceUriParams, SubscriptionFilter, SubscriptionsAcknowledgedParams,
+    SubscriptionsListenResult, error_codes,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -273,6 +274,15 @@ fn is_disconnect(e: &io::Error) -> bool {
     )
 }
 
+/// A request of ours awaiting its answer.
+struct Asked {
+    /// The caller's key (its cancellation names it).
+    key: u64,
+    reply: oneshot::Sender<RawAnswer>,
+    /// Where the client's progress on it goes, when the caller asked.
+    progress: Option<mpsc::Sender<ProgressParams>>,
+}
+
 struct Driver<H: ServerHandler + ?Sized> {
     core: ServerCore,
     handler: Arc<H>,
@@ -298,8 +308,9 @@ struct Driver<H: ServerHandler + ?Sized> {
     subscribing: JoinSet<(RequestId, Vec<String>)>,
     /// Which listen stream each subscribing task serves.
     subscribing_ids: HashMap<TaskId, RequestId>,
-    /// Requests of ours awaiting answers: the caller's key and reply.
-    asked: HashMap<RequestId, (u64, oneshot::Sender<RawAnswer>)>,
+    /// Requests of ours awaiting answers: the caller's key and reply (and
+    /// where the client's progress on it goes, when asked for).
+    asked: HashMap<RequestId, Asked>,
     /// A caller's key → the request's id.
     asked_keys: HashMap<u64, RequestId>,
     peer: watch::Sender<Peer>,
@@ -411,9 +422,16 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                     self.peer_changed();
                 }
                 Event::Response { id, answer } => {
-                    if let Some((key, reply)) = self.asked.remove(&id) {
-                        self.asked_keys.remove(&key);
-                        let _ = reply.send(answer.map_err(ServerError::NoAnswer));
+                    if let Some(asked) = self.asked.remove(&id) {
+                        self.asked_keys.remove(&asked.key);
+                        let _ = asked.reply.send(answer.map_err(ServerError::NoAnswer));
+                    }
+                }
+                Event::Progress { id, params } => {
+                    // Progress is advisory: a caller that does not keep up
+                    // loses updates, and the connection never waits on it.
+                    if let Some(sink) = self.asked.get(&id).and_then(|a| a.progress.as_ref()) {
+                        let _ = sink.try_send(params);
                     }
                 }
                 Event::Notification { method, params } => {
@@ -478,10 +496,18 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                 send,
                 reply,
                 related,
+                progress,
             } => match send(&mut self.core, Instant::now()) {
                 Ok(id) => {
                     self.asked_keys.insert(key, id.clone());
-                    self.asked.insert(id, (key, reply));
+                    self.asked.insert(
+                        id,
+                        Asked {
+                            key,
+                            reply,
+                            progress,
+                        },
+                    );
                     return related;
                 }
                 Err(e) => {
@@ -727,9 +753,9 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         // Our requests fail with `Closed`; other events are moot now.
         while let Some(event) = self.core.poll_event() {
             if let Event::Response { id, answer } = event
-                && let Some((_, reply)) = self.asked.remove(&id)
+                && let Some(asked) = self.asked.remove(&id)
             {
-                let _ = reply.send(answer.map_err(ServerError::NoAnswer));
+                let _ = asked.reply.send(answer.map_err(ServerError::NoAnswer));
             }
         }
         self.asked_keys.clear();
@@ -792,6 +818,7 @@ async fn run<H: ServerHandler + ?Sized>(
                 .map(|()| EmptyResult::default()),
         ),
         ClientRequestMessage::CancelTask(p) => encode(handler.cancel_task(p, ctx).await),
+        ClientRequestMessage::GetTaskPayload(p) => encode(handler.get_task_payload(p, ctx).await),
         ClientRequestMessage::SetLevel(p) => encode(
             handler
                 .set_log_level(p.level, ctx)

@@ -692,8 +692,12 @@ fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerReq
     // Held while the task starts, so the task's own removal of its entry
     // (it takes this lock) always comes after the insertion.
     let mut tasks = lock(&shared.server_tasks);
+    let progress = crate::handler::ProgressReporter::new(
+        crate::handler::progress_token(&request),
+        Arc::downgrade(shared),
+    );
     let task = tokio::spawn(async move {
-        let answer = task_shared.handlers.answer(request).await;
+        let answer = task_shared.handlers.answer(request, progress).await;
         lock(&task_shared.server_tasks).remove(&id);
         task_shared.core().answer_server_request(&id, answer);
         task_shared.wake.notify_one();

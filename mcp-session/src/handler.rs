@@ -9,20 +9,23 @@
 //! `input_required` results (answered, then the original request is sent
 //! again with the responses).
 
-use mcp_types::Request as _;
+use mcp_types::notifications::Progress;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
+use mcp_types::{Notification as _, Request as _};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use mcp_transport::BoxFuture;
 use mcp_types::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    ElicitUrlParams, ElicitationCapability, ErrorObject, ListRootsResult, Root, RootsCapability,
-    SamplingCapability, ServerRequestMessage, error_codes,
+    ElicitUrlParams, ElicitationCapability, ErrorObject, ListRootsResult, ProgressToken, Root,
+    RootsCapability, SamplingCapability, ServerRequestMessage, error_codes,
 };
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+use crate::SessionError;
+use crate::driver::Shared;
 use crate::protocol::server_requests;
 
 /// Why a host's handler did not do its job: the one handler error of the
@@ -97,6 +100,20 @@ pub trait SamplingHandler: Send + Sync + 'static {
         params: CreateMessageParams,
     ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>>;
 
+    /// [`create_message`](Self::create_message), with a way to tell the
+    /// server how far along the request is, when it asked
+    /// ([`ProgressReporter::wanted`]). The default ignores the reporter; a
+    /// handler that reports progress (a relay passing on its own client's,
+    /// or a long review) implements this one too.
+    fn create_message_reporting(
+        &self,
+        params: CreateMessageParams,
+        progress: ProgressReporter,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        let _ = progress;
+        self.create_message(params)
+    }
+
     /// Whether tools and tool results may appear in sampling requests
     /// (declared as `sampling.tools`). A server that sends them anyway is
     /// refused before the handler is called.
@@ -146,6 +163,18 @@ impl Elicitation {
 pub trait ElicitationHandler: Send + Sync + 'static {
     /// Shows the request to the user and returns their answer.
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>>;
+
+    /// [`elicit`](Self::elicit), with a way to tell the server how far
+    /// along the request is, when it asked ([`ProgressReporter::wanted`]).
+    /// The default ignores the reporter.
+    fn elicit_reporting(
+        &self,
+        request: Elicitation,
+        progress: ProgressReporter,
+    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        let _ = progress;
+        self.elicit(request)
+    }
 
     /// Whether form mode is supported (declared as `elicitation.form`).
     fn supports_form(&self) -> bool {
@@ -298,12 +327,18 @@ impl ClientHandlers {
     /// Answers one server request, as the JSON of its result. The core
     /// admitted it first (`protocol::server_requests::admit`: a declared
     /// feature, in a declared mode); what is left here is the host's part.
-    pub(crate) async fn answer(&self, request: ServerRequestMessage) -> Result<Value, ErrorObject> {
+    /// `progress` reports on the request to the server (a reporter that is
+    /// not [`wanted`](ProgressReporter::wanted) where there is no way to).
+    pub(crate) async fn answer(
+        &self,
+        request: ServerRequestMessage,
+        progress: ProgressReporter,
+    ) -> Result<Value, ErrorObject> {
         let refused = |method: &str| Err(server_requests::method_not_found(method));
         match request {
             ServerRequestMessage::Ping(_) => Ok(Value::Object(Map::new())),
             ServerRequestMessage::CreateMessage(params) => match &self.sampling {
-                Some(handler) => to_json(handler.create_message(params).await),
+                Some(handler) => to_json(handler.create_message_reporting(params, progress).await),
                 None => refused(CreateMessage::METHOD),
             },
             ServerRequestMessage::Elicit(params) => {
@@ -323,7 +358,7 @@ impl ClientHandlers {
                         .to_error_object());
                     }
                 };
-                to_json(handler.elicit(request).await)
+                to_json(handler.elicit_reporting(request, progress).await)
             }
             ServerRequestMessage::ListRoots(_) => {
                 let Some(roots) = &self.roots else {
@@ -338,6 +373,106 @@ impl ClientHandlers {
             other => refused(other.method()),
         }
     }
+}
+
+/// Reports a host's progress on one request of the server (its
+/// `notifications/progress`, under the token the request carried), given
+/// to [`SamplingHandler::create_message_reporting`] and
+/// [`ElicitationHandler::elicit_reporting`]. Cheap to clone; it holds no
+/// session alive.
+#[derive(Clone, Debug, Default)]
+pub struct ProgressReporter {
+    inner: Option<Arc<Reporting>>,
+}
+
+#[derive(Debug)]
+struct Reporting {
+    token: ProgressToken,
+    link: Weak<Shared>,
+    /// The last value sent; values only increase.
+    last: Mutex<Option<f64>>,
+}
+
+impl ProgressReporter {
+    /// A reporter for a request that carried `token`, sent over `link`.
+    pub(crate) fn new(token: Option<ProgressToken>, link: Weak<Shared>) -> Self {
+        Self {
+            inner: token.map(|token| {
+                Arc::new(Reporting {
+                    token,
+                    link,
+                    last: Mutex::new(None),
+                })
+            }),
+        }
+    }
+
+    /// Whether the server asked for progress on this request (its
+    /// `_meta.progressToken`); when not, [`report`](Self::report) sends
+    /// nothing.
+    pub fn wanted(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Sends `notifications/progress` for the request: `progress` so far,
+    /// of `total` when known, with an optional `message` (it goes to the
+    /// server: no secrets). Returns whether it was sent: not when the
+    /// server asked for no progress, and not when `progress` does not
+    /// increase on the last value sent or is not finite (the protocol
+    /// requires increasing values; a relay passing on another peer's
+    /// progress drops such updates rather than failing). Errors when the
+    /// session is gone or its transport fails.
+    pub async fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<bool, SessionError> {
+        let Some(inner) = &self.inner else {
+            return Ok(false);
+        };
+        let (Some(value), total) = (
+            serde_json::Number::from_f64(progress),
+            total.and_then(serde_json::Number::from_f64),
+        ) else {
+            return Ok(false);
+        };
+        {
+            let mut last = inner.last.lock().unwrap_or_else(|p| p.into_inner());
+            if last.is_some_and(|l| progress <= l) {
+                return Ok(false);
+            }
+            *last = Some(progress);
+        }
+        let Some(link) = inner.link.upgrade() else {
+            return Err(SessionError::Dead(
+                mcp_transport::ExitInfo::without_process(mcp_transport::CloseReason::EndOfStream),
+            ));
+        };
+        let mut params = Map::new();
+        params.insert("progressToken".into(), inner.token.to_value());
+        params.insert("progress".into(), Value::Number(value));
+        if let Some(total) = total {
+            params.insert("total".into(), Value::Number(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), Value::String(message));
+        }
+        let raw = serde_json::value::to_raw_value(&params).map_err(SessionError::Params)?;
+        link.notify(Progress::METHOD, Some(&raw)).await?;
+        Ok(true)
+    }
+}
+
+/// The progress token a server's request carries, if any.
+pub(crate) fn progress_token(request: &ServerRequestMessage) -> Option<ProgressToken> {
+    let meta = match request {
+        ServerRequestMessage::CreateMessage(p) => p.meta.as_ref(),
+        ServerRequestMessage::Elicit(ElicitParams::Form(p)) => p.meta.as_ref(),
+        ServerRequestMessage::Elicit(ElicitParams::Url(p)) => p.meta.as_ref(),
+        _ => None,
+    };
+    meta.and_then(|m| m.progress_token().ok().flatten())
 }
 
 /// A sampling handler made of a closure.

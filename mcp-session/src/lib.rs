@@ -100,7 +100,8 @@ pub use config::{EraCache, Negotiation, SessionConfig};
 pub use error::SessionError;
 pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
 pub use handler::{
-    ClientHandlers, Elicitation, ElicitationHandler, HandlerError, Roots, SamplingHandler,
+    ClientHandlers, Elicitation, ElicitationHandler, HandlerError, ProgressReporter, Roots,
+    SamplingHandler,
 };
 /// The boxed future the handler traits return: `Box::pin(async move { … })`.
 pub use mcp_transport::BoxFuture;

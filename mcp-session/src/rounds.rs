@@ -87,7 +87,13 @@ impl Session<Ready> {
         for (key, request) in input.input_requests.unwrap_or_default() {
             let asked = request.request.method().to_owned();
             let answer = match admit(&request.request, offered) {
-                Ok(()) => self.link.config.handlers.answer(request.request).await,
+                Ok(()) => {
+                    self.link
+                        .config
+                        .handlers
+                        .answer(request.request, Default::default())
+                        .await
+                }
                 Err(refusal) => Err(refusal),
             };
             match answer {

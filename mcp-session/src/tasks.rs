@@ -125,6 +125,73 @@ impl Session<Ready> {
         }
     }
 
+    /// Sends ONE 2025-11-25 task-augmented `tools/call` (the caller sets
+    /// `params.task`) with the caller's options, and returns the server's
+    /// answer as it is: [`RequestOutcome::Task`] with the `{task}`
+    /// `CreateTaskResult`, or [`RequestOutcome::Complete`] when the server
+    /// answered directly. For a caller that keeps task ids itself (a
+    /// gateway passing a host's task on); [`Session::call_tool_as_task`]
+    /// is the host API.
+    ///
+    /// Never repeated; the arguments are not checked against the tool's
+    /// schema, nor a direct result's `structuredContent` against its output
+    /// schema (the caller passes both on). 2026-07-28 era (no `task` member
+    /// exists there: the tasks extension decides by the server):
+    /// [`SessionError::Unsupported`] before anything is sent. Params longer
+    /// than the session's `max_argument_bytes`:
+    /// [`SessionError::ArgumentsTooLarge`].
+    pub async fn send_task_call(
+        &self,
+        params: &CallToolParams,
+        options: &crate::CallOptions,
+    ) -> Result<RequestOutcome<CallToolResult>, SessionError> {
+        if self.is_modern() {
+            return Err(SessionError::Unsupported {
+                method: CallTool::METHOD.to_owned(),
+                feature: "task-augmented tools/call (2025-11-25) in the 2026-07-28 era",
+            });
+        }
+        let body = match serde_json::to_value(params).map_err(SessionError::Params)? {
+            Value::Object(map) => map,
+            _ => {
+                return Err(SessionError::Params(serde::ser::Error::custom(
+                    "tools/call params must be an object",
+                )));
+            }
+        };
+        let size = mcp_types::json_len(&body).unwrap_or(usize::MAX);
+        let limit = self.link.config.max_argument_bytes;
+        if size > limit {
+            return Err(SessionError::ArgumentsTooLarge { size, limit });
+        }
+        let method: std::sync::Arc<str> = std::sync::Arc::from(CallTool::METHOD);
+        let timing = self.call_timing(options);
+        let body = std::sync::Mutex::new(Some(body));
+        let raw = self
+            .with_expiry(CallTool::METHOD, || async {
+                // Attempted at most once: the params are taken, not cloned.
+                let params = body
+                    .lock()
+                    .ok()
+                    .and_then(|mut slot| slot.take())
+                    .map_or(crate::params::Params::None, crate::params::Params::Object);
+                self.link
+                    .shared
+                    .call(
+                        &method,
+                        params,
+                        None,
+                        RequestOptions {
+                            protocol_version: self.link.version_header(false),
+                            ..options.request(timing)
+                        },
+                    )
+                    .await
+            })
+            .await?;
+        crate::rounds::decode_outcome::<CallToolResult>(CallTool::METHOD, &raw)
+    }
+
     /// `tasks/get`: refreshes the handle's status.
     pub async fn poll_task(&self, handle: &mut TaskHandle) -> Result<(), SessionError> {
         handle.task = self
@@ -236,7 +303,7 @@ impl Session<Ready> {
                 .link
                 .config
                 .handlers
-                .answer(request.request)
+                .answer(request.request, Default::default())
                 .await
                 .map_err(|e| SessionError::InputNotProvided {
                     method: UpdateTask::METHOD.to_owned(),

@@ -795,6 +795,99 @@ async fn handlers_are_async_closures_and_progress_can_be_a_callback() {
     assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0), Some(3.0)]);
 }
 
+/// A sampling handler that reports progress before answering.
+struct Reporting;
+
+impl mcp_session::SamplingHandler for Reporting {
+    fn create_message(
+        &self,
+        _: mcp_types::CreateMessageParams,
+    ) -> mcp_session::BoxFuture<'_, Result<mcp_types::CreateMessageResult, mcp_session::HandlerError>>
+    {
+        Box::pin(async { Ok(mcp_types::CreateMessageResult::text("m", "no reporter")) })
+    }
+
+    fn create_message_reporting(
+        &self,
+        _: mcp_types::CreateMessageParams,
+        progress: mcp_session::ProgressReporter,
+    ) -> mcp_session::BoxFuture<'_, Result<mcp_types::CreateMessageResult, mcp_session::HandlerError>>
+    {
+        Box::pin(async move {
+            let mut sent = Vec::new();
+            for (value, message) in [(1.0, "reading"), (1.0, "again"), (2.0, "writing")] {
+                sent.push(
+                    progress
+                        .report(value, Some(2.0), Some(message.into()))
+                        .await
+                        .unwrap(),
+                );
+            }
+            Ok(mcp_types::CreateMessageResult::text(
+                "m",
+                format!("wanted {} sent {sent:?}", progress.wanted()),
+            ))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_sampling_handler_reports_progress_to_the_server_under_its_token() {
+    let script = Script::legacy()
+        .tool(
+            "ask",
+            Behavior::AskClient {
+                method: "sampling/createMessage".into(),
+                params: json!({"messages": [], "maxTokens": 10, "_meta": {"progressToken": "srv-7"}}),
+            },
+        )
+        .tool(
+            "ask_quietly",
+            Behavior::AskClient {
+                method: "sampling/createMessage".into(),
+                params: json!({"messages": [], "maxTokens": 10}),
+            },
+        );
+    let (connector, recorder) = memory(script);
+    let config = SessionConfig {
+        handlers: mcp_session::ClientHandlers::new().sampling(Reporting),
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let text = serde_json::to_string(&session.call_tool("ask", ()).await.unwrap()).unwrap();
+    assert!(
+        text.contains("wanted true sent [true, false, true]"),
+        "{text}"
+    );
+    // Both reports were on the wire before the answer that ended the call.
+    let progress = recorder.with_method("notifications/progress");
+    let seen: Vec<_> = progress
+        .iter()
+        .map(|p| {
+            (
+                p["params"]["progressToken"].clone(),
+                p["params"]["progress"].as_f64(),
+                p["params"]["total"].as_f64(),
+                p["params"]["message"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("srv-7"), Some(1.0), Some(2.0), Some("reading".into())),
+            (json!("srv-7"), Some(2.0), Some(2.0), Some("writing".into())),
+        ]
+    );
+    // No token, no progress.
+    let text = serde_json::to_string(&session.call_tool("ask_quietly", ()).await.unwrap()).unwrap();
+    assert!(
+        text.contains("wanted false sent [false, false, false]"),
+        "{text}"
+    );
+    assert_eq!(recorder.with_method("notifications/progress").len(), 2);
+}
+
 /// Drops a message into its channel when dropped: how a test sees a
 /// handler's future given up.
 struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);

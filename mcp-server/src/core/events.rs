@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use mcp_types::{
-    ClientCapabilities, Era, ErrorObject, Implementation, LoggingLevel, ProgressToken,
-    ProtocolVersion, Request, RequestId, error_codes,
+    ClientCapabilities, Era, ErrorObject, Implementation, LoggingLevel, ProgressParams,
+    ProgressToken, ProtocolVersion, Request, RequestId, error_codes,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -44,6 +44,16 @@ pub enum Event {
         method: String,
         /// The params, if any.
         params: Option<Value>,
+    },
+    /// The client's progress on a request the server sent asking for it
+    /// ([`ServerCore::send_request_with_progress`](crate::ServerCore::send_request_with_progress)),
+    /// its value greater than the last one's.
+    Progress {
+        /// The id the core gave the request.
+        id: RequestId,
+        /// The notification's params as the client sent them (its token is
+        /// the request's id; `message` is untrusted prose).
+        params: ProgressParams,
     },
     /// The answer to a request the server sent
     /// ([`ServerCore::send_request`](crate::ServerCore::send_request)).
@@ -176,6 +186,9 @@ pub enum Violation {
     /// A response to no request of ours (or an error response without an
     /// id); it was ignored.
     UnknownResponse,
+    /// `notifications/progress` for a request of ours whose value did not
+    /// increase (or was not a number); it was dropped.
+    ProgressNotIncreasing,
 }
 
 /// Counters of one connection, for diagnostics.

@@ -763,6 +763,78 @@ fn server_requests_need_an_initialized_session_and_the_clients_capability() {
 }
 
 #[test]
+fn progress_on_a_request_of_ours_comes_as_its_own_increasing_events() {
+    let now = Instant::now();
+    let mut core = core();
+    initialize(&mut core, "2025-11-25", json!({"sampling": {}}));
+    events(&mut core);
+    // The caller's own token is replaced by the request's id.
+    let sampling: CreateMessageParams = serde_json::from_value(json!({
+        "messages": [], "maxTokens": 10,
+        "_meta": {"progressToken": "the-servers-token", "other": 1}
+    }))
+    .unwrap();
+    let asked = core
+        .send_request_with_progress::<CreateMessage>(now, &sampling, Duration::from_secs(9))
+        .unwrap();
+    let plain = core
+        .send_request::<CreateMessage>(now, &sampling, Duration::from_secs(9))
+        .unwrap();
+    let frames = sent(&mut core);
+    let id = serde_json::to_value(&asked).unwrap();
+    assert_eq!(frames[0]["params"]["_meta"]["progressToken"], id);
+    assert_eq!(frames[0]["params"]["_meta"]["other"], 1);
+    assert_eq!(
+        frames[1]["params"]["_meta"]["progressToken"], "the-servers-token",
+        "a plain request goes as given"
+    );
+    let progress = |token: Value, value: f64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": value, "message": "m"}})
+    };
+    feed(&mut core, progress(id.clone(), 1.0));
+    feed(&mut core, progress(id.clone(), 1.0)); // not increasing: dropped
+    feed(&mut core, progress(id.clone(), 2.5));
+    // For the request that did not ask, or an unknown token: the
+    // application's as plain notifications.
+    let plain_id = serde_json::to_value(&plain).unwrap();
+    feed(&mut core, progress(plain_id, 3.0));
+    feed(&mut core, progress(json!("elsewhere"), 3.0));
+    let seen: Vec<String> = events(&mut core)
+        .into_iter()
+        .map(|e| match e {
+            Event::Progress { id, params } => {
+                assert_eq!(id, asked);
+                assert_eq!(params.message.as_deref(), Some("m"));
+                format!("progress {}", params.progress_f64().unwrap())
+            }
+            Event::Notification { method, .. } => method,
+            Event::Violation(v) => format!("{v:?}"),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "progress 1",
+            "ProgressNotIncreasing",
+            "progress 2.5",
+            "notifications/progress",
+            "notifications/progress"
+        ]
+    );
+    // Once answered, its progress is no longer ours.
+    feed(
+        &mut core,
+        json!({"jsonrpc": "2.0", "id": id.clone(),
+               "result": {"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"}}),
+    );
+    events(&mut core);
+    feed(&mut core, progress(id, 9.0));
+    assert!(matches!(only_event(&mut core), Event::Notification { .. }));
+}
+
+#[test]
 fn after_the_connection_closes_nothing_more_is_sent_and_our_requests_fail() {
     let now = Instant::now();
     let mut core = core();
