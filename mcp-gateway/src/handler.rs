@@ -407,6 +407,8 @@ impl ServerHandler for GatewayHandler {
             logging: Some(Default::default()),
             // The tasks extension, when a server offers it (`tasks.rs`).
             extensions: crate::tasks::extensions(&self.hub),
+            // 2025-11-25 tasks, when a server takes them (`legacy_tasks.rs`).
+            tasks: crate::legacy_tasks::capability(&self.hub),
             ..Default::default()
         };
         crate::skills::declare(&self.hub, &mut caps);
@@ -416,9 +418,19 @@ impl ServerHandler for GatewayHandler {
     fn list_tools(
         &self,
         cursor: Option<Cursor>,
-        _ctx: RequestContext,
+        ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<ListToolsResult>> {
-        Box::pin(async move { page(&self.served.surface(), cursor.as_deref(), self.page_size) })
+        Box::pin(async move {
+            let mut listed = page(&self.served.surface(), cursor.as_deref(), self.page_size)?;
+            // 2026-07-28 has no `taskSupport`: its tasks are the extension's.
+            if ctx.protocol_version().era() == mcp_types::Era::Modern {
+                listed
+                    .tools
+                    .iter_mut()
+                    .for_each(crate::legacy_tasks::strip_task_support);
+            }
+            Ok(listed)
+        })
     }
 
     fn call_tool(
@@ -467,6 +479,10 @@ impl ServerHandler for GatewayHandler {
         // asked by server→client request while the hub's session follows them.
         if ctx.protocol_version().era() == mcp_types::Era::Modern {
             return Box::pin(self.call_tool_round(params, ctx));
+        }
+        // A 2025-11-25 task-augmented call (`legacy_tasks.rs`).
+        if crate::legacy_tasks::asks_for_task(&params, ctx.protocol_version()) {
+            return Box::pin(self.legacy_call_as_task(params, ctx));
         }
         Box::pin(async move {
             self.call_tool(params, ctx)
@@ -745,7 +761,18 @@ impl ServerHandler for GatewayHandler {
         params: mcp_types::GetTaskParams,
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<mcp_types::Task>> {
+        if ctx.protocol_version().era() == mcp_types::Era::Legacy {
+            return Box::pin(self.legacy_get_task(params, ctx));
+        }
         Box::pin(self.host_get_task(params, ctx))
+    }
+
+    fn get_task_payload(
+        &self,
+        params: mcp_types::GetTaskPayloadParams,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<mcp_types::GetTaskPayloadResult>> {
+        Box::pin(self.legacy_task_result(params, ctx))
     }
 
     fn update_task(
@@ -761,6 +788,9 @@ impl ServerHandler for GatewayHandler {
         params: mcp_types::CancelTaskParams,
         ctx: RequestContext,
     ) -> BoxFuture<'_, HandlerResult<mcp_types::CancelTaskResult>> {
+        if ctx.protocol_version().era() == mcp_types::Era::Legacy {
+            return Box::pin(self.legacy_cancel_task(params, ctx));
+        }
         Box::pin(self.host_cancel_task(params, ctx))
     }
 

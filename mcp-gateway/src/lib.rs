@@ -61,6 +61,13 @@
 //!   and the stream's end lets them go.
 //! - **Log messages** of the servers, with `logger` set to `SERVER` or
 //!   `SERVER/LOGGER`, at or above the host's `logging/setLevel`.
+//! - **Tasks** of the servers, under task ids of the gateway's own
+//!   (HMAC-sealed, naming the server and its id; no table): the tasks
+//!   extension for a 2026-07-28 host that declares it (`tasks.rs`), and
+//!   2025-11-25 tasks for a legacy host (`legacy_tasks.rs`: `tasks`
+//!   declared, and a tool's `taskSupport` kept, only where a server takes
+//!   task-augmented calls; `tasks/get`, `tasks/result`, `tasks/cancel`;
+//!   a server's status notifications to the host that made the task).
 //!
 //! # Snapshots
 //!
@@ -130,6 +137,7 @@ mod error;
 mod gateway;
 mod handler;
 mod host;
+mod legacy_tasks;
 mod names;
 mod pump;
 mod rounds;

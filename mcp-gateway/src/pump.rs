@@ -105,6 +105,10 @@ pub(crate) async fn run(
                 }
                 false
             }
+            event @ HubEvent::TaskStatus { .. } => {
+                crate::legacy_tasks::status(&link, &served, event).await;
+                false
+            }
             HubEvent::Audit(record) => {
                 tracing::debug!(target: "mcp_gateway::audit", ?record, "governed operation");
                 false

@@ -4,7 +4,7 @@
 //! comes back, and replaced (a new generation, and `list_changed` for the
 //! host) only when what the host would see differs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_hub::{Hub, ServerStatusKind};
@@ -27,6 +27,9 @@ pub(crate) struct Served {
     down: Mutex<HashSet<String>>,
     /// The hosts' resource subscriptions.
     pub(crate) subscriptions: crate::subscribe::Subscriptions,
+    /// Which host each 2025-11-25 task belongs to, for its status
+    /// notifications (`legacy_tasks.rs`).
+    pub(crate) watchers: crate::legacy_tasks::Watchers,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -57,9 +60,12 @@ impl Served {
     }
 
     /// Rebuilds the served tools from the hub; returns whether they changed
-    /// (then a new generation is in place).
+    /// (then a new generation is in place). A tool keeps its
+    /// `execution.taskSupport` only when its server takes 2025-11-25
+    /// task-augmented calls (`legacy_tasks.rs`).
     pub(crate) fn refresh(&self, hub: &Hub) -> bool {
         let namespace = hub.namespace();
+        let mut tasking: HashMap<String, bool> = HashMap::new();
         let tools: Vec<Tool> = namespace
             .tools()
             .iter()
@@ -67,6 +73,13 @@ impl Served {
             .map(|t| {
                 let mut tool = t.tool().clone();
                 tool.name = t.name().to_owned();
+                let server = t.server().as_str();
+                let takes_tasks = *tasking
+                    .entry(server.to_owned())
+                    .or_insert_with(|| hub.offers_legacy_tasks(server));
+                if !takes_tasks || t.is_helper() {
+                    crate::legacy_tasks::strip_task_support(&mut tool);
+                }
                 tool
             })
             .collect();

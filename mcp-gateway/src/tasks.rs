@@ -34,9 +34,9 @@
 //! from the server core, and its tool calls reach the servers without the
 //! extension (a task-capable tool then answers at once, or the server's
 //! own `-32021` for a tool that must run as a task reaches the host).
-//! Tasks of the 2025-11-25 core feature (the `tasks` capability) are not
-//! forwarded: the gateway declares no `tasks` capability to a legacy host
-//! and its legacy tool calls ask for none.
+//! Tasks of the 2025-11-25 core feature (the `tasks` capability) are a
+//! legacy host's, forwarded by `legacy_tasks.rs` under ids of this same
+//! design ([`TaskRoute`]); a 2026-07-28 host is listed no `taskSupport`.
 
 use std::sync::OnceLock;
 

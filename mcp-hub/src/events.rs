@@ -116,6 +116,18 @@ pub enum HubEvent {
         /// Dropped over the budget by its current session so far.
         over_budget: u64,
     },
+    /// A server's 2025-11-25 `notifications/tasks/status`: the task as the
+    /// server sent it (its own id, its words). Only from a server whose
+    /// last handshake declared `tasks`, at most
+    /// [`MAX_TASK_STATUS_EVENT_BYTES`] of params, and only while the event
+    /// queue has room (a status is advisory: the task can be polled);
+    /// anything else is dropped unparsed.
+    TaskStatus {
+        /// The server.
+        server: ServerName,
+        /// The task.
+        task: Box<mcp_types::Task>,
+    },
     /// A new namespace was published.
     Namespace {
         /// Its generation.
@@ -228,6 +240,24 @@ pub(crate) fn server_log(server: &ServerName, params: Option<&[u8]>) -> Option<H
         logger: message.logger,
         data: Some(message.data),
         bytes,
+    })
+}
+
+/// Largest `notifications/tasks/status` (its params as received) a
+/// [`HubEvent::TaskStatus`] carries; a larger one is dropped.
+pub const MAX_TASK_STATUS_EVENT_BYTES: usize = 16 * 1024;
+
+/// The event for a server's `notifications/tasks/status`, when its params
+/// are within the bound and a task.
+pub(crate) fn task_status(server: &ServerName, params: Option<&[u8]>) -> Option<HubEvent> {
+    let params = params?;
+    if params.len() > MAX_TASK_STATUS_EVENT_BYTES {
+        return None;
+    }
+    let task: mcp_types::Task = serde_json::from_slice(params).ok()?;
+    Some(HubEvent::TaskStatus {
+        server: server.clone(),
+        task: Box::new(task),
     })
 }
 

@@ -127,7 +127,8 @@ pub use config::{
 };
 pub use error::{DenyReason, HubError, LimitValue, TargetKind};
 pub use events::{
-    AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, MAX_LOG_EVENT_BYTES, Operation,
+    AuditOutcome, AuditRecord, AuditSink, HubEvent, HubEvents, MAX_LOG_EVENT_BYTES,
+    MAX_TASK_STATUS_EVENT_BYTES, Operation,
 };
 pub use facade::Facade;
 pub use governance::approval::{Approval, ApprovalHook, ApprovalRequest};

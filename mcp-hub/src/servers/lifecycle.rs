@@ -421,6 +421,23 @@ async fn watch_session(
                     hub.events.emit(event);
                 }
             }
+            // A 2025-11-25 task's status, from a server that declared
+            // tasks, bounded and parsed only when the queue has room.
+            Some(SessionEvent::Notification { method, params })
+                if method == "notifications/tasks/status" =>
+            {
+                let declared =
+                    crate::governance::calls::capabilities(cell).is_some_and(|c| c.tasks.is_some());
+                if declared {
+                    if !hub.events.has_room() {
+                        hub.events.count_dropped();
+                    } else if let Some(event) =
+                        crate::events::task_status(&cell.spec.name, params.as_deref())
+                    {
+                        hub.events.emit(event);
+                    }
+                }
+            }
             Some(SessionEvent::NotificationsDropped { over_budget }) => {
                 hub.events.emit(HubEvent::NotificationsDropped {
                     server: cell.spec.name.clone(),
