@@ -93,6 +93,11 @@
 //! A server's `sampling/createMessage` and `elicitation/create` go to a
 //! host when that host declared the capability (labelled with the server in
 //! `_meta["mcp-gateway/server"]`), and are refused by name when it did not.
+//! When the server asked for progress on its request, the host is asked
+//! under a token of the gateway's (the server's own is never shown to it),
+//! and the host's progress reaches the server under the server's token,
+//! every update before the answer (16 waiting at most, then dropped:
+//! progress is advisory).
 //! A 2026-07-28 host, which cannot be sent requests, gets them as an
 //! `input_required` round of the tool call they serve: the call waits
 //! parked (at most 64 at once, for the seal's lifetime) until the host's
