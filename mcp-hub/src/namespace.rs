@@ -35,7 +35,10 @@
 //! so names and aliases coincide.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, OnceLock};
+
+use hashbrown::hash_table::{Entry, HashTable};
 
 use mcp_types::Tool;
 
@@ -202,9 +205,12 @@ pub struct Namespace {
     generation: u64,
     entries: Vec<ExposedTool>,
     /// Every routable name as (entry, slot: 0 the name, k the alias k - 1),
-    /// sorted by the name: found by binary search, without a second copy
-    /// of every name (a hub of a hundred servers exposes thousands).
-    by_name: Vec<(u32, u32)>,
+    /// in a hash table over the names without a second copy of every name
+    /// (a hub of a hundred servers exposes thousands), hashed under this
+    /// namespace's random keys (`hasher`), so names a server chose cannot
+    /// be made to collide.
+    by_name: HashTable<(u32, u32)>,
+    hasher: RandomState,
     ambiguous: HashMap<String, Vec<String>>,
     /// Names (bare and qualified) of tools the server lists but the
     /// authority hides, so a call by one is refused as denied, not as
@@ -323,11 +329,11 @@ impl Namespace {
     /// [`Namespace::resolve`], with the exposed name `name` stands for
     /// (itself, unless it is a provider-safe alias).
     pub(crate) fn lookup(&self, name: &str) -> Result<(&ExposedTool, &str), HubError> {
-        if let Ok(found) = self
+        let hash = self.hasher.hash_one(name);
+        if let Some(&(entry, k)) = self
             .by_name
-            .binary_search_by(|&slot| name_at(&self.entries, slot).cmp(name))
+            .find(hash, |&slot| name_at(&self.entries, slot) == name)
         {
-            let (entry, k) = self.by_name[found];
             let entry = &self.entries[entry as usize];
             return Ok((entry, entry.name_at(k)));
         }
@@ -671,37 +677,46 @@ impl Builder {
     }
 
     fn finish(self, generation: u64, settings: &BuildSettings<'_>) -> Result<Namespace, HubError> {
-        let mut by_name = Vec::new();
         let mut exposed = 0;
-        for (i, e) in self.entries.iter().enumerate() {
-            // Entries and aliases are bounded by `max_exposed` (checked
-            // below) far under u32::MAX; a larger count fails that check.
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
+        for e in &self.entries {
             exposed += 1 + e.aliases.len();
-            for k in 0..=e.aliases.len() {
-                by_name.push((i, u32::try_from(k).unwrap_or(u32::MAX)));
-            }
         }
-        let entries = &self.entries;
-        // By name; a name claimed twice resolves to the later entry.
-        by_name.sort_by(|&a, &b| {
-            name_at(entries, a)
-                .cmp(name_at(entries, b))
-                .then(b.0.cmp(&a.0))
-        });
-        by_name.dedup_by(|b, a| name_at(entries, *a) == name_at(entries, *b));
-        by_name.shrink_to_fit();
         // The bound counts exposed names (their provider-safe forms come on
-        // first use, at most one each).
+        // first use, at most one each), checked before anything is indexed.
         if exposed > settings.max_exposed {
             return Err(HubError::NamespaceTooLarge {
                 limit: settings.max_exposed,
             });
         }
+        let hasher = RandomState::new();
+        let entries = &self.entries;
+        let mut by_name: HashTable<(u32, u32)> = HashTable::with_capacity(exposed);
+        for (i, e) in entries.iter().enumerate() {
+            // Entries and aliases are bounded by `max_exposed` (checked
+            // above) far under u32::MAX.
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            for k in 0..=e.aliases.len() {
+                let slot = (i, u32::try_from(k).unwrap_or(u32::MAX));
+                let name = name_at(entries, slot);
+                let hash = hasher.hash_one(name);
+                // A name claimed twice resolves to the later entry.
+                match by_name.entry(
+                    hash,
+                    |&other| name_at(entries, other) == name,
+                    |&other| hasher.hash_one(name_at(entries, other)),
+                ) {
+                    Entry::Occupied(mut taken) => *taken.get_mut() = slot,
+                    Entry::Vacant(free) => {
+                        free.insert(slot);
+                    }
+                }
+            }
+        }
         Ok(Namespace {
             generation,
             entries: self.entries,
             by_name,
+            hasher,
             ambiguous: self.ambiguous,
             hidden: self.hidden,
             notes: self.notes,
