@@ -88,7 +88,9 @@ struct Host {
 
 /// Which host a server's request goes to.
 pub(crate) struct Target {
-    handle: ServerHandle,
+    /// The host's connection; `None` only for a bridged call whose host
+    /// connection ended (the call is parked: the bridge reaches it).
+    handle: Option<ServerHandle>,
     /// The host's call it is made for, when exactly one of the host's
     /// calls to the server is in flight.
     related: Option<RequestId>,
@@ -202,12 +204,15 @@ impl HostLink {
             .map(|h| h.handle.clone())
     }
 
-    /// Host connection `host` ended.
+    /// Host connection `host` ended. Its bridged calls stay recorded: a
+    /// parked call outlives the request that parked it (its record goes
+    /// with the call, at the latest when the seal expires), and a server's
+    /// request made meanwhile still reaches it.
     pub(crate) fn disconnect(&self, host: u64) {
         let mut hosts = lock(&self.inner.hosts);
         hosts.connected.remove(&host);
         for calls in hosts.calls.values_mut() {
-            calls.retain(|c| c.host != host);
+            calls.retain(|c| c.host != host || c.bridge.is_some());
         }
         hosts.calls.retain(|_, calls| !calls.is_empty());
     }
@@ -332,7 +337,9 @@ impl HostLink {
         &self,
         server: &str,
     ) -> Result<(ServerHandle, Option<RequestId>), HandlerError> {
-        self.host(server).map(|t| (t.handle, t.related))
+        let target = self.host(server)?;
+        let handle = target.handle.ok_or_else(gone)?;
+        Ok((handle, target.related))
     }
 
     /// The calls waiting for their hosts' answers.
@@ -380,15 +387,14 @@ impl HostLink {
         callers.dedup();
         match callers.as_slice() {
             [one] => {
-                let handle = hosts
-                    .connected
-                    .get(one)
-                    .map(|h| h.handle.clone())
-                    .ok_or_else(|| HandlerError::refused("the host of the call is gone"))?;
+                let handle = hosts.connected.get(one).map(|h| h.handle.clone());
                 let (related, bridge) = match calls {
                     [call] => (Some(call.id.clone()), call.bridge.clone()),
                     _ => (None, None),
                 };
+                if handle.is_none() && bridge.is_none() {
+                    return Err(gone());
+                }
                 Ok(Target {
                     handle,
                     related,
@@ -399,7 +405,7 @@ impl HostLink {
                 let mut stdio = hosts.connected.values().filter(|h| !h.http);
                 match (stdio.next(), hosts.connected.is_empty()) {
                     (Some(host), _) => Ok(Target {
-                        handle: host.handle.clone(),
+                        handle: Some(host.handle.clone()),
                         related: None,
                         bridge: None,
                     }),
@@ -421,6 +427,11 @@ impl HostLink {
             ))),
         }
     }
+}
+
+/// The refusal of a request whose host connection ended.
+fn gone() -> HandlerError {
+    HandlerError::refused("the host of the call is gone")
 }
 
 /// A server's request put to the host failed: the refusal the server gets.
@@ -490,6 +501,7 @@ impl SamplingHandler for ForwardSampling {
                 };
             }
             tracing::debug!(server = %self.server, "sampling request passed to the host");
+            let handle = handle.ok_or_else(gone)?;
             let timeout = self.link.inner.timeout;
             if !progress.wanted() {
                 return handle
@@ -584,11 +596,13 @@ impl ElicitationHandler for ForwardElicitation {
                     ElicitParams::Url(params)
                 }
                 Elicitation::Url { mut params, .. } => {
-                    let url_declared = handle.peer().session.is_some_and(|s| {
-                        s.capabilities
-                            .elicitation
-                            .as_ref()
-                            .is_some_and(|e| e.url.is_some())
+                    let url_declared = handle.as_ref().is_some_and(|h| {
+                        h.peer().session.is_some_and(|s| {
+                            s.capabilities
+                                .elicitation
+                                .as_ref()
+                                .is_some_and(|e| e.url.is_some())
+                        })
                     });
                     if !url_declared {
                         return Err(HandlerError::refused(
@@ -613,6 +627,7 @@ impl ElicitationHandler for ForwardElicitation {
                     )),
                 };
             }
+            let handle = handle.ok_or_else(gone)?;
             let timeout = self.link.inner.timeout;
             if !progress.wanted() {
                 return handle

@@ -101,7 +101,9 @@
 //! A 2026-07-28 host, which cannot be sent requests, gets them as an
 //! `input_required` round of the tool call they serve: the call waits
 //! parked (at most 64 at once, for the seal's lifetime) until the host's
-//! retry brings the answers (see `bridge.rs`). Which host: the one whose tool calls to that server
+//! retry brings the answers (see `bridge.rs`); a request the server makes
+//! while its call is parked, after the host's request ended, waits for the
+//! next round. Which host: the one whose tool calls to that server
 //! are in flight, when they all come from one host (over HTTP the request
 //! travels on that call's response stream when it is the host's only call
 //! there). With tool calls of two or more hosts in flight to the server it

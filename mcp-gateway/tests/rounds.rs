@@ -463,3 +463,131 @@ async fn a_legacy_servers_second_request_reaches_the_2026_host_in_the_next_round
     assert_eq!(recorder.with_method("tools/call").len(), 1);
     gateway.stop().await;
 }
+
+/// A legacy-era server, written by hand for its timing: its tool `pair`
+/// asks the client to sample (`s1`); when `go` fires it asks again (`s2`)
+/// while `s1` is still unanswered, then pings the client and reports the
+/// pong on `ponged` (by then the gateway has taken `s2` in); the call's
+/// result is both answers.
+fn asking_while_parked(
+    go: tokio::sync::mpsc::Receiver<()>,
+    ponged: tokio::sync::mpsc::Sender<()>,
+) -> std::sync::Arc<dyn mcp_transport::Connector> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let go = std::sync::Arc::new(tokio::sync::Mutex::new(Some(go)));
+    std::sync::Arc::new(mcp_transport::MemoryConnector::new(move |end| {
+        let go = std::sync::Arc::clone(&go);
+        let ponged = ponged.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(end.input).lines();
+            let mut out = end.output;
+            let mut go = go.lock().await.take();
+            let mut call = None;
+            let mut answers = serde_json::Map::new();
+            let sample = |id: &str| {
+                json!({"jsonrpc": "2.0", "id": id, "method": "sampling/createMessage",
+                       "params": {"messages": [], "maxTokens": 5}})
+            };
+            loop {
+                let line = tokio::select! {
+                    line = lines.next_line() => match line {
+                        Ok(Some(line)) => line,
+                        _ => return,
+                    },
+                    Some(()) = async { go.as_mut()?.recv().await } => {
+                        go = None;
+                        let asks = format!("{}\n{}\n", sample("s2"),
+                            json!({"jsonrpc": "2.0", "id": "p3", "method": "ping"}));
+                        out.write_all(asks.as_bytes()).await.unwrap();
+                        continue;
+                    }
+                };
+                let msg: Value = serde_json::from_str(&line).unwrap();
+                let id = msg["id"].clone();
+                let answer = match msg["method"].as_str() {
+                    Some("initialize") => Some((
+                        id,
+                        json!({"protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}}, "serverInfo": {"name": "pair", "version": "1"}}),
+                    )),
+                    Some("tools/list") => Some((
+                        id,
+                        json!({"tools": [{"name": "pair",
+                        "inputSchema": {"type": "object"}}]}),
+                    )),
+                    Some("tools/call") => {
+                        call = Some(id);
+                        out.write_all(format!("{}\n", sample("s1")).as_bytes())
+                            .await
+                            .unwrap();
+                        None
+                    }
+                    Some(_) => None,
+                    None if id == "p3" => {
+                        ponged.send(()).await.unwrap();
+                        None
+                    }
+                    None => {
+                        let got = msg.get("result").or(msg.get("error")).cloned();
+                        answers.insert(id.as_str().unwrap_or("?").to_owned(), got.into());
+                        let text = Value::Object(answers.clone()).to_string();
+                        (answers.len() == 2)
+                            .then(|| call.take())
+                            .flatten()
+                            .map(|call| {
+                                (call, json!({"content": [{"type": "text", "text": text}]}))
+                            })
+                    }
+                };
+                let Some((to, result)) = answer else { continue };
+                let frame = json!({"jsonrpc": "2.0", "id": to, "result": result});
+                out.write_all(format!("{frame}\n").as_bytes())
+                    .await
+                    .unwrap();
+            }
+        });
+    }))
+}
+
+#[tokio::test]
+async fn a_legacy_servers_request_made_while_the_call_is_parked_reaches_the_2026_host_next() {
+    let (go, go_rx) = tokio::sync::mpsc::channel(1);
+    let (ponged_tx, mut ponged) = tokio::sync::mpsc::channel(1);
+    let server = asking_while_parked(go_rx, ponged_tx);
+    let gateway = HttpGateway::unrestricted(vec![spec("lab", server)]).await;
+    let first = first_round(&gateway, "lab/pair").await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    // The host's request has ended; the call waits parked. The server asks
+    // again, and the gateway has taken that in once the server's ping is
+    // answered.
+    go.send(()).await.unwrap();
+    ponged.recv().await.unwrap();
+    let mut round = first;
+    let mut asked = 0;
+    let done = loop {
+        assert_eq!(round["resultType"], "input_required", "{round}");
+        let requests = round["inputRequests"].as_object().unwrap().clone();
+        assert!(!requests.is_empty(), "{round}");
+        let mut answers = serde_json::Map::new();
+        for (key, request) in &requests {
+            assert_eq!(request["method"], "sampling/createMessage", "{round}");
+            asked += 1;
+            answers.insert(key.clone(), sampled());
+        }
+        let (status, answer) = gateway
+            .call(json!({"name": "lab/pair", "arguments": {"x": 1},
+                         "requestState": round["requestState"], "inputResponses": answers}))
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        round = result(&answer).clone();
+        if round["resultType"] == "complete" {
+            break round;
+        }
+    };
+    assert_eq!(asked, 2, "both of the server's requests reached the host");
+    // The server got the host's answer to each, not a refusal.
+    let text: Value = serde_json::from_str(done["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["s1"]["model"], "host-model", "{text}");
+    assert_eq!(text["s2"]["model"], "host-model", "{text}");
+    gateway.stop().await;
+}
