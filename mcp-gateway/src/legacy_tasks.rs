@@ -55,7 +55,13 @@
 //! terminal (at most [`MAX_WATCHED_TASKS`]; past it the oldest is
 //! forgotten, and its statuses then go nowhere: they are advisory, the
 //! host polls). A status no host is known for is dropped, never
-//! broadcast; one for a host that has gone is dropped too.
+//! broadcast; one for a host that has gone is dropped too. The entry is
+//! made once the server's `{task}` answer is in hand, so a status the
+//! server sends before the hub has handed that answer back (a task that
+//! ends at once) can reach the gateway first and be dropped: the task's
+//! state is still what `tasks/get` answers. A task polled to a terminal
+//! state keeps its entry until a terminal status comes or the bound
+//! forgets it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;

@@ -6,7 +6,7 @@
 //! that id, its status notification reaching the host that made it (and
 //! no other); a forged id is `-32602` and reaches no server; a server that
 //! did not declare the capability is never offered and is refused by name
-//! at the hub.
+//! at the hub; a 2026-07-28 host is listed no `taskSupport`.
 
 #[path = "support/common.rs"]
 mod common;
@@ -419,4 +419,26 @@ async fn the_hub_refuses_legacy_task_requests_to_a_server_without_the_capability
     assert_eq!(task.status, mcp_types::TaskStatus::Completed);
     assert_eq!(alpha_recorder.with_method("tasks/result").len(), 1);
     running.close().await;
+}
+
+#[tokio::test]
+async fn a_2026_host_is_listed_no_task_support_and_a_legacy_one_is() {
+    let (alpha, _) = tasking_server();
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
+    let (status, answer) = gateway
+        .send("tools/list", json!({}), json!({"elicitation": {}}))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let tools = answer["result"]["tools"].as_array().expect("tools").clone();
+    let hang = tools
+        .iter()
+        .find(|t| t["name"] == "hang")
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(hang.get("execution").is_none(), "{hang}");
+
+    let (legacy, _events) = gateway.host(Negotiation::Legacy).await;
+    let catalog = legacy.list_tools().await.unwrap();
+    assert_eq!(task_support(catalog.tools(), "hang"), Some(Ts::Optional));
+    legacy.close().await;
+    gateway.stop().await;
 }
