@@ -15,7 +15,8 @@
 //! `requests.tools.call` and `cancel`, not `list`) when, as their last
 //! handshake said, at least one registered server takes task-augmented
 //! tool calls (`tasks.requests.tools.call`), and otherwise nothing: a
-//! host then never sees the capability and never asks. Which tools may
+//! host then never sees the capability and never asks (the server half
+//! shows it to 2025-11-25 hosts only, the one version that has it). Which tools may
 //! run as tasks is said per tool: a tool keeps the server's
 //! `execution.taskSupport` only when its server takes task-augmented
 //! calls (anything else has it removed, so it reads `forbidden`), and a

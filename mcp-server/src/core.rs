@@ -61,6 +61,18 @@ mod edge;
 mod events;
 mod modern;
 mod route;
+/// The capabilities as declared to a client of `version`: the `tasks`
+/// capability exists in 2025-11-25 only (earlier versions have no tasks,
+/// and 2026-07-28 has the tasks extension instead), so it is shown to no
+/// other version's client.
+fn capabilities_in(declared: &ServerCapabilities, version: ProtocolVersion) -> ServerCapabilities {
+    let mut shown = declared.clone();
+    if version != ProtocolVersion::V2025_11_25 {
+        shown.tasks = None;
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -794,7 +806,7 @@ impl ServerCore {
             .unwrap_or(latest);
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
-            capabilities: self.capabilities.clone(),
+            capabilities: capabilities_in(&self.capabilities, version),
             server_info: self.config.server_info.clone(),
             instructions: self.config.instructions.clone(),
             ..Default::default()
@@ -811,7 +823,7 @@ impl ServerCore {
     fn discover(&mut self, id: &RequestId) {
         let mut result = DiscoverResult {
             supported_versions: self.config.version_names(),
-            capabilities: self.capabilities.clone(),
+            capabilities: capabilities_in(&self.capabilities, ProtocolVersion::V2026_07_28),
             instructions: self.config.instructions.clone(),
             ..Default::default()
         };

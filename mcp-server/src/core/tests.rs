@@ -947,3 +947,35 @@ fn a_retry_member_of_the_wrong_type_is_invalid_params_before_the_application() {
     );
     assert_eq!(second["error"]["code"], error_codes::INVALID_PARAMS);
 }
+
+#[test]
+fn the_tasks_capability_is_shown_only_to_a_2025_11_25_client() {
+    let with_tasks = || {
+        let mut declared = caps();
+        declared.tasks = Some(
+            serde_json::from_value(json!({"requests": {"tools": {"call": {}}}, "cancel": {}}))
+                .unwrap(),
+        );
+        ServerCore::new(ServerConfig::new("test-server", "1.0"), declared)
+    };
+    for (version, shown) in [
+        ("2025-11-25", true),
+        ("2025-06-18", false),
+        ("2024-11-05", false),
+    ] {
+        let mut core = with_tasks();
+        let answer = initialize(&mut core, version, json!({}));
+        let capabilities = &answer["result"]["capabilities"];
+        assert_eq!(
+            capabilities["tasks"].is_object(),
+            shown,
+            "{version}: {answer}"
+        );
+        assert_eq!(capabilities["tools"]["listChanged"], true, "{version}");
+    }
+    let mut core = with_tasks();
+    feed(&mut core, modern(1, "server/discover", json!({})));
+    let result = only(sent(&mut core))["result"].clone();
+    assert!(result["capabilities"].get("tasks").is_none(), "{result}");
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+}
