@@ -238,3 +238,19 @@ async fn configured_the_roots_of_an_http_host_reach_the_stdio_servers() {
     alice.close().await;
     gateway.stop().await;
 }
+
+#[tokio::test]
+async fn a_legacy_hosts_progress_over_http_reaches_the_server_that_asked() {
+    let (server, recorder) = memory(asking_for_progress(Script::legacy()));
+    let gateway = endpoint(vec![spec("lab", server)], GatewayConfig::default()).await;
+    let tokens = Tokens::default();
+    let host = host_with(
+        &gateway.url,
+        ClientHandlers::new().sampling(ReportingHost::new(&tokens)),
+        Negotiation::Legacy,
+    )
+    .await;
+    progress_is_relayed(&host, &recorder, &tokens).await;
+    drop(host);
+    gateway.stop().await;
+}

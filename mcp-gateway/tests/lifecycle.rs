@@ -234,105 +234,15 @@ async fn a_servers_sampling_request_is_answered_by_the_host_in_either_era_of_the
     running.close().await;
 }
 
-/// A host whose sampling reports progress (as a person reviewing the
-/// request might) and notes the token the gateway asked under.
-struct ReportingHost {
-    tokens: Arc<Mutex<Vec<Option<Value>>>>,
-}
-
-impl mcp_session::SamplingHandler for ReportingHost {
-    fn create_message(
-        &self,
-        _: CreateMessageParams,
-    ) -> BoxFuture<'_, Result<CreateMessageResult, mcp_session::HandlerError>> {
-        Box::pin(async { Ok(CreateMessageResult::text("host-model", "unreported")) })
-    }
-
-    fn create_message_reporting(
-        &self,
-        params: CreateMessageParams,
-        progress: mcp_session::ProgressReporter,
-    ) -> BoxFuture<'_, Result<CreateMessageResult, mcp_session::HandlerError>> {
-        let token = params
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("progressToken").cloned());
-        self.tokens.lock().unwrap().push(token);
-        Box::pin(async move {
-            if !progress.wanted() {
-                return Ok(CreateMessageResult::text("host-model", "unreported"));
-            }
-            for (value, message) in [(1.0, "reviewing"), (3.0, "sampling")] {
-                progress
-                    .report(value, Some(3.0), Some(message.into()))
-                    .await
-                    .unwrap();
-            }
-            Ok(CreateMessageResult::text("host-model", "four"))
-        })
-    }
-}
-
 #[tokio::test]
 async fn the_hosts_progress_on_a_servers_request_reaches_that_server_under_its_own_token() {
-    let script = Script::legacy()
-        .tool(
-            "ask",
-            Behavior::AskClient {
-                method: "sampling/createMessage".into(),
-                params: json!({"messages": [], "maxTokens": 5, "_meta": {"progressToken": "srv-7"}}),
-            },
-        )
-        .tool(
-            "ask_quietly",
-            Behavior::AskClient {
-                method: "sampling/createMessage".into(),
-                params: json!({"messages": [], "maxTokens": 5}),
-            },
-        );
+    let script = asking_for_progress(Script::legacy());
     let (server, recorder) = memory(script);
     let mut setup = Setup::new(vec![spec("lab", server)]);
     let tokens = Arc::new(Mutex::new(Vec::new()));
-    setup.handlers = ClientHandlers::new().sampling(ReportingHost {
-        tokens: Arc::clone(&tokens),
-    });
+    setup.handlers = ClientHandlers::new().sampling(ReportingHost::new(&tokens));
     let running = start(setup).await;
-    let result = running.host.call_tool("ask", json!({})).await.unwrap();
-    assert!(result.text().contains("four"), "{}", result.text());
-    // The host was asked under a token of the gateway's, never the server's.
-    let asked = tokens.lock().unwrap().clone();
-    assert!(
-        matches!(asked.as_slice(), [Some(Value::Number(_))]),
-        "{asked:?}"
-    );
-    // The server heard both updates, under its token, before its answer.
-    let heard: Vec<_> = recorder
-        .with_method("notifications/progress")
-        .iter()
-        .map(|p| {
-            (
-                p["params"]["progressToken"].clone(),
-                p["params"]["progress"].as_f64(),
-                p["params"]["message"].clone(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        heard,
-        [
-            (json!("srv-7"), Some(1.0), json!("reviewing")),
-            (json!("srv-7"), Some(3.0), json!("sampling")),
-        ]
-    );
-    // A server that asked for no progress is asked for none and gets none.
-    let result = running
-        .host
-        .call_tool("ask_quietly", json!({}))
-        .await
-        .unwrap();
-    assert!(result.text().contains("unreported"), "{}", result.text());
-    assert_eq!(tokens.lock().unwrap()[1], None);
-    assert_eq!(recorder.with_method("notifications/progress").len(), 2);
+    progress_is_relayed(&running.host, &recorder, &tokens).await;
     running.close().await;
 }
 

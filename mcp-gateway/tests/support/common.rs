@@ -12,6 +12,7 @@ use mcp_hub::{
 use mcp_session::{ClientHandlers, Negotiation, Ready, Session, SessionConfig, SessionEvents};
 use mcp_testkit::{FakeServer, Recorder, Script};
 use mcp_transport::{Connector, MemoryConnector, StdioConfig, StdioConnector};
+use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 /// A connector starting a fresh in-process fake server on every connect,
@@ -362,4 +363,126 @@ impl HttpGateway {
             .unwrap()
             .expect("cleanly");
     }
+}
+
+/// A host whose sampling reports progress (as a person reviewing the
+/// request might) and notes the token the gateway asked under.
+pub struct ReportingHost {
+    tokens: Tokens,
+}
+
+/// The progress tokens a [`ReportingHost`] was asked under, in order.
+pub type Tokens = Arc<Mutex<Vec<Option<Value>>>>;
+
+impl ReportingHost {
+    pub fn new(tokens: &Tokens) -> Self {
+        Self {
+            tokens: Arc::clone(tokens),
+        }
+    }
+}
+
+impl mcp_session::SamplingHandler for ReportingHost {
+    fn create_message(
+        &self,
+        _: mcp_types::CreateMessageParams,
+    ) -> mcp_transport::BoxFuture<
+        '_,
+        Result<mcp_types::CreateMessageResult, mcp_session::HandlerError>,
+    > {
+        Box::pin(async {
+            Ok(mcp_types::CreateMessageResult::text(
+                "host-model",
+                "unreported",
+            ))
+        })
+    }
+
+    fn create_message_reporting(
+        &self,
+        params: mcp_types::CreateMessageParams,
+        progress: mcp_session::ProgressReporter,
+    ) -> mcp_transport::BoxFuture<
+        '_,
+        Result<mcp_types::CreateMessageResult, mcp_session::HandlerError>,
+    > {
+        let token = params
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("progressToken").cloned());
+        self.tokens.lock().unwrap().push(token);
+        Box::pin(async move {
+            if !progress.wanted() {
+                return Ok(mcp_types::CreateMessageResult::text(
+                    "host-model",
+                    "unreported",
+                ));
+            }
+            for (value, message) in [(1.0, "reviewing"), (3.0, "sampling")] {
+                progress
+                    .report(value, Some(3.0), Some(message.into()))
+                    .await
+                    .unwrap();
+            }
+            Ok(mcp_types::CreateMessageResult::text("host-model", "four"))
+        })
+    }
+}
+
+/// A legacy server's tools `ask` (sampling, asking for progress under the
+/// token `srv-7`) and `ask_quietly` (sampling, no progress).
+pub fn asking_for_progress(script: Script) -> Script {
+    use mcp_testkit::Behavior;
+    script
+        .tool(
+            "ask",
+            Behavior::AskClient {
+                method: "sampling/createMessage".into(),
+                params: json!({"messages": [], "maxTokens": 5, "_meta": {"progressToken": "srv-7"}}),
+            },
+        )
+        .tool(
+            "ask_quietly",
+            Behavior::AskClient {
+                method: "sampling/createMessage".into(),
+                params: json!({"messages": [], "maxTokens": 5}),
+            },
+        )
+}
+
+/// Calls `ask` and `ask_quietly` of [`asking_for_progress`] as a host
+/// answering with a [`ReportingHost`]: the host is asked under a token of
+/// the gateway's, never the server's; the server hears both of the host's
+/// updates under its own token before its answer; a request that asked for
+/// no progress is asked for none and gets none.
+pub async fn progress_is_relayed(host: &Session<Ready>, recorder: &Recorder, tokens: &Tokens) {
+    let result = host.call_tool("ask", json!({})).await.unwrap();
+    assert!(result.text().contains("four"), "{}", result.text());
+    let asked = tokens.lock().unwrap().clone();
+    assert!(
+        matches!(asked.as_slice(), [Some(Value::Number(_))]),
+        "{asked:?}"
+    );
+    let heard: Vec<_> = recorder
+        .with_method("notifications/progress")
+        .iter()
+        .map(|p| {
+            (
+                p["params"]["progressToken"].clone(),
+                p["params"]["progress"].as_f64(),
+                p["params"]["message"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        heard,
+        [
+            (json!("srv-7"), Some(1.0), json!("reviewing")),
+            (json!("srv-7"), Some(3.0), json!("sampling")),
+        ]
+    );
+    let result = host.call_tool("ask_quietly", json!({})).await.unwrap();
+    assert!(result.text().contains("unreported"), "{}", result.text());
+    assert_eq!(tokens.lock().unwrap()[1], None);
+    assert_eq!(recorder.with_method("notifications/progress").len(), 2);
 }
