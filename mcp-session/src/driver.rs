@@ -697,7 +697,8 @@ fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerReq
         Arc::downgrade(shared),
     );
     let task = tokio::spawn(async move {
-        let answer = task_shared.handlers.answer(request, progress).await;
+        let answer = task_shared.handlers.answer(request, progress.clone()).await;
+        progress.finish();
         lock(&task_shared.server_tasks).remove(&id);
         task_shared.core().answer_server_request(&id, answer);
         task_shared.wake.notify_one();

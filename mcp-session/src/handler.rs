@@ -13,6 +13,7 @@ use mcp_types::notifications::Progress;
 use mcp_types::requests::{CreateMessage, Elicit, ListRoots};
 use mcp_types::{Notification as _, Request as _};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use mcp_transport::BoxFuture;
@@ -391,6 +392,8 @@ struct Reporting {
     link: Weak<Shared>,
     /// The last value sent; values only increase.
     last: Mutex<Option<f64>>,
+    /// Set once the request is answered: progress on it ends there.
+    answered: AtomicBool,
 }
 
 impl ProgressReporter {
@@ -402,8 +405,16 @@ impl ProgressReporter {
                     token,
                     link,
                     last: Mutex::new(None),
+                    answered: AtomicBool::new(false),
                 })
             }),
+        }
+    }
+
+    /// The request is answered: nothing more is reported on it.
+    pub(crate) fn finish(&self) {
+        if let Some(inner) = &self.inner {
+            inner.answered.store(true, Ordering::Relaxed);
         }
     }
 
@@ -417,7 +428,8 @@ impl ProgressReporter {
     /// Sends `notifications/progress` for the request: `progress` so far,
     /// of `total` when known, with an optional `message` (it goes to the
     /// server: no secrets). Returns whether it was sent: not when the
-    /// server asked for no progress, and not when `progress` does not
+    /// server asked for no progress, not once the request is answered (a
+    /// reporter kept past the handler's answer goes quiet), and not when `progress` does not
     /// increase on the last value sent or is not finite (the protocol
     /// requires increasing values; a relay passing on another peer's
     /// progress drops such updates rather than failing). Errors when the
@@ -431,6 +443,9 @@ impl ProgressReporter {
         let Some(inner) = &self.inner else {
             return Ok(false);
         };
+        if inner.answered.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
         let (Some(value), total) = (
             serde_json::Number::from_f64(progress),
             total.and_then(serde_json::Number::from_f64),

@@ -795,8 +795,10 @@ async fn handlers_are_async_closures_and_progress_can_be_a_callback() {
     assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0), Some(3.0)]);
 }
 
-/// A sampling handler that reports progress before answering.
-struct Reporting;
+/// A sampling handler that reports progress before answering, and keeps
+/// its reporter.
+#[derive(Default)]
+struct Reporting(Arc<std::sync::Mutex<Option<mcp_session::ProgressReporter>>>);
 
 impl mcp_session::SamplingHandler for Reporting {
     fn create_message(
@@ -813,6 +815,7 @@ impl mcp_session::SamplingHandler for Reporting {
         progress: mcp_session::ProgressReporter,
     ) -> mcp_session::BoxFuture<'_, Result<mcp_types::CreateMessageResult, mcp_session::HandlerError>>
     {
+        *self.0.lock().unwrap() = Some(progress.clone());
         Box::pin(async move {
             let mut sent = Vec::new();
             for (value, message) in [(1.0, "reading"), (1.0, "again"), (2.0, "writing")] {
@@ -849,8 +852,10 @@ async fn a_sampling_handler_reports_progress_to_the_server_under_its_token() {
             },
         );
     let (connector, recorder) = memory(script);
+    let handler = Reporting::default();
+    let slot = Arc::clone(&handler.0);
     let config = SessionConfig {
-        handlers: mcp_session::ClientHandlers::new().sampling(Reporting),
+        handlers: mcp_session::ClientHandlers::new().sampling(handler),
         ..quick_config()
     };
     let session = ready(connector, config, Negotiation::Legacy).await;
@@ -859,6 +864,9 @@ async fn a_sampling_handler_reports_progress_to_the_server_under_its_token() {
         text.contains("wanted true sent [true, false, true]"),
         "{text}"
     );
+    // A reporter kept past the answer goes quiet.
+    let kept = slot.lock().unwrap().clone().unwrap();
+    assert!(!kept.report(9.0, None, None).await.unwrap());
     // Both reports were on the wire before the answer that ended the call.
     let progress = recorder.with_method("notifications/progress");
     let seen: Vec<_> = progress
