@@ -151,43 +151,8 @@ impl Session<Ready> {
                 feature: "task-augmented tools/call (2025-11-25) in the 2026-07-28 era",
             });
         }
-        let body = match serde_json::to_value(params).map_err(SessionError::Params)? {
-            Value::Object(map) => map,
-            _ => {
-                return Err(SessionError::Params(serde::ser::Error::custom(
-                    "tools/call params must be an object",
-                )));
-            }
-        };
-        let size = mcp_types::json_len(&body).unwrap_or(usize::MAX);
-        let limit = self.link.config.max_argument_bytes;
-        if size > limit {
-            return Err(SessionError::ArgumentsTooLarge { size, limit });
-        }
-        let method: std::sync::Arc<str> = std::sync::Arc::from(CallTool::METHOD);
-        let timing = self.call_timing(options);
-        let body = std::sync::Mutex::new(Some(body));
         let raw = self
-            .with_expiry(CallTool::METHOD, || async {
-                // Attempted at most once: the params are taken, not cloned.
-                let params = body
-                    .lock()
-                    .ok()
-                    .and_then(|mut slot| slot.take())
-                    .map_or(crate::params::Params::None, crate::params::Params::Object);
-                self.link
-                    .shared
-                    .call(
-                        &method,
-                        params,
-                        None,
-                        RequestOptions {
-                            protocol_version: self.link.version_header(false),
-                            ..options.request(timing)
-                        },
-                    )
-                    .await
-            })
+            .send_legacy_call(params, options, self.call_timing(options))
             .await?;
         crate::rounds::decode_outcome::<CallToolResult>(CallTool::METHOD, &raw)
     }

@@ -239,33 +239,7 @@ impl Session<Ready> {
         let outcome = if !self.is_modern() {
             // Legacy era: no input rounds exist, so the params are serialised
             // once, straight from the struct.
-            let encoded = Params::encode(&params, options.progress.is_some())?;
-            check_size(encoded_size(&encoded), config.max_argument_bytes)?;
-            let method = Arc::clone(&TOOLS_CALL);
-            let encoded = std::sync::Mutex::new(Some(encoded));
-            let raw = self
-                .with_expiry(CallTool::METHOD, || async {
-                    // A tool call is attempted at most once (never replayed),
-                    // so the encoded params are taken, not cloned.
-                    let params = encoded
-                        .lock()
-                        .ok()
-                        .and_then(|mut slot| slot.take())
-                        .unwrap_or(Params::None);
-                    self.link
-                        .shared
-                        .call(
-                            &method,
-                            params,
-                            None,
-                            RequestOptions {
-                                protocol_version: self.link.version_header(false),
-                                ..options.request(timing)
-                            },
-                        )
-                        .await
-                })
-                .await?;
+            let raw = self.send_legacy_call(&params, options, timing).await?;
             // Legacy era without a `task` member in the request: the result
             // can only be the tool's own; decode it in one pass.
             RequestOutcome::Complete(raw.decode_json::<CallToolResult>().map_err(|source| {
@@ -366,6 +340,43 @@ pub(crate) fn tool_arguments(
 /// `-32020`, as a JSON-RPC answer or in the body of an HTTP 400.
 fn is_header_mismatch(e: &SessionError) -> bool {
     e.error_object().map(|e| e.code) == Some(mcp_types::error_codes::HEADER_MISMATCH)
+}
+
+impl Session<Ready> {
+    /// Sends a legacy-era `tools/call` of `params` exactly once (a tool call
+    /// is never replayed, so the encoded params are taken, not cloned),
+    /// after checking its size against `max_argument_bytes`; the raw result.
+    pub(crate) async fn send_legacy_call(
+        &self,
+        params: &CallToolParams,
+        options: &CallOptions,
+        timing: RequestTiming,
+    ) -> Result<crate::protocol::RawResult, SessionError> {
+        let encoded = Params::encode(params, options.progress.is_some())?;
+        check_size(encoded_size(&encoded), self.link.config.max_argument_bytes)?;
+        let method = Arc::clone(&TOOLS_CALL);
+        let encoded = std::sync::Mutex::new(Some(encoded));
+        self.with_expiry(CallTool::METHOD, || async {
+            let params = encoded
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.take())
+                .unwrap_or(Params::None);
+            self.link
+                .shared
+                .call(
+                    &method,
+                    params,
+                    None,
+                    RequestOptions {
+                        protocol_version: self.link.version_header(false),
+                        ..options.request(timing)
+                    },
+                )
+                .await
+        })
+        .await
+    }
 }
 
 fn check_size(size: usize, limit: usize) -> Result<(), SessionError> {
