@@ -132,6 +132,30 @@ fn refusal(code: i64, kind: &str, message: String) -> ErrorObject {
     error
 }
 
+/// Opens a host's task id (`-32602` for one not ours) and sends one
+/// request about the task to its server, by the server's own id (`send`
+/// gets the server's name and the params naming its task); given up when
+/// the host cancels.
+async fn to_owner<T, Fut>(
+    task_id: &str,
+    ctx: &RequestContext,
+    send: impl FnOnce(String, TaskIdParams) -> Fut,
+) -> HandlerResult<(TaskRoute, T)>
+where
+    Fut: std::future::Future<Output = Result<T, mcp_hub::HubError>>,
+{
+    let route = TaskRoute::open(task_id)?;
+    let call = send(
+        route.server.clone(),
+        TaskIdParams::new(route.task_id.clone()),
+    );
+    let answer = tokio::select! {
+        answer = call => answer.map_err(|e| error_object(&e))?,
+        () = ctx.cancelled() => return Err(cancelled()),
+    };
+    Ok((route, answer))
+}
+
 /// A server's task as a legacy host gets it; see the module docs.
 pub(crate) fn served_task(
     route: &TaskRoute,
@@ -339,17 +363,12 @@ impl GatewayHandler {
         params: GetTaskParams,
         ctx: RequestContext,
     ) -> HandlerResult<Task> {
-        let route = TaskRoute::open(&params.task_id)?;
-        let options = CallOptions::new();
-        let call = self.hub.get_legacy_task(
-            &route.server,
-            TaskIdParams::new(route.task_id.clone()),
-            &options,
-        );
-        let task = tokio::select! {
-            task = call => task.map_err(|e| error_object(&e))?,
-            () = ctx.cancelled() => return Err(cancelled()),
-        };
+        let (route, task) = to_owner(&params.task_id, &ctx, |server, id| async move {
+            self.hub
+                .get_legacy_task(&server, id, &CallOptions::new())
+                .await
+        })
+        .await?;
         served_task(&route, params.task_id, task)
     }
 
@@ -360,17 +379,12 @@ impl GatewayHandler {
         params: GetTaskPayloadParams,
         ctx: RequestContext,
     ) -> HandlerResult<GetTaskPayloadResult> {
-        let route = TaskRoute::open(&params.task_id)?;
-        let options = CallOptions::new();
-        let call = self.hub.legacy_task_result(
-            &route.server,
-            TaskIdParams::new(route.task_id.clone()),
-            &options,
-        );
-        let mut result = tokio::select! {
-            result = call => result.map_err(|e| error_object(&e))?,
-            () = ctx.cancelled() => return Err(cancelled()),
-        };
+        let (route, mut result) = to_owner(&params.task_id, &ctx, |server, id| async move {
+            self.hub
+                .legacy_task_result(&server, id, &CallOptions::new())
+                .await
+        })
+        .await?;
         served_uris(&route.server, &mut result.content);
         let mut meta = Meta::new();
         meta.set_related_task_id(&params.task_id);
@@ -390,17 +404,12 @@ impl GatewayHandler {
         params: CancelTaskParams,
         ctx: RequestContext,
     ) -> HandlerResult<CancelTaskResult> {
-        let route = TaskRoute::open(&params.task_id)?;
-        let options = CallOptions::new();
-        let call = self.hub.cancel_legacy_task(
-            &route.server,
-            TaskIdParams::new(route.task_id.clone()),
-            &options,
-        );
-        let task = tokio::select! {
-            task = call => task.map_err(|e| error_object(&e))?,
-            () = ctx.cancelled() => return Err(cancelled()),
-        };
+        let (route, task) = to_owner(&params.task_id, &ctx, |server, id| async move {
+            self.hub
+                .cancel_legacy_task(&server, id, &CallOptions::new())
+                .await
+        })
+        .await?;
         served_task(&route, params.task_id, task).map(CancelTaskResult::Task)
     }
 }
