@@ -502,17 +502,7 @@ impl SamplingHandler for ForwardSampling {
             }
             tracing::debug!(server = %self.server, "sampling request passed to the host");
             let handle = handle.ok_or_else(gone)?;
-            let timeout = self.link.inner.timeout;
-            if !progress.wanted() {
-                return handle
-                    .request_for::<CreateMessage>(related, params, timeout)
-                    .await
-                    .map_err(|e| refusal("sampling", e));
-            }
-            let (sink, updates) = mpsc::channel(PROGRESS_BUFFER);
-            let request =
-                handle.request_with_progress::<CreateMessage>(related, params, timeout, sink);
-            relaying(request, updates, &progress)
+            ask_host::<CreateMessage>(&handle, related, params, self.link.inner.timeout, &progress)
                 .await
                 .map_err(|e| refusal("sampling", e))
         })
@@ -528,6 +518,28 @@ impl SamplingHandler for ForwardSampling {
 /// How many of a host's progress updates on one request wait to be passed
 /// on to the server (beyond it an update is dropped: progress is advisory).
 const PROGRESS_BUFFER: usize = 16;
+
+/// Puts a server's request to the host; when the server asked for progress
+/// on it, the host is asked for progress too and its updates are relayed
+/// ([`relaying`]).
+async fn ask_host<R>(
+    handle: &ServerHandle,
+    related: Option<RequestId>,
+    params: R::Params,
+    timeout: Duration,
+    progress: &ProgressReporter,
+) -> Result<R::Result, ServerError>
+where
+    R: mcp_types::ServerRequest,
+    R::Params: Send + 'static,
+{
+    if !progress.wanted() {
+        return handle.request_for::<R>(related, params, timeout).await;
+    }
+    let (sink, updates) = mpsc::channel(PROGRESS_BUFFER);
+    let request = handle.request_with_progress::<R>(related, params, timeout, sink);
+    relaying(request, updates, progress).await
+}
 
 /// Waits for a request to the host while passing the host's progress on it
 /// to the server that asked (every update that came before the answer is
@@ -628,16 +640,7 @@ impl ElicitationHandler for ForwardElicitation {
                 };
             }
             let handle = handle.ok_or_else(gone)?;
-            let timeout = self.link.inner.timeout;
-            if !progress.wanted() {
-                return handle
-                    .request_for::<Elicit>(related, params, timeout)
-                    .await
-                    .map_err(|e| refusal("elicitation", e));
-            }
-            let (sink, updates) = mpsc::channel(PROGRESS_BUFFER);
-            let request = handle.request_with_progress::<Elicit>(related, params, timeout, sink);
-            relaying(request, updates, &progress)
+            ask_host::<Elicit>(&handle, related, params, self.link.inner.timeout, &progress)
                 .await
                 .map_err(|e| refusal("elicitation", e))
         })
