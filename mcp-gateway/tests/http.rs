@@ -250,7 +250,7 @@ async fn a_legacy_hosts_progress_over_http_reaches_the_server_that_asked() {
         Negotiation::Legacy,
     )
     .await;
-    progress_is_relayed(&host, &recorder, &tokens).await;
+    progress_is_relayed(&host, &recorder, &tokens, ("ask", "ask_quietly")).await;
     drop(host);
     gateway.stop().await;
 }

@@ -235,14 +235,24 @@ async fn a_servers_sampling_request_is_answered_by_the_host_in_either_era_of_the
 }
 
 #[tokio::test]
-async fn the_hosts_progress_on_a_servers_request_reaches_that_server_under_its_own_token() {
+async fn the_hosts_progress_on_a_servers_sampling_or_elicitation_reaches_that_server_under_its_own_token()
+ {
     let script = asking_for_progress(Script::legacy());
     let (server, recorder) = memory(script);
     let mut setup = Setup::new(vec![spec("lab", server)]);
     let tokens = Arc::new(Mutex::new(Vec::new()));
-    setup.handlers = ClientHandlers::new().sampling(ReportingHost::new(&tokens));
+    setup.handlers = ClientHandlers::new()
+        .sampling(ReportingHost::new(&tokens))
+        .elicitation(ReportingHost::new(&tokens));
     let running = start(setup).await;
-    progress_is_relayed(&running.host, &recorder, &tokens).await;
+    progress_is_relayed(&running.host, &recorder, &tokens, ("ask", "ask_quietly")).await;
+    progress_is_relayed(
+        &running.host,
+        &recorder,
+        &tokens,
+        ("ask_form", "ask_form_quietly"),
+    )
+    .await;
     running.close().await;
 }
 

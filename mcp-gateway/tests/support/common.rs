@@ -382,6 +382,30 @@ impl ReportingHost {
     }
 }
 
+impl ReportingHost {
+    /// Notes the token the host was asked under and, when the server asked
+    /// for progress, reports two updates (as a person reviewing the
+    /// request might): whether it reported.
+    async fn review(
+        &self,
+        meta: Option<&mcp_types::Meta>,
+        progress: &mcp_session::ProgressReporter,
+    ) -> bool {
+        let token = meta.and_then(|m| m.get("progressToken").cloned());
+        self.tokens.lock().unwrap().push(token);
+        if !progress.wanted() {
+            return false;
+        }
+        for (value, message) in [(1.0, "reviewing"), (3.0, "sampling")] {
+            progress
+                .report(value, Some(3.0), Some(message.into()))
+                .await
+                .unwrap();
+        }
+        true
+    }
+}
+
 impl mcp_session::SamplingHandler for ReportingHost {
     fn create_message(
         &self,
@@ -406,31 +430,55 @@ impl mcp_session::SamplingHandler for ReportingHost {
         '_,
         Result<mcp_types::CreateMessageResult, mcp_session::HandlerError>,
     > {
-        let token = params
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("progressToken").cloned());
-        self.tokens.lock().unwrap().push(token);
         Box::pin(async move {
-            if !progress.wanted() {
-                return Ok(mcp_types::CreateMessageResult::text(
-                    "host-model",
-                    "unreported",
-                ));
-            }
-            for (value, message) in [(1.0, "reviewing"), (3.0, "sampling")] {
-                progress
-                    .report(value, Some(3.0), Some(message.into()))
-                    .await
-                    .unwrap();
-            }
-            Ok(mcp_types::CreateMessageResult::text("host-model", "four"))
+            let text = if self.review(params.meta.as_ref(), &progress).await {
+                "four"
+            } else {
+                "unreported"
+            };
+            Ok(mcp_types::CreateMessageResult::text("host-model", text))
         })
     }
 }
 
+impl mcp_session::ElicitationHandler for ReportingHost {
+    fn elicit(
+        &self,
+        _: mcp_session::Elicitation,
+    ) -> mcp_transport::BoxFuture<'_, Result<mcp_types::ElicitResult, mcp_session::HandlerError>>
+    {
+        Box::pin(async { Ok(answer("unreported")) })
+    }
+
+    fn elicit_reporting(
+        &self,
+        request: mcp_session::Elicitation,
+        progress: mcp_session::ProgressReporter,
+    ) -> mcp_transport::BoxFuture<'_, Result<mcp_types::ElicitResult, mcp_session::HandlerError>>
+    {
+        Box::pin(async move {
+            let meta = match &request {
+                mcp_session::Elicitation::Form(form) => form.meta.clone(),
+                _ => None,
+            };
+            let text = if self.review(meta.as_ref(), &progress).await {
+                "four"
+            } else {
+                "unreported"
+            };
+            Ok(answer(text))
+        })
+    }
+}
+
+/// A form answered with `{"answer": text}`.
+fn answer(text: &str) -> mcp_types::ElicitResult {
+    mcp_types::ElicitResult::accept([("answer", mcp_types::ElicitValue::String(text.to_owned()))])
+}
+
 /// A legacy server's tools `ask` (sampling, asking for progress under the
-/// token `srv-7`) and `ask_quietly` (sampling, no progress).
+/// token `srv-7`) and `ask_quietly` (sampling, no progress), and the same
+/// two for a form's elicitation: `ask_form` and `ask_form_quietly`.
 pub fn asking_for_progress(script: Script) -> Script {
     use mcp_testkit::Behavior;
     script
@@ -448,23 +496,44 @@ pub fn asking_for_progress(script: Script) -> Script {
                 params: json!({"messages": [], "maxTokens": 5}),
             },
         )
+        .tool(
+            "ask_form",
+            Behavior::AskClient {
+                method: "elicitation/create".into(),
+                params: json!({"message": "how many?", "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}}, "_meta": {"progressToken": "srv-7"}}),
+            },
+        )
+        .tool(
+            "ask_form_quietly",
+            Behavior::AskClient {
+                method: "elicitation/create".into(),
+                params: json!({"message": "how many?", "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}}}),
+            },
+        )
 }
 
-/// Calls `ask` and `ask_quietly` of [`asking_for_progress`] as a host
+/// Calls `ask` and `ask_quietly` (or `ask_form` and `ask_form_quietly`,
+/// as `(asking, quiet)` names) of [`asking_for_progress`] as a host
 /// answering with a [`ReportingHost`]: the host is asked under a token of
 /// the gateway's, never the server's; the server hears both of the host's
 /// updates under its own token before its answer; a request that asked for
 /// no progress is asked for none and gets none.
-pub async fn progress_is_relayed(host: &Session<Ready>, recorder: &Recorder, tokens: &Tokens) {
-    let result = host.call_tool("ask", json!({})).await.unwrap();
+pub async fn progress_is_relayed(
+    host: &Session<Ready>,
+    recorder: &Recorder,
+    tokens: &Tokens,
+    (asking, quiet): (&str, &str),
+) {
+    let progress = || recorder.with_method("notifications/progress");
+    let (asked_before, heard_before) = (tokens.lock().unwrap().len(), progress().len());
+    let result = host.call_tool(asking, json!({})).await.unwrap();
     assert!(result.text().contains("four"), "{}", result.text());
-    let asked = tokens.lock().unwrap().clone();
+    let asked = tokens.lock().unwrap()[asked_before..].to_vec();
     assert!(
         matches!(asked.as_slice(), [Some(Value::Number(_))]),
         "{asked:?}"
     );
-    let heard: Vec<_> = recorder
-        .with_method("notifications/progress")
+    let heard: Vec<_> = progress()[heard_before..]
         .iter()
         .map(|p| {
             (
@@ -481,8 +550,8 @@ pub async fn progress_is_relayed(host: &Session<Ready>, recorder: &Recorder, tok
             (json!("srv-7"), Some(3.0), json!("sampling")),
         ]
     );
-    let result = host.call_tool("ask_quietly", json!({})).await.unwrap();
+    let result = host.call_tool(quiet, json!({})).await.unwrap();
     assert!(result.text().contains("unreported"), "{}", result.text());
-    assert_eq!(tokens.lock().unwrap()[1], None);
-    assert_eq!(recorder.with_method("notifications/progress").len(), 2);
+    assert_eq!(tokens.lock().unwrap()[asked_before + 1], None);
+    assert_eq!(progress().len(), heard_before + 2);
 }
