@@ -32,6 +32,12 @@ pub struct GatewayConfig {
     /// stdio servers (default no: a remote host's directories mean nothing
     /// here). The host on stdio always gives its roots.
     pub roots_from_http_hosts: bool,
+    /// On stdio: how long the gateway keeps polling, instead of sleeping,
+    /// after each message to or from the host ([`mcp_server::BusyPoll`]):
+    /// the reply of a server then needs no wake-up of the gateway. Costs up
+    /// to this much CPU after each message; none by default (the `mcp`
+    /// command sets 500 µs).
+    pub busy_poll: Option<Duration>,
 }
 
 impl Default for GatewayConfig {
@@ -44,6 +50,7 @@ impl Default for GatewayConfig {
             limits: ServerLimits::default(),
             control: None,
             roots_from_http_hosts: false,
+            busy_poll: None,
         }
     }
 }
@@ -73,6 +80,12 @@ impl GatewayConfig {
         self
     }
 
+    /// Sets [`busy_poll`](Self::busy_poll) (zero: none).
+    pub fn busy_poll(mut self, window: Duration) -> Self {
+        self.busy_poll = (!window.is_zero()).then_some(window);
+        self
+    }
+
     /// Sets [`instructions`](Self::instructions).
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -84,6 +97,12 @@ impl GatewayConfig {
             return Err(crate::GatewayError::InvalidSetting {
                 setting: "page_size",
                 problem: "it must be between 1 and 1000",
+            });
+        }
+        if self.busy_poll.is_some_and(|w| w > Duration::from_secs(1)) {
+            return Err(crate::GatewayError::InvalidSetting {
+                setting: "busy_poll",
+                problem: "it must be at most a second",
             });
         }
         if self.host_request_timeout.is_zero() {

@@ -115,9 +115,15 @@ impl Gateway {
     /// gives socket pairs) are read and written on the runtime itself,
     /// non-blocking; anything else (a terminal, a file) through tokio's
     /// `stdin()` and `stdout()`, which hand every read and write to a
-    /// blocking thread ([`mcp_server::stdio`]).
+    /// blocking thread ([`mcp_server::stdio`]). With
+    /// [`GatewayConfig::busy_poll`], the runtime polls for that long after
+    /// each message to or from the host.
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
-        let (read, write) = mcp_server::stdio();
+        let (mut read, mut write) = mcp_server::stdio();
+        if let Some(window) = self.config.busy_poll {
+            let poll = mcp_server::BusyPoll::start(window);
+            (read, write) = (read.busy_poll(&poll), write.busy_poll(&poll));
+        }
         self.serve(read, write).await
     }
 

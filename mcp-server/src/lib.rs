@@ -98,4 +98,4 @@ pub use crate::handler::{
     BoxFuture, HandlerResult, RequestContext, ServerHandler, method_not_found,
 };
 pub use crate::serve::{serve, serve_with};
-pub use crate::stdio::{StdinReader, StdoutWriter, stdio};
+pub use crate::stdio::{BusyPoll, StdinReader, StdoutWriter, stdio};

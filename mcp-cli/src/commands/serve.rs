@@ -79,7 +79,9 @@ async fn serve(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError> {
         command_line: false,
         variables: config.variables.as_ref(),
     };
-    let mut gateway_config = GatewayConfig::default().roots_from_http_hosts(args.http_roots);
+    let mut gateway_config = GatewayConfig::default()
+        .roots_from_http_hosts(args.http_roots)
+        .busy_poll(Duration::from_micros(args.busy_poll));
     if let Some(socket) = &args.control {
         gateway_config = gateway_config.control(socket);
     }
