@@ -206,14 +206,15 @@ impl Link {
                     } else {
                         self.version_header(meta.is_some())
                     },
-                    // 2026: every request names its method in a header.
-                    headers: if meta.is_some() {
+                    // 2026: every request names its method in a header;
+                    // a caller's own headers (`Mcp-Name` with it) are kept.
+                    headers: if meta.is_some() && wire.headers.is_empty() {
                         vec![(
                             mcp_types::headers::MCP_METHOD.to_owned(),
                             R::METHOD.to_owned(),
                         )]
                     } else {
-                        Vec::new()
+                        wire.headers.clone()
                     },
                     ..wire
                 },
