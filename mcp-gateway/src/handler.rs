@@ -794,6 +794,14 @@ impl ServerHandler for GatewayHandler {
         Box::pin(self.host_cancel_task(params, ctx))
     }
 
+    fn watch_tasks(
+        &self,
+        task_ids: Vec<String>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(self.host_watch_tasks(task_ids, ctx))
+    }
+
     fn notification(&self, method: &str, _params: Option<serde_json::Value>) {
         if method == RootsListChanged::METHOD {
             let link = self.link.clone();

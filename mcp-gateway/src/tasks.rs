@@ -30,6 +30,15 @@
 //! not passed on. A host's `tasks/update` answers are checked to be
 //! objects (at most as many as an unsealed retry's).
 //!
+//! A host's `subscriptions/listen` naming the gateway's task ids
+//! (`taskIds`) hears `notifications/tasks` about them: each id that opens
+//! gets a watch of the server's task by the server's id
+//! ([`Hub::watch_task`], one listen stream downstream), and every state the
+//! server sends is served as `tasks/get` serves it, to the host's streams
+//! that asked for that id, until the host's stream ends (the watch ends
+//! with it). An id that does not open, or whose server cannot be watched,
+//! is left out of the acknowledgement; the host polls it.
+//!
 //! A host that did not declare the extension gets `-32021` for `tasks/*`
 //! from the server core, and its tool calls reach the servers without the
 //! extension (a task-capable tool then answers at once, or the server's
@@ -45,6 +54,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_hub::{CallOptions, Hub};
 use mcp_server::{HandlerResult, RequestContext};
+use mcp_types::notifications::Task as TaskNotification;
 use mcp_types::text::Untrusted;
 use mcp_types::{
     CallToolResult, CancelTaskParams, CancelTaskResult, CapabilityMap, ClientCapabilities,
@@ -306,6 +316,70 @@ impl GatewayHandler {
             () = ctx.cancelled() => return Err(cancelled()),
         }
         Ok(CancelTaskResult::Acknowledged(EmptyResult::default()))
+    }
+}
+
+impl GatewayHandler {
+    /// A host's listen stream asks for `notifications/tasks` about
+    /// `task_ids` (the gateway's ids): each that opens gets a watch of its
+    /// server's task ([`Hub::watch_task`]), and every state the server
+    /// sends reaches the host's streams that asked for it, served as
+    /// `tasks/get` serves it, until `ctx` ends with the stream. Returns the
+    /// ids watched; an id that does not open, or whose server cannot be
+    /// watched (another era, no extension, the authority, its stream
+    /// bound), is left out, and the host polls it.
+    pub(crate) async fn host_watch_tasks(
+        &self,
+        task_ids: Vec<String>,
+        ctx: RequestContext,
+    ) -> Vec<String> {
+        let mut watched = Vec::new();
+        for host_id in task_ids {
+            let Ok(route) = TaskRoute::open(&host_id) else {
+                continue;
+            };
+            let watch = tokio::select! {
+                watch = self.hub.watch_task(&route.server, &route.task_id) => watch,
+                () = ctx.cancelled() => break,
+            };
+            let mut watch = match watch {
+                Ok(watch) => watch,
+                Err(e) => {
+                    tracing::debug!(server = %Untrusted::new(&route.server), error = %e, "a task is not watched");
+                    continue;
+                }
+            };
+            let Some(handle) = self.link.handle(self.host) else {
+                break;
+            };
+            let stop = ctx.cancellation_token().clone();
+            watched.push(host_id.clone());
+            tokio::spawn(async move {
+                loop {
+                    let next = tokio::select! {
+                        next = watch.next() => next,
+                        () = stop.cancelled() => return,
+                    };
+                    let task = match next {
+                        None => return,
+                        Some(Err(e)) => {
+                            tracing::debug!(error = %e, "a task's state is not passed on");
+                            continue;
+                        }
+                        Some(Ok(task)) => task,
+                    };
+                    match served_task(&route, host_id.clone(), task) {
+                        Ok(task) => {
+                            if handle.notify::<TaskNotification>(task).await.is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => tracing::debug!(code = e.code, "a task's state is refused"),
+                    }
+                }
+            });
+        }
+        watched
     }
 }
 

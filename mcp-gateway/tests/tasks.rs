@@ -210,6 +210,84 @@ async fn a_task_is_polled_to_completion_under_the_gateways_id_with_its_result_se
     gateway.stop().await;
 }
 
+/// The next event of a listen stream, in time.
+async fn next_event(
+    stream: &mut mcp_session::Subscription,
+) -> Option<mcp_session::SubscriptionEvent> {
+    tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("an event in time")
+}
+
+#[tokio::test]
+async fn a_hosts_listen_stream_hears_its_tasks_states_under_the_gateways_id() {
+    let (alpha, recorder) = tasking_server();
+    let gateway = HttpGateway::unrestricted(vec![spec("alpha", alpha)]).await;
+    let (host, _events) = gateway
+        .host_taking_tasks(mcp_session::Negotiation::Modern, true)
+        .await;
+    let started = host
+        .call_tool_as_task("alpha/hang", json!({}), None)
+        .await
+        .unwrap();
+    let mcp_session::ToolCallStart::Task(task) = started else {
+        panic!("a task, not {started:?}");
+    };
+    let id = task.id().to_owned();
+    assert!(id.starts_with("gwt1."), "{id}");
+    let forged = format!("{id}x");
+    let filter = mcp_types::SubscriptionFilter {
+        task_ids: Some(vec![id.clone(), forged.clone()]),
+        ..Default::default()
+    };
+    let mut stream = host.subscribe(filter).await.unwrap();
+    let Some(mcp_session::SubscriptionEvent::Acknowledged { accepted, refused }) =
+        next_event(&mut stream).await
+    else {
+        panic!("an acknowledgement first");
+    };
+    assert_eq!(accepted.task_ids, Some(vec![id.clone()]));
+    assert_eq!(refused.task_ids, Some(vec![forged]));
+    // The server was asked about its own id, never the gateway's.
+    let asked: Vec<Value> = recorder
+        .with_method("subscriptions/listen")
+        .iter()
+        .filter_map(|f| f["params"]["notifications"].get("taskIds").cloned())
+        .collect();
+    assert_eq!(asked, [json!(["mcp-testkit-task-1"])]);
+
+    host.cancel_task(&task).await.unwrap();
+    let state = loop {
+        match next_event(&mut stream).await {
+            Some(mcp_session::SubscriptionEvent::Task(state)) => break state,
+            Some(_) => {}
+            None => panic!("the stream ended"),
+        }
+    };
+    assert_eq!(state.task_id, id);
+    assert_eq!(state.status, mcp_types::TaskStatus::Cancelled);
+    // The server's _meta stays behind: only the stream's own id is there.
+    let meta = serde_json::to_value(&state.meta).unwrap();
+    let keys: Vec<&String> = meta
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .collect();
+    assert_eq!(keys, ["io.modelcontextprotocol/subscriptionId"], "{meta}");
+    // The host's stream ends: so does the server's.
+    drop(stream);
+    let ended = recorder
+        .wait_until(Duration::from_secs(10), |frames| {
+            frames
+                .iter()
+                .any(|f| f["method"] == "notifications/cancelled")
+        })
+        .await;
+    assert!(ended, "the server's listen is cancelled");
+    host.close().await;
+    gateway.stop().await;
+}
+
 #[tokio::test]
 async fn a_task_asks_through_tasks_get_and_takes_the_answer_by_tasks_update() {
     let (alpha, recorder) = tasking_server();

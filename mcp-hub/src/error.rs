@@ -387,7 +387,7 @@ pub enum HubError {
     SubscriptionRefused {
         /// The server.
         server: ServerName,
-        /// The URI.
+        /// The URI (for a task watch, the task's id).
         uri: String,
     },
     /// A subscription could not be established at start, so the hub did not

@@ -196,6 +196,25 @@ impl Hub {
         crate::subscriptions::watch(&self.shared, server, uri).await
     }
 
+    /// Watches one task of a 2026-07-28 `server` that declared the tasks
+    /// extension, by the server's own id: each `notifications/tasks` about
+    /// it is handed on ([`crate::TaskWatch`]). The authority must allow the
+    /// server (as for [`Hub::get_task`]); a server of another era or
+    /// without the extension is [`HubError::Unsupported`], one that does
+    /// not acknowledge the id [`HubError::SubscriptionRefused`]. Each watch
+    /// is one listen stream; a session holds at most 64 subscriptions and
+    /// watches, past which the session's refusal is the error.
+    pub async fn watch_task(
+        &self,
+        server: &str,
+        task_id: &str,
+    ) -> Result<crate::TaskWatch, HubError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(HubError::ShuttingDown);
+        }
+        crate::subscriptions::watch_task(&self.shared, server, task_id).await
+    }
+
     /// The current namespace (immutable; a change publishes a new one).
     pub fn namespace(&self) -> Arc<Namespace> {
         self.shared.namespace()

@@ -158,6 +158,6 @@ pub use servers::fdlimit::DescriptorLimit;
 pub use servers::server::{ServerInfo, ServerStatus, ServerStatusKind};
 pub use subscriptions::{
     MAX_HANDLER_TIMEOUT, MAX_PROGRESS_MESSAGE_BYTES, MAX_SUBSCRIPTION_URI_BYTES,
-    MAX_SUBSCRIPTIONS_PER_SERVER, Mechanism, Reason, ResourceEvent, ResourceHandler, ResourceWatch,
-    SubscriptionSpec, SubscriptionStats,
+    MAX_SUBSCRIPTIONS_PER_SERVER, MAX_WATCHED_TASK_ID_BYTES, Mechanism, Reason, ResourceEvent,
+    ResourceHandler, ResourceWatch, SubscriptionSpec, SubscriptionStats, TaskWatch,
 };

@@ -373,6 +373,115 @@ pub(crate) async fn watch(
     })
 }
 
+/// A 2026-07-28 server's `notifications/tasks` about one of its tasks
+/// (the tasks extension), handed on as they come: for a host that passes
+/// them to clients of its own (the gateway). Made by
+/// [`crate::Hub::watch_task`] on a `subscriptions/listen` stream naming the
+/// task, once the authority allows the server (as for `tasks/get`). Not
+/// made again when its stream ends: [`TaskWatch::next`] says so. Dropping
+/// it cancels the stream.
+#[derive(Debug)]
+pub struct TaskWatch {
+    server: ServerName,
+    task_id: String,
+    established: Established,
+    /// The server's `max_content_bytes`.
+    limit: usize,
+}
+
+impl TaskWatch {
+    /// The server.
+    pub fn server(&self) -> &ServerName {
+        &self.server
+    }
+
+    /// The task's id, as the server names it.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// The task's next state as the server sent it; `None` once the stream
+    /// ended (the server died, restarted or closed it). A state larger than
+    /// the server's `max_content_bytes` is
+    /// [`HubError::ContentTooLarge`] (the stream goes on; the host may
+    /// still ask `tasks/get`, under the same bound).
+    pub async fn next(&mut self) -> Option<Result<mcp_types::Task, HubError>> {
+        loop {
+            match self.established.stream.next().await? {
+                SubscriptionEvent::Task(task) if task.task_id == self.task_id => {
+                    let size = serde_json::to_vec(&task).map_or(usize::MAX, |v| v.len());
+                    if size > self.limit {
+                        return Some(Err(HubError::ContentTooLarge {
+                            server: self.server.clone(),
+                            size,
+                            limit: self.limit,
+                        }));
+                    }
+                    return Some(Ok(*task));
+                }
+                SubscriptionEvent::Ended(_) => return None,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The longest task id a watch names, in bytes.
+pub const MAX_WATCHED_TASK_ID_BYTES: usize = 1024;
+
+/// Watches one task (see [`TaskWatch`]).
+pub(crate) async fn watch_task(
+    hub: &HubShared,
+    server: &str,
+    task_id: &str,
+) -> Result<TaskWatch, HubError> {
+    let cell = hub.cell(server)?;
+    let server = cell.spec.name.clone();
+    if task_id.is_empty() || task_id.len() > MAX_WATCHED_TASK_ID_BYTES {
+        return Err(HubError::InvalidSetting {
+            setting: "task watch",
+            problem: "the task id must be 1 byte to 1 KiB",
+        });
+    }
+    let principal = hub.principal();
+    Gate::new(&hub.authority, &principal, server.as_str())
+        .server()
+        .map_err(denied(&server, TargetKind::Server, server.as_str()))?;
+    let session = cell.session()?;
+    if session.era() != Era::Modern
+        || !session
+            .server_capabilities()
+            .has_extension(mcp_types::TASKS_EXTENSION)
+    {
+        return Err(HubError::Unsupported {
+            server,
+            operation: "notifications/tasks",
+        });
+    }
+    let filter = SubscriptionFilter {
+        task_ids: Some(vec![task_id.to_owned()]),
+        ..SubscriptionFilter::default()
+    };
+    let mut stream = session
+        .subscribe(filter)
+        .await
+        .map_err(|e| HubError::from_session(&server, "subscriptions/listen", e))?;
+    acknowledged_by(&mut stream, &server, task_id, |accepted| {
+        accepted.task_ids.iter().flatten().any(|t| t == task_id)
+    })
+    .await?;
+    Ok(TaskWatch {
+        server,
+        task_id: task_id.to_owned(),
+        established: Established {
+            session,
+            stream,
+            mechanism: Mechanism::Listen,
+        },
+        limit: cell.spec.max_content_bytes.bytes(),
+    })
+}
+
 fn mechanism_method(mechanism: Mechanism) -> &'static str {
     match mechanism {
         Mechanism::ResourcesSubscribe | Mechanism::ByEra => "resources/subscribe",
@@ -387,20 +496,37 @@ async fn acknowledged(
     server: &ServerName,
     uri: &str,
 ) -> Result<(), HubError> {
+    acknowledged_by(stream, server, uri, |accepted| {
+        accepted
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .any(|u| u == uri)
+    })
+    .await
+}
+
+/// Waits for the acknowledgement of a listen stream and checks that it
+/// names `what` (a URI or a task id) by `named`.
+async fn acknowledged_by(
+    stream: &mut Subscription,
+    server: &ServerName,
+    what: &str,
+    named: impl Fn(&SubscriptionFilter) -> bool,
+) -> Result<(), HubError> {
     let refused = || HubError::SubscriptionRefused {
         server: server.clone(),
-        uri: uri.to_owned(),
+        uri: what.to_owned(),
     };
     let wait = async {
         loop {
             match stream.next().await {
                 Some(SubscriptionEvent::Acknowledged { accepted, .. }) => {
-                    let ok = accepted
-                        .resource_subscriptions
-                        .iter()
-                        .flatten()
-                        .any(|u| u == uri);
-                    return if ok { Ok(()) } else { Err(refused()) };
+                    return if named(&accepted) {
+                        Ok(())
+                    } else {
+                        Err(refused())
+                    };
                 }
                 Some(SubscriptionEvent::Ended(_)) | None => return Err(refused()),
                 Some(_) => {}

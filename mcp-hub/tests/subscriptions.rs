@@ -725,3 +725,84 @@ async fn a_subscribed_read_reports_its_progress_as_events() {
     );
     hub.shutdown().await;
 }
+
+/// A 2026-07-28 server whose `wait` tool runs as a task.
+fn tasking(name: &str) -> (ServerSpec, Recorder) {
+    let script =
+        Script::modern().task_tool("wait", Behavior::Hang, mcp_testkit::TaskSupport::Optional);
+    let (connector, recorder) = memory(script);
+    let spec = ServerSpec::new(name, connector)
+        .session(quick_session())
+        .negotiation(Negotiation::Modern);
+    (spec, recorder)
+}
+
+#[tokio::test]
+async fn a_task_watch_is_refused_by_name_where_no_server_can_give_one() {
+    let (old, old_recorder) = server(false);
+    let (jobs, jobs_recorder) = tasking("jobs");
+    let (other, _) = tasking("other");
+    let hub = Hub::builder(config())
+        .server(old)
+        .server(jobs)
+        .server(other)
+        .authority(
+            Authority::named()
+                .with_server("docs", ServerAuthority::default())
+                .with_server("jobs", ServerAuthority::default()),
+        )
+        .start()
+        .await
+        .expect("hub starts");
+    // A legacy server has no task streams: refused before anything is sent.
+    let error = hub.watch_task("docs", "t-1").await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            HubError::Unsupported {
+                operation: "notifications/tasks",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(old_recorder.with_method("subscriptions/listen").is_empty());
+    // A server the authority does not name.
+    let error = hub.watch_task("other", "t-1").await.unwrap_err();
+    assert!(matches!(error, HubError::Denied { .. }), "{error:?}");
+    // An id out of bounds.
+    for id in [
+        String::new(),
+        "x".repeat(mcp_hub::MAX_WATCHED_TASK_ID_BYTES + 1),
+    ] {
+        let error = hub.watch_task("jobs", &id).await.unwrap_err();
+        assert!(
+            matches!(error, HubError::InvalidSetting { .. }),
+            "{error:?}"
+        );
+    }
+    // A task the server does not know: it leaves the id out of its
+    // acknowledgement.
+    let error = hub.watch_task("jobs", "no-such-task").await.unwrap_err();
+    assert!(
+        matches!(&error, HubError::SubscriptionRefused { uri, .. } if uri == "no-such-task"),
+        "{error:?}"
+    );
+    // The request named the task and declared the extension.
+    let listens = jobs_recorder.with_method("subscriptions/listen");
+    let asked = listens
+        .iter()
+        .find(|f| f["params"]["notifications"].get("taskIds").is_some())
+        .expect("a listen for the task");
+    assert_eq!(
+        asked["params"]["notifications"]["taskIds"],
+        json!(["no-such-task"])
+    );
+    assert!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{asked}"
+    );
+    hub.shutdown().await;
+}

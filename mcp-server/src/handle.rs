@@ -13,10 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_types::notifications::{ResourceUpdated, ToolListChanged};
+use mcp_types::notifications::{ResourceUpdated, Task, ToolListChanged};
 use mcp_types::{
-    Notification, ProgressParams, PromptsCapability, RequestId, ResourcesCapability,
-    ServerCapabilities, ServerNotification, ServerRequest, SubscriptionFilter, ToolsCapability,
+    ClientCapabilities, Notification, ProgressParams, PromptsCapability, RequestId,
+    ResourcesCapability, ServerCapabilities, ServerNotification, ServerRequest, SubscriptionFilter,
+    TASKS_EXTENSION, ToolsCapability,
 };
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -188,9 +189,10 @@ impl ServerHandle {
 
     /// Sends notification `N` to the client: on the legacy session when
     /// there is one, and, for `notifications/tools/list_changed`,
-    /// `prompts/list_changed` and `resources/list_changed`, on every
-    /// 2026-07-28 `subscriptions/listen` stream that asked for it (with the
-    /// stream's id in `_meta`). [`Delivered`] says where it went (nowhere is
+    /// `prompts/list_changed`, `resources/list_changed`,
+    /// `resources/updated` (by URI) and `notifications/tasks` (by task id;
+    /// on streams only), on every 2026-07-28 `subscriptions/listen` stream
+    /// that asked for it (with the stream's id in `_meta`). [`Delivered`] says where it went (nowhere is
     /// not an error: no client is listening).
     ///
     /// Errors: the core's refusals ([`ServerError::TransmitQueueFull`],
@@ -202,10 +204,16 @@ impl ServerHandle {
         N::Params: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let uri = (N::METHOD == ResourceUpdated::METHOD)
-            .then(|| serde_json::to_value(&params).ok())
-            .flatten()
-            .and_then(|v| v.get("uri")?.as_str().map(str::to_owned));
+        // What a stream asks for by name: a resource's URI, a task's id.
+        let key = match N::METHOD {
+            ResourceUpdated::METHOD => Some("uri"),
+            Task::METHOD => Some("taskId"),
+            _ => None,
+        };
+        let uri = key.and_then(|key| {
+            let value = serde_json::to_value(&params).ok()?;
+            value.get(key)?.as_str().map(str::to_owned)
+        });
         let send: NotifyFn = Box::new(move |core, stream| match stream {
             None => core.notify::<N>(&params),
             Some(id) => core.notify_request::<N>(id, &params),
@@ -348,14 +356,20 @@ impl Drop for GiveUp<'_> {
 /// refused with `-32602`.
 pub(crate) const MAX_LISTEN_RESOURCES: usize = 64;
 
+/// Tasks one `subscriptions/listen` stream may ask about; more is refused
+/// with `-32602`.
+pub(crate) const MAX_LISTEN_TASKS: usize = 64;
+
 /// The part of a `subscriptions/listen` filter this server may honour: the
 /// `list_changed` kinds it declared, and the resources asked for when it
 /// declared `resources.subscribe` (each still to be taken by the handler's
-/// `subscribe`; duplicates once). Task streams are not served through the
-/// handle.
+/// `subscribe`; duplicates once), and the task ids asked for when both
+/// sides declared the tasks extension (each still to be taken by the
+/// handler's `watch_tasks`; duplicates once).
 pub(crate) fn honoured(
     wanted: &SubscriptionFilter,
     caps: &ServerCapabilities,
+    client: &ClientCapabilities,
 ) -> SubscriptionFilter {
     let tools = caps
         .tools
@@ -379,24 +393,35 @@ pub(crate) fn honoured(
         .resource_subscriptions
         .as_ref()
         .filter(|uris| subscribe && !uris.is_empty())
-        .map(|uris| {
-            let mut seen = std::collections::HashSet::new();
-            uris.iter()
-                .filter(|u| seen.insert(u.as_str()))
-                .cloned()
-                .collect()
-        });
+        .map(|uris| once(uris));
+    let tasks = caps.has_extension(TASKS_EXTENSION) && client.has_extension(TASKS_EXTENSION);
+    let task_ids = wanted
+        .task_ids
+        .as_ref()
+        .filter(|ids| tasks && !ids.is_empty())
+        .map(|ids| once(ids));
     SubscriptionFilter {
         tools_list_changed: keep(wanted.tools_list_changed, tools),
         prompts_list_changed: keep(wanted.prompts_list_changed, prompts),
         resources_list_changed: keep(wanted.resources_list_changed, resources),
         resource_subscriptions,
+        task_ids,
         ..SubscriptionFilter::default()
     }
 }
 
 /// Whether a stream with (honoured) filter `filter` takes `method` (a
 /// resource update: about `uri`).
+/// `items` in their order, each once.
+fn once(items: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    items
+        .iter()
+        .filter(|i| seen.insert(i.as_str()))
+        .cloned()
+        .collect()
+}
+
 pub(crate) fn wants(filter: &SubscriptionFilter, method: &str, uri: Option<&str>) -> bool {
     use mcp_types::notifications::{PromptListChanged, ResourceListChanged};
     if method == ResourceUpdated::METHOD {
@@ -412,7 +437,53 @@ pub(crate) fn wants(filter: &SubscriptionFilter, method: &str, uri: Option<&str>
         filter.prompts_list_changed == Some(true)
     } else if method == ResourceListChanged::METHOD {
         filter.resources_list_changed == Some(true)
+    } else if method == Task::METHOD {
+        uri.is_some_and(|id| {
+            filter
+                .task_ids
+                .as_ref()
+                .is_some_and(|ids| ids.iter().any(|i| i == id))
+        })
     } else {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_are_honoured_only_when_both_sides_declared_the_extension() {
+        let wanted = SubscriptionFilter {
+            task_ids: Some(vec!["t-1".into(), "t-2".into(), "t-1".into()]),
+            tools_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        };
+        let mut server = ServerCapabilities::default();
+        let mut client = ClientCapabilities::default();
+        let ids = |server: &ServerCapabilities, client: &ClientCapabilities| {
+            honoured(&wanted, server, client).task_ids
+        };
+        assert_eq!(ids(&server, &client), None);
+        let mut extensions = mcp_types::CapabilityMap::new();
+        extensions.insert(TASKS_EXTENSION.into(), serde_json::json!({}));
+        server.extensions = Some(extensions);
+        assert_eq!(ids(&server, &client), None, "the client did not declare it");
+        client.add_extension(TASKS_EXTENSION);
+        assert_eq!(
+            ids(&server, &client),
+            Some(vec!["t-1".to_owned(), "t-2".to_owned()])
+        );
+        assert_eq!(
+            ids(&ServerCapabilities::default(), &client),
+            None,
+            "the server did not"
+        );
+        // A task notification goes to a stream by the task's id.
+        let filter = honoured(&wanted, &server, &client);
+        assert!(wants(&filter, Task::METHOD, Some("t-2")));
+        assert!(!wants(&filter, Task::METHOD, Some("t-3")));
+        assert!(!wants(&filter, Task::METHOD, None));
     }
 }

@@ -311,6 +311,24 @@ pub trait ServerHandler: Send + Sync + 'static {
         Box::pin(async { Err(method_not_found()) })
     }
 
+    /// Tasks extension: a 2026-07-28 `subscriptions/listen` stream asks
+    /// for `notifications/tasks` about `task_ids` (the client declared the
+    /// extension; so must the server). Returns the ids the handler will
+    /// report on for this client (the acknowledgement names them; an id it
+    /// does not know, or that is not this client's, is left out), then
+    /// sends each change of their state with
+    /// [`ServerHandle::notify`](crate::ServerHandle::notify)`::<`[`mcp_types::notifications::Task`]`>`,
+    /// which reaches the streams that asked for the task's id, until
+    /// `ctx` is cancelled: the stream ended. Default: none.
+    fn watch_tasks(
+        &self,
+        task_ids: Vec<String>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, Vec<String>> {
+        let _ = (task_ids, ctx);
+        Box::pin(async { Vec::new() })
+    }
+
     /// The `inputSchema` of tool `name` as served now, `None` when no such
     /// tool is known. The Streamable HTTP binding checks a 2026-07-28
     /// `tools/call`'s `Mcp-Param-*` headers against the schema's

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use mcp_codec::{CodecError, LineDecoder, LineEncoder, SkippedEdge};
-use mcp_types::notifications::SubscriptionsAcknowledged;
+use mcp_types::notifications::{SubscriptionsAcknowledged, Task as TaskNotification};
 use mcp_types::requests::SubscriptionsListen;
 use mcp_types::{
-    ClientRequestMessage, EmptyResult, ErrorObject, ProgressParams, Request, RequestId,
-    ResourceUriParams, SubscriptionFilter, SubscriptionsAcknowledgedParams,
+    ClientRequestMessage, EmptyResult, ErrorObject, Notification, ProgressParams, Request,
+    RequestId, ResourceUriParams, SubscriptionFilter, SubscriptionsAcknowledgedParams,
     SubscriptionsListenResult, error_codes,
 };
 use serde::Serialize;
@@ -283,6 +283,14 @@ struct Asked {
     progress: Option<mpsc::Sender<ProgressParams>>,
 }
 
+/// What a listen stream's subscribing took: the resources subscribed and
+/// the task ids the handler watches.
+#[derive(Debug, Default)]
+struct Taken {
+    uris: Vec<String>,
+    task_ids: Vec<String>,
+}
+
 struct Driver<H: ServerHandler + ?Sized> {
     core: ServerCore,
     handler: Arc<H>,
@@ -304,8 +312,12 @@ struct Driver<H: ServerHandler + ?Sized> {
     /// yet acknowledged: what they will honour, and a token that stops the
     /// subscribing when the stream ends first.
     pending_listens: HashMap<RequestId, (SubscriptionFilter, CancellationToken)>,
-    /// The tasks subscribing them: the resources each took.
-    subscribing: JoinSet<(RequestId, Vec<String>)>,
+    /// The tasks subscribing them: the resources each took, and the task
+    /// ids the handler watches.
+    subscribing: JoinSet<(RequestId, Taken)>,
+    /// A token per open or pending listen stream, cancelled when it ends
+    /// (the context of the handler's `watch_tasks`).
+    stream_stops: HashMap<RequestId, CancellationToken>,
     /// Which listen stream each subscribing task serves.
     subscribing_ids: HashMap<TaskId, RequestId>,
     /// Requests of ours awaiting answers: the caller's key and reply (and
@@ -345,6 +357,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
             listen_clients: HashMap::new(),
             pending_listens: HashMap::new(),
             subscribing: JoinSet::new(),
+            stream_stops: HashMap::new(),
             subscribing_ids: HashMap::new(),
             asked: HashMap::new(),
             asked_keys: HashMap::new(),
@@ -394,6 +407,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                     if let Some((_, token)) = self.pending_listens.remove(&id) {
                         token.cancel();
                     }
+                    self.stream_ended(&id);
                     let _ = self
                         .core
                         .respond(&id, Ok(SubscriptionsListenResult::default()));
@@ -404,6 +418,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                     }
                 }
                 Event::Cancelled { id, .. } => {
+                    self.stream_ended(&id);
                     if let Some(filter) = self.listens.remove(&id) {
                         let client = self.listen_clients.remove(&id);
                         self.release(filter.resource_subscriptions.unwrap_or_default(), client);
@@ -476,7 +491,8 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                 let mut outcome = Ok(());
                 if self.core.is_closed() {
                     outcome = Err(ServerError::Closed);
-                } else if self.core.legacy_session().is_some() {
+                } else if self.core.legacy_session().is_some() && method != TaskNotification::METHOD
+                {
                     outcome = send(&mut self.core, None);
                     delivered.session = outcome.is_ok();
                 }
@@ -531,7 +547,11 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
     /// acknowledgement names those it took).
     fn listen(&mut self, request: &IncomingRequest) {
         let filter = match request.params::<SubscriptionsListen>() {
-            Ok(params) => handle::honoured(&params.notifications, self.core.capabilities()),
+            Ok(params) => handle::honoured(
+                &params.notifications,
+                self.core.capabilities(),
+                &request.client.capabilities,
+            ),
             Err(error) => {
                 let _ = self.core.respond::<()>(&request.id, Err(error));
                 return;
@@ -549,25 +569,50 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
             let _ = self.core.respond::<()>(&request.id, Err(error));
             return;
         }
+        let task_ids = filter.task_ids.clone().unwrap_or_default();
+        if task_ids.len() > handle::MAX_LISTEN_TASKS {
+            let error = ErrorObject::new(
+                error_codes::INVALID_PARAMS,
+                format!(
+                    "Invalid params: more than {} taskIds on one stream",
+                    handle::MAX_LISTEN_TASKS
+                ),
+            );
+            let _ = self.core.respond::<()>(&request.id, Err(error));
+            return;
+        }
         self.listen_clients
             .insert(request.id.clone(), request.client.clone());
-        if uris.is_empty() {
+        let token = CancellationToken::new();
+        self.stream_stops.insert(request.id.clone(), token.clone());
+        if uris.is_empty() && task_ids.is_empty() {
             return self.acknowledge(&request.id, filter);
         }
-        let token = CancellationToken::new();
         let handler = Arc::clone(&self.handler);
         let (id, client, stop) = (request.id.clone(), request.client.clone(), token.clone());
         let task = self.subscribing.spawn(async move {
-            let mut taken = Vec::new();
+            let mut taken = Taken::default();
             for uri in uris {
                 let ctx = RequestContext::new(id.clone(), stop.clone(), None, client.clone());
                 let subscribe = handler.subscribe(ResourceUriParams::new(uri.clone()), ctx);
                 tokio::select! {
                     done = subscribe => match done {
-                        Ok(()) => taken.push(uri),
+                        Ok(()) => taken.uris.push(uri),
                         Err(e) => tracing::debug!(code = e.code, "a listen stream's resource was not subscribed"),
                     },
-                    () = stop.cancelled() => break,
+                    () = stop.cancelled() => return (id, taken),
+                }
+            }
+            if !task_ids.is_empty() {
+                // The context lives as long as the stream: its token is
+                // the stream's.
+                let ctx = RequestContext::new(id.clone(), stop.clone(), None, client);
+                tokio::select! {
+                    watched = handler.watch_tasks(task_ids.clone(), ctx) => {
+                        // Only what was asked for.
+                        taken.task_ids = watched.into_iter().filter(|t| task_ids.contains(t)).collect();
+                    }
+                    () = stop.cancelled() => {}
                 }
             }
             (id, taken)
@@ -595,10 +640,7 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
 
     /// A listen stream's resources were subscribed: the stream opens with
     /// those taken, or, when it ended meanwhile, they are let go.
-    fn subscribed(
-        &mut self,
-        joined: Result<(TaskId, (RequestId, Vec<String>)), tokio::task::JoinError>,
-    ) {
+    fn subscribed(&mut self, joined: Result<(TaskId, (RequestId, Taken)), tokio::task::JoinError>) {
         let (id, taken) = match joined {
             Ok((task, (id, taken))) => {
                 self.subscribing_ids.remove(&task);
@@ -610,18 +652,27 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
                     return;
                 };
                 tracing::warn!(%id, "a listen stream's subscribe panicked");
-                (id, Vec::new())
+                (id, Taken::default())
             }
         };
         match self.pending_listens.remove(&id) {
             Some((mut filter, _)) => {
-                filter.resource_subscriptions = (!taken.is_empty()).then_some(taken);
+                filter.resource_subscriptions = (!taken.uris.is_empty()).then_some(taken.uris);
+                filter.task_ids = (!taken.task_ids.is_empty()).then_some(taken.task_ids);
                 self.acknowledge(&id, filter);
             }
             None => {
                 let client = self.listen_clients.remove(&id);
-                self.release(taken, client);
+                self.release(taken.uris, client);
             }
+        }
+    }
+
+    /// Listen stream `id` ended (or never opened): what the handler
+    /// watches for it stops.
+    fn stream_ended(&mut self, id: &RequestId) {
+        if let Some(stop) = self.stream_stops.remove(id) {
+            stop.cancel();
         }
     }
 
@@ -741,6 +792,9 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
         self.core.handle_closed();
         for (_, token) in std::mem::take(&mut self.pending_listens).into_values() {
             token.cancel();
+        }
+        for stop in std::mem::take(&mut self.stream_stops).into_values() {
+            stop.cancel();
         }
         for (id, filter) in std::mem::take(&mut self.listens) {
             let client = self.listen_clients.remove(&id);

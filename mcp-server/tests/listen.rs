@@ -99,6 +99,17 @@ async fn watched() -> (
     Calls,
 ) {
     let (calls, seen) = mpsc::unbounded_channel();
+    let watcher = Arc::new(Watcher { calls });
+    let (session, handle) = connected(watcher, session_config()).await;
+    (session, handle, seen)
+}
+
+/// A 2026-07-28 session (made with `config`) to `handler`, and the
+/// handle of its connection.
+async fn connected<H: ServerHandler>(
+    handler: Arc<H>,
+    config: SessionConfig,
+) -> (mcp_session::Session<mcp_session::Ready>, ServerHandle) {
     let (handles, mut handle) = mpsc::unbounded_channel();
     let connector = MemoryConnector::new(move |end| {
         let (handle, outbox) = ServerHandle::new();
@@ -106,22 +117,130 @@ async fn watched() -> (
         tokio::spawn(serve_with(
             end.input,
             end.output,
-            Arc::new(Watcher {
-                calls: calls.clone(),
-            }),
+            Arc::clone(&handler),
             ServerConfig::new("watcher", "1.0"),
             outbox,
         ));
     });
     let connector: Arc<dyn Connector> = Arc::new(connector);
-    let config = SessionConfig { ..session_config() };
     let session = mcp_session::Session::connect(connector, config)
         .await
         .unwrap()
         .negotiate(Negotiation::Modern)
         .await
         .unwrap();
-    (session, handle.recv().await.unwrap(), seen)
+    (session, handle.recv().await.unwrap())
+}
+
+/// Serves the tasks extension's `notifications/tasks`: watches the ids
+/// starting with `mine-` (reporting what it was asked, and when a stream's
+/// context ends).
+struct TaskWatcher {
+    calls: mpsc::UnboundedSender<(&'static str, String)>,
+}
+
+impl ServerHandler for TaskWatcher {
+    fn capabilities(&self) -> ServerCapabilities {
+        let mut extensions = mcp_types::CapabilityMap::new();
+        extensions.insert(mcp_types::TASKS_EXTENSION.into(), serde_json::json!({}));
+        ServerCapabilities {
+            tools: Some(Default::default()),
+            extensions: Some(extensions),
+            ..Default::default()
+        }
+    }
+
+    fn list_tools(
+        &self,
+        _cursor: Option<Cursor>,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<ListToolsResult>> {
+        Box::pin(async { Ok(ListToolsResult::default()) })
+    }
+
+    fn call_tool(
+        &self,
+        _params: CallToolParams,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'_, HandlerResult<CallToolResult>> {
+        Box::pin(async { Ok(CallToolResult::default()) })
+    }
+
+    fn watch_tasks(
+        &self,
+        task_ids: Vec<String>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, Vec<String>> {
+        let _ = self.calls.send(("watch", task_ids.join(",")));
+        let calls = self.calls.clone();
+        tokio::spawn(async move {
+            ctx.cancelled().await;
+            let _ = calls.send(("ended", String::new()));
+        });
+        Box::pin(async move {
+            // "also-" is never asked for: the driver keeps only what was.
+            let mut mine: Vec<String> = task_ids
+                .into_iter()
+                .filter(|t| t.starts_with("mine-"))
+                .collect();
+            mine.push("also-unasked".into());
+            mine
+        })
+    }
+}
+
+fn task(id: &str) -> mcp_types::Task {
+    serde_json::from_value(serde_json::json!({
+        "taskId": id, "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": null
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_stream_asking_for_tasks_gets_the_states_of_those_the_handler_watches() {
+    let (calls, mut seen) = mpsc::unbounded_channel();
+    let config = SessionConfig {
+        accept_tasks: true,
+        ..session_config()
+    };
+    let (session, handle) = connected(Arc::new(TaskWatcher { calls }), config).await;
+    let filter = SubscriptionFilter {
+        task_ids: Some(vec!["mine-1".into(), "theirs".into(), "mine-1".into()]),
+        ..Default::default()
+    };
+    let mut stream = session.subscribe(filter).await.unwrap();
+    // The handler is asked once per id.
+    assert_eq!(
+        next_call(&mut seen).await,
+        ("watch", "mine-1,theirs".to_owned())
+    );
+    let Some(SubscriptionEvent::Acknowledged { accepted, refused }) = stream.next().await else {
+        panic!("an acknowledgement first");
+    };
+    assert_eq!(accepted.task_ids, Some(vec!["mine-1".to_owned()]));
+    assert_eq!(refused.task_ids, Some(vec!["theirs".to_owned()]));
+    // A state of a watched task reaches the stream; another task's none.
+    let delivered = handle
+        .notify::<mcp_types::notifications::Task>(task("theirs"))
+        .await
+        .unwrap();
+    assert_eq!(delivered.streams, 0);
+    let delivered = handle
+        .notify::<mcp_types::notifications::Task>(task("mine-1"))
+        .await
+        .unwrap();
+    assert_eq!(delivered.streams, 1);
+    let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .unwrap();
+    let Some(SubscriptionEvent::Task(got)) = event else {
+        panic!("the task's state, not {event:?}");
+    };
+    assert_eq!(got.task_id, "mine-1");
+    // The stream's end ends the handler's watch.
+    drop(stream);
+    assert_eq!(next_call(&mut seen).await, ("ended", String::new()));
 }
 
 fn resources(uris: &[&str]) -> SubscriptionFilter {

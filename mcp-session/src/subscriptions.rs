@@ -104,6 +104,7 @@ impl Session<Ready> {
             dropped,
         };
         if modern {
+            let wants_tasks = filter.task_ids.as_ref().is_some_and(|ids| !ids.is_empty());
             let params = SubscriptionsListenParams {
                 notifications: filter,
                 ..SubscriptionsListenParams::default()
@@ -113,7 +114,13 @@ impl Session<Ready> {
                     "listen params",
                 )));
             };
-            let meta = self.request_meta();
+            let mut meta = self.request_meta();
+            if wants_tasks {
+                // Asking about tasks is taking the extension's
+                // notifications: declared on this request whatever the
+                // session's `accept_tasks`.
+                meta = meta.map(|m| Arc::new(declaring_tasks((*m).clone())));
+            }
             let version = self.link.version_header(true);
             let headers = self.modern_headers(SubscriptionsListen::METHOD, "");
             let task_shared = Arc::clone(shared);
@@ -153,4 +160,25 @@ impl Session<Ready> {
         }
         Ok(subscription)
     }
+}
+
+/// `meta` with the tasks extension among its client capabilities.
+fn declaring_tasks(
+    mut meta: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    let caps = meta
+        .entry(mcp_types::meta_keys::CLIENT_CAPABILITIES)
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Value::Object(caps) = caps {
+        let extensions = caps
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(extensions) = extensions {
+            extensions
+                .entry(mcp_types::TASKS_EXTENSION)
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+    }
+    meta
 }

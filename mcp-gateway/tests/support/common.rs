@@ -337,9 +337,19 @@ impl HttpGateway {
 
     /// A host session over HTTP, negotiated `negotiation`, and its events.
     pub async fn host(&self, negotiation: Negotiation) -> (Session<Ready>, SessionEvents) {
+        self.host_taking_tasks(negotiation, false).await
+    }
+
+    /// [`HttpGateway::host`], declaring the tasks extension when `tasks`.
+    pub async fn host_taking_tasks(
+        &self,
+        negotiation: Negotiation,
+        tasks: bool,
+    ) -> (Session<Ready>, SessionEvents) {
         let config = SessionConfig {
             request_timeout: Duration::from_secs(20),
             probe_timeout: Duration::from_secs(5),
+            accept_tasks: tasks,
             ..SessionConfig::default()
         };
         let connector = Arc::new(mcp_transport::HttpConnector::new(

@@ -11,7 +11,7 @@
 //! | `prompts/list`, `prompts/get` | ✓ | ✓ | `prompts` |
 //! | `completion/complete` | ✓ | ✓ | `completions` |
 //! | `logging/setLevel` | ✓ | — | `logging` |
-//! | `subscriptions/listen` | — | ✓ | a `listChanged` or `subscribe` |
+//! | `subscriptions/listen` | — | ✓ | a `listChanged`, `subscribe` or the tasks extension |
 //! | `tasks/get`, `tasks/cancel` | ✓ | ✓ | `tasks` (legacy), the tasks extension (2026) |
 //! | `tasks/result`, `tasks/list` | ✓ | — | `tasks` |
 //! | `tasks/update` | — | ✓ | the tasks extension |
@@ -126,7 +126,8 @@ impl Features {
             || caps
                 .prompts
                 .as_ref()
-                .is_some_and(|p| p.list_changed == Some(true));
+                .is_some_and(|p| p.list_changed == Some(true))
+            || caps.has_extension(TASKS_EXTENSION);
         Self {
             tools: caps.tools.is_some(),
             resources: resources.is_some(),

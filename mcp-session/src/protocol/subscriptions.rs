@@ -12,7 +12,7 @@
 use mcp_types::Notification as _;
 use mcp_types::notifications::{
     PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged,
-    ToolListChanged,
+    Task as TaskNotification, ToolListChanged,
 };
 use mcp_types::{SubscriptionFilter, SubscriptionsAcknowledgedParams};
 use serde_json::Value;
@@ -68,6 +68,9 @@ pub enum SubscriptionEvent {
         /// Its URI.
         uri: String,
     },
+    /// 2026, tasks extension: a task the stream asked about (`taskIds`)
+    /// changed (`notifications/tasks`); the task as the server sent it.
+    Task(Box<mcp_types::Task>),
     /// The stream ended; nothing follows.
     Ended(SubscriptionEnd),
 }
@@ -222,6 +225,14 @@ fn classify(
                 .is_some_and(|uris| uris.contains(&uri));
             wanted.then_some(SubscriptionEvent::ResourceUpdated { uri })
         }
+        m if m == TaskNotification::METHOD && modern => {
+            let task: mcp_types::Task = serde_json::from_value(params?.clone()).ok()?;
+            let wanted = filter
+                .task_ids
+                .as_ref()
+                .is_some_and(|ids| ids.contains(&task.task_id));
+            wanted.then(|| SubscriptionEvent::Task(Box::new(task)))
+        }
         _ => None,
     }
 }
@@ -237,11 +248,19 @@ fn difference(asked: &SubscriptionFilter, got: &SubscriptionFilter) -> Subscript
         .filter(|u| !got.resource_subscriptions.iter().flatten().any(|g| g == *u))
         .cloned()
         .collect();
+    let tasks: Vec<String> = asked
+        .task_ids
+        .iter()
+        .flatten()
+        .filter(|t| !got.task_ids.iter().flatten().any(|g| g == *t))
+        .cloned()
+        .collect();
     SubscriptionFilter {
         tools_list_changed: lost(asked.tools_list_changed, got.tools_list_changed),
         prompts_list_changed: lost(asked.prompts_list_changed, got.prompts_list_changed),
         resources_list_changed: lost(asked.resources_list_changed, got.resources_list_changed),
         resource_subscriptions: (!uris.is_empty()).then_some(uris),
+        task_ids: (!tasks.is_empty()).then_some(tasks),
         ..SubscriptionFilter::default()
     }
 }
@@ -294,6 +313,49 @@ mod tests {
         assert!(
             routes
                 .route("notifications/tools/list_changed", None)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_task_state_goes_to_the_stream_that_asked_for_its_id() {
+        let mut routes = Routes::default();
+        routes
+            .add(1, filter(json!({"taskIds": ["t-1", "t-2"]})), true)
+            .unwrap();
+        routes.listening(1, 9);
+        let ack = bytes(json!({
+            "notifications": {"taskIds": ["t-1"]},
+            "_meta": {mcp_types::meta_keys::SUBSCRIPTION_ID: 9}
+        }));
+        let got = routes.route("notifications/subscriptions/acknowledged", Some(&ack));
+        let [(1, SubscriptionEvent::Acknowledged { refused, .. })] = got.as_slice() else {
+            panic!("{got:?}");
+        };
+        assert_eq!(refused.task_ids, Some(vec!["t-2".to_owned()]));
+        let state = |id: &str| {
+            bytes(json!({
+                "taskId": id, "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+                "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": null,
+                "_meta": {mcp_types::meta_keys::SUBSCRIPTION_ID: 9}
+            }))
+        };
+        let got = routes.route("notifications/tasks", Some(&state("t-1")));
+        let [(1, SubscriptionEvent::Task(task))] = got.as_slice() else {
+            panic!("{got:?}");
+        };
+        assert_eq!(task.task_id, "t-1");
+        // Another task, or a state that is not a task: nothing.
+        assert!(
+            routes
+                .route("notifications/tasks", Some(&state("t-9")))
+                .is_empty()
+        );
+        let broken =
+            bytes(json!({"taskId": "t-1", "_meta": {mcp_types::meta_keys::SUBSCRIPTION_ID: 9}}));
+        assert!(
+            routes
+                .route("notifications/tasks", Some(&broken))
                 .is_empty()
         );
     }
