@@ -486,10 +486,11 @@ pub(crate) struct ServeArgs {
     /// Off by default (a stream is held until its answer).
     #[arg(long, value_name = "MS", requires = "http", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub(crate) sse_poll: Option<u64>,
-    /// With --stdio: keep polling for US microseconds after each message to
-    /// or from the host instead of sleeping, so a server's reply is relayed
-    /// without waiting for a wake-up (about half the gateway's latency on
-    /// virtual machines). Costs up to US of CPU per message; 0 turns it off.
+    /// Keep polling for US microseconds after each message to or from the
+    /// host (with --http: after each request) instead of sleeping, so a
+    /// server's reply is relayed without waiting for a wake-up (most of the
+    /// latency the gateway adds on virtual machines). Costs up to US of CPU
+    /// per message; 0 turns it off.
     #[arg(long, value_name = "US", default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub(crate) busy_poll: u64,
     /// The operator's control socket (a Unix socket, 0600; keep it in a

@@ -36,7 +36,8 @@ pub struct GatewayConfig {
     /// after each message to or from the host ([`mcp_server::BusyPoll`]):
     /// the reply of a server then needs no wake-up of the gateway. Costs up
     /// to this much CPU after each message; none by default (the `mcp`
-    /// command sets 500 µs).
+    /// command sets 500 µs). Over HTTP the endpoint's own setting applies
+    /// (`mcp_server::http::HttpConfig::busy_poll`).
     pub busy_poll: Option<Duration>,
 }
 

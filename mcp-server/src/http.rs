@@ -108,6 +108,10 @@ pub struct HttpConfig {
     /// what its stream held (a `subscriptions/listen`, its subscriptions,
     /// the connection) is let go; `None`: never.
     pub keep_alive: Option<Duration>,
+    /// How long the runtime keeps polling, instead of sleeping, after each
+    /// request arrives ([`crate::BusyPoll`]): a relaying server's
+    /// downstream answer then finds it awake. `None` (the default): never.
+    pub busy_poll: Option<Duration>,
 }
 
 impl Default for HttpConfig {
@@ -123,6 +127,7 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(30 * 60),
             resume: ResumeConfig::default(),
             keep_alive: Some(Duration::from_secs(15)),
+            busy_poll: None,
         }
     }
 }
@@ -132,6 +137,13 @@ impl HttpConfig {
     /// never); see [`HttpConfig::keep_alive`].
     pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
         self.keep_alive = every;
+        self
+    }
+
+    /// Sets [`busy_poll`](Self::busy_poll) (zero: never; at most a
+    /// second).
+    pub fn busy_poll(mut self, window: Duration) -> Self {
+        self.busy_poll = (!window.is_zero()).then_some(window);
         self
     }
 

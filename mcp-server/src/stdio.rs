@@ -255,7 +255,9 @@ impl StdoutWriter {
 ///
 /// Made with [`BusyPoll::start`] inside a runtime; handed to
 /// [`StdinReader::busy_poll`] and [`StdoutWriter::busy_poll`], whose reads
-/// and writes open a window. The loop ends once every clone is dropped.
+/// and writes open a window (the Streamable HTTP binding makes its own
+/// from `HttpConfig::busy_poll`: each request opens one). The loop ends
+/// once every clone is dropped.
 #[derive(Clone, Debug)]
 pub struct BusyPoll {
     spin: Arc<Spin>,

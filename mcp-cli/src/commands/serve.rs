@@ -59,6 +59,7 @@ async fn endpoint(args: &ServeArgs) -> Result<Option<http::HttpServer>, CliError
     for origin in &args.allow_origin {
         settings = settings.allow_origin(origin);
     }
+    settings = settings.busy_poll(Duration::from_micros(args.busy_poll));
     if let Some(ms) = args.sse_poll {
         let retry = settings.resume.retry;
         settings = settings.sse_polling(Duration::from_millis(ms), retry);

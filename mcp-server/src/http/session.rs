@@ -46,6 +46,8 @@ pub(super) struct Shared<H: ServerHandler> {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Cancelled at shutdown: every stream ends.
     closing: CancellationToken,
+    /// Touched by every request ([`HttpConfig::busy_poll`]).
+    busy: Option<crate::BusyPoll>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -64,6 +66,7 @@ impl<H: ServerHandler> Shared<H> {
     {
         Arc::new(Self {
             guard: Guard::new(&config, is_loopback(&addr)),
+            busy: config.busy_poll.map(crate::BusyPoll::start),
             config,
             server,
             connect: Box::new(connect),
@@ -520,6 +523,9 @@ fn session_required() -> Response {
 }
 
 async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Response {
+    if let Some(busy) = &shared.busy {
+        busy.touch();
+    }
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     let json_type = headers
