@@ -558,28 +558,23 @@ impl<H: ServerHandler + ?Sized> Driver<H> {
             }
         };
         let uris = filter.resource_subscriptions.clone().unwrap_or_default();
-        if uris.len() > handle::MAX_LISTEN_RESOURCES {
-            let error = ErrorObject::new(
-                error_codes::INVALID_PARAMS,
-                format!(
-                    "Invalid params: more than {} resourceSubscriptions on one stream",
-                    handle::MAX_LISTEN_RESOURCES
-                ),
-            );
-            let _ = self.core.respond::<()>(&request.id, Err(error));
-            return;
-        }
         let task_ids = filter.task_ids.clone().unwrap_or_default();
-        if task_ids.len() > handle::MAX_LISTEN_TASKS {
-            let error = ErrorObject::new(
-                error_codes::INVALID_PARAMS,
-                format!(
-                    "Invalid params: more than {} taskIds on one stream",
-                    handle::MAX_LISTEN_TASKS
-                ),
-            );
-            let _ = self.core.respond::<()>(&request.id, Err(error));
-            return;
+        for (field, asked, bound) in [
+            (
+                "resourceSubscriptions",
+                uris.len(),
+                handle::MAX_LISTEN_RESOURCES,
+            ),
+            ("taskIds", task_ids.len(), handle::MAX_LISTEN_TASKS),
+        ] {
+            if asked > bound {
+                let error = ErrorObject::new(
+                    error_codes::INVALID_PARAMS,
+                    format!("Invalid params: more than {bound} {field} on one stream"),
+                );
+                let _ = self.core.respond::<()>(&request.id, Err(error));
+                return;
+            }
         }
         self.listen_clients
             .insert(request.id.clone(), request.client.clone());

@@ -29,21 +29,49 @@ const B: &str = "file:///ok/b";
 const REFUSED: &str = "file:///secret";
 
 /// Serves resource subscriptions: takes every URI under `file:///ok/`,
-/// refuses the rest; reports each `subscribe` and `unsubscribe`.
+/// refuses the rest; reports each `subscribe` and `unsubscribe`. Declares
+/// the tasks extension too (see its `watch_tasks`).
 struct Watcher {
     calls: mpsc::UnboundedSender<(&'static str, String)>,
 }
 
 impl ServerHandler for Watcher {
     fn capabilities(&self) -> ServerCapabilities {
+        let mut extensions = mcp_types::CapabilityMap::new();
+        extensions.insert(mcp_types::TASKS_EXTENSION.into(), serde_json::json!({}));
         ServerCapabilities {
             tools: Some(Default::default()),
             resources: Some(ResourcesCapability {
                 subscribe: Some(true),
                 ..Default::default()
             }),
+            extensions: Some(extensions),
             ..Default::default()
         }
+    }
+
+    /// Watches the task ids starting with `mine-` (reporting what it was
+    /// asked, and when the stream's context ends).
+    fn watch_tasks(
+        &self,
+        task_ids: Vec<String>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'_, Vec<String>> {
+        let _ = self.calls.send(("watch", task_ids.join(",")));
+        let calls = self.calls.clone();
+        tokio::spawn(async move {
+            ctx.cancelled().await;
+            let _ = calls.send(("ended", String::new()));
+        });
+        Box::pin(async move {
+            // "also-" is never asked for: the driver keeps only what was.
+            let mut mine: Vec<String> = task_ids
+                .into_iter()
+                .filter(|t| t.starts_with("mine-"))
+                .collect();
+            mine.push("also-unasked".into());
+            mine
+        })
     }
 
     fn list_tools(
@@ -132,63 +160,6 @@ async fn connected<H: ServerHandler>(
     (session, handle.recv().await.unwrap())
 }
 
-/// Serves the tasks extension's `notifications/tasks`: watches the ids
-/// starting with `mine-` (reporting what it was asked, and when a stream's
-/// context ends).
-struct TaskWatcher {
-    calls: mpsc::UnboundedSender<(&'static str, String)>,
-}
-
-impl ServerHandler for TaskWatcher {
-    fn capabilities(&self) -> ServerCapabilities {
-        let mut extensions = mcp_types::CapabilityMap::new();
-        extensions.insert(mcp_types::TASKS_EXTENSION.into(), serde_json::json!({}));
-        ServerCapabilities {
-            tools: Some(Default::default()),
-            extensions: Some(extensions),
-            ..Default::default()
-        }
-    }
-
-    fn list_tools(
-        &self,
-        _cursor: Option<Cursor>,
-        _ctx: RequestContext,
-    ) -> BoxFuture<'_, HandlerResult<ListToolsResult>> {
-        Box::pin(async { Ok(ListToolsResult::default()) })
-    }
-
-    fn call_tool(
-        &self,
-        _params: CallToolParams,
-        _ctx: RequestContext,
-    ) -> BoxFuture<'_, HandlerResult<CallToolResult>> {
-        Box::pin(async { Ok(CallToolResult::default()) })
-    }
-
-    fn watch_tasks(
-        &self,
-        task_ids: Vec<String>,
-        ctx: RequestContext,
-    ) -> BoxFuture<'_, Vec<String>> {
-        let _ = self.calls.send(("watch", task_ids.join(",")));
-        let calls = self.calls.clone();
-        tokio::spawn(async move {
-            ctx.cancelled().await;
-            let _ = calls.send(("ended", String::new()));
-        });
-        Box::pin(async move {
-            // "also-" is never asked for: the driver keeps only what was.
-            let mut mine: Vec<String> = task_ids
-                .into_iter()
-                .filter(|t| t.starts_with("mine-"))
-                .collect();
-            mine.push("also-unasked".into());
-            mine
-        })
-    }
-}
-
 fn task(id: &str) -> mcp_types::Task {
     serde_json::from_value(serde_json::json!({
         "taskId": id, "status": "working", "createdAt": "2026-01-01T00:00:00Z",
@@ -204,7 +175,7 @@ async fn a_stream_asking_for_tasks_gets_the_states_of_those_the_handler_watches(
         accept_tasks: true,
         ..session_config()
     };
-    let (session, handle) = connected(Arc::new(TaskWatcher { calls }), config).await;
+    let (session, handle) = connected(Arc::new(Watcher { calls }), config).await;
     let filter = SubscriptionFilter {
         task_ids: Some(vec!["mine-1".into(), "theirs".into(), "mine-1".into()]),
         ..Default::default()
@@ -318,26 +289,41 @@ async fn a_listen_stream_gets_updates_of_the_resources_the_handler_took_until_it
 }
 
 #[tokio::test]
-async fn too_many_resources_on_one_stream_are_refused_by_name() {
-    let (session, _handle, mut calls) = watched().await;
-    let many: Vec<String> = (0..65).map(|i| format!("file:///ok/{i}")).collect();
-    let filter = SubscriptionFilter {
-        resource_subscriptions: Some(many),
-        ..Default::default()
+async fn too_many_resources_or_tasks_on_one_stream_are_refused_by_name() {
+    let (calls_tx, mut calls) = mpsc::unbounded_channel();
+    let config = SessionConfig {
+        accept_tasks: true,
+        ..session_config()
     };
-    let mut stream = session.subscribe(filter).await.unwrap();
-    let ended = tokio::time::timeout(Duration::from_secs(5), stream.next())
-        .await
-        .expect("the stream ends in time");
+    let (session, _handle) = connected(Arc::new(Watcher { calls: calls_tx }), config).await;
+    let many = |prefix: &str| -> Vec<String> { (0..65).map(|i| format!("{prefix}{i}")).collect() };
+    for filter in [
+        SubscriptionFilter {
+            resource_subscriptions: Some(many("file:///ok/")),
+            ..Default::default()
+        },
+        SubscriptionFilter {
+            task_ids: Some(many("mine-")),
+            ..Default::default()
+        },
+    ] {
+        let mut stream = session.subscribe(filter).await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("the stream ends in time");
+        assert!(
+            matches!(
+                ended,
+                Some(SubscriptionEvent::Ended(SubscriptionEnd::Failed { code }))
+                    if code == Some(error_codes::INVALID_PARAMS)
+            ),
+            "{ended:?}"
+        );
+    }
     assert!(
-        matches!(
-            ended,
-            Some(SubscriptionEvent::Ended(SubscriptionEnd::Failed { code }))
-                if code == Some(error_codes::INVALID_PARAMS)
-        ),
-        "{ended:?}"
+        calls.try_recv().is_err(),
+        "nothing was subscribed or watched"
     );
-    assert!(calls.try_recv().is_err(), "nothing was subscribed");
     session.close().await;
 }
 
