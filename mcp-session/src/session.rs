@@ -207,14 +207,11 @@ impl Link {
                         self.version_header(meta.is_some())
                     },
                     // 2026: every request names its method in a header;
-                    // a caller's own headers (`Mcp-Name` with it) are kept.
-                    headers: if meta.is_some() && wire.headers.is_empty() {
-                        vec![(
-                            mcp_types::headers::MCP_METHOD.to_owned(),
-                            R::METHOD.to_owned(),
-                        )]
+                    // a caller's own headers (`Mcp-Name`) are kept.
+                    headers: if meta.is_some() {
+                        with_method_header(wire.headers.clone(), R::METHOD)
                     } else {
-                        wire.headers.clone()
+                        Vec::new()
                     },
                     ..wire
                 },
@@ -576,4 +573,18 @@ pub(crate) fn modern_request_meta(config: &SessionConfig) -> Map<String, Value> 
 /// A fresh `Spawned` marker (for phase transitions inside the crate).
 pub(crate) fn spawned_phase() -> Spawned {
     Spawned { _private: () }
+}
+
+/// `headers` with `Mcp-Method: method` first, unless they name it already.
+fn with_method_header(mut headers: Vec<(String, String)>, method: &str) -> Vec<(String, String)> {
+    let named = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case(mcp_types::headers::MCP_METHOD));
+    if !named {
+        headers.insert(
+            0,
+            (mcp_types::headers::MCP_METHOD.to_owned(), method.to_owned()),
+        );
+    }
+    headers
 }
