@@ -47,7 +47,7 @@
 //! legacy host's, forwarded by `legacy_tasks.rs` under ids of this same
 //! design ([`TaskRoute`]); a 2026-07-28 host is listed no `taskSupport`.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use aws_lc_rs::{hmac, rand::SystemRandom};
 use base64::Engine as _;
@@ -334,13 +334,28 @@ impl GatewayHandler {
         ctx: RequestContext,
     ) -> Vec<String> {
         let mut watched = Vec::new();
+        // Each watch waits for its server's acknowledgement: all at once.
+        let mut watching = tokio::task::JoinSet::new();
         for host_id in task_ids {
             let Ok(route) = TaskRoute::open(&host_id) else {
                 continue;
             };
-            let watch = tokio::select! {
-                watch = self.hub.watch_task(&route.server, &route.task_id) => watch,
+            let hub = Arc::clone(&self.hub);
+            watching.spawn(async move {
+                let watch = hub.watch_task(&route.server, &route.task_id).await;
+                (host_id, route, watch)
+            });
+        }
+        loop {
+            let joined = tokio::select! {
+                joined = watching.join_next() => joined,
                 () = ctx.cancelled() => break,
+            };
+            let Some(joined) = joined else {
+                break;
+            };
+            let Ok((host_id, route, watch)) = joined else {
+                continue;
             };
             let mut watch = match watch {
                 Ok(watch) => watch,
