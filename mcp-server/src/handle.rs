@@ -192,8 +192,9 @@ impl ServerHandle {
     /// `prompts/list_changed`, `resources/list_changed`,
     /// `resources/updated` (by URI) and `notifications/tasks` (by task id;
     /// on streams only), on every 2026-07-28 `subscriptions/listen` stream
-    /// that asked for it (with the stream's id in `_meta`). [`Delivered`] says where it went (nowhere is
-    /// not an error: no client is listening).
+    /// that asked for it (with the stream's id in `_meta`). [`Delivered`]
+    /// says where it went (nowhere is not an error: no client is
+    /// listening).
     ///
     /// Errors: the core's refusals ([`ServerError::TransmitQueueFull`],
     /// [`ServerError::FrameTooLarge`], [`ServerError::Serialize`]) and
@@ -410,8 +411,6 @@ pub(crate) fn honoured(
     }
 }
 
-/// Whether a stream with (honoured) filter `filter` takes `method` (a
-/// resource update: about `uri`).
 /// `items` in their order, each once.
 fn once(items: &[String]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
@@ -422,15 +421,16 @@ fn once(items: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Whether a stream with (honoured) filter `filter` takes `method` (a
+/// resource update: about `uri`; a task's state: about the task id `uri`).
 pub(crate) fn wants(filter: &SubscriptionFilter, method: &str, uri: Option<&str>) -> bool {
     use mcp_types::notifications::{PromptListChanged, ResourceListChanged};
+    // Whether `uri` is among the names a stream asked for.
+    let listed = |names: &Option<Vec<String>>| {
+        uri.is_some_and(|uri| names.as_ref().is_some_and(|n| n.iter().any(|n| n == uri)))
+    };
     if method == ResourceUpdated::METHOD {
-        uri.is_some_and(|uri| {
-            filter
-                .resource_subscriptions
-                .as_ref()
-                .is_some_and(|uris| uris.iter().any(|u| u == uri))
-        })
+        listed(&filter.resource_subscriptions)
     } else if method == ToolListChanged::METHOD {
         filter.tools_list_changed == Some(true)
     } else if method == PromptListChanged::METHOD {
@@ -438,12 +438,7 @@ pub(crate) fn wants(filter: &SubscriptionFilter, method: &str, uri: Option<&str>
     } else if method == ResourceListChanged::METHOD {
         filter.resources_list_changed == Some(true)
     } else if method == Task::METHOD {
-        uri.is_some_and(|id| {
-            filter
-                .task_ids
-                .as_ref()
-                .is_some_and(|ids| ids.iter().any(|i| i == id))
-        })
+        listed(&filter.task_ids)
     } else {
         false
     }

@@ -166,19 +166,14 @@ impl Session<Ready> {
 fn declaring_tasks(
     mut meta: serde_json::Map<String, serde_json::Value>,
 ) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::Value;
-    let caps = meta
-        .entry(mcp_types::meta_keys::CLIENT_CAPABILITIES)
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Value::Object(caps) = caps {
-        let extensions = caps
-            .entry("extensions")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(extensions) = extensions {
-            extensions
-                .entry(mcp_types::TASKS_EXTENSION)
-                .or_insert_with(|| Value::Object(Default::default()));
-        }
+    let key = mcp_types::meta_keys::CLIENT_CAPABILITIES;
+    let mut caps: mcp_types::ClientCapabilities = meta
+        .get(key)
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default();
+    caps.add_extension(mcp_types::TASKS_EXTENSION);
+    if let Ok(caps) = serde_json::to_value(caps) {
+        meta.insert(key.to_owned(), caps);
     }
     meta
 }

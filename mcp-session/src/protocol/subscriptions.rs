@@ -241,26 +241,25 @@ fn classify(
 fn difference(asked: &SubscriptionFilter, got: &SubscriptionFilter) -> SubscriptionFilter {
     let lost =
         |a: Option<bool>, g: Option<bool>| (a == Some(true) && g != Some(true)).then_some(true);
-    let uris: Vec<String> = asked
-        .resource_subscriptions
-        .iter()
-        .flatten()
-        .filter(|u| !got.resource_subscriptions.iter().flatten().any(|g| g == *u))
-        .cloned()
-        .collect();
-    let tasks: Vec<String> = asked
-        .task_ids
-        .iter()
-        .flatten()
-        .filter(|t| !got.task_ids.iter().flatten().any(|g| g == *t))
-        .cloned()
-        .collect();
+    // The names asked for that the acknowledgement left out; `None` for none.
+    let left_out = |asked: &Option<Vec<String>>, got: &Option<Vec<String>>| {
+        let out: Vec<String> = asked
+            .iter()
+            .flatten()
+            .filter(|a| !got.iter().flatten().any(|g| g == *a))
+            .cloned()
+            .collect();
+        (!out.is_empty()).then_some(out)
+    };
     SubscriptionFilter {
         tools_list_changed: lost(asked.tools_list_changed, got.tools_list_changed),
         prompts_list_changed: lost(asked.prompts_list_changed, got.prompts_list_changed),
         resources_list_changed: lost(asked.resources_list_changed, got.resources_list_changed),
-        resource_subscriptions: (!uris.is_empty()).then_some(uris),
-        task_ids: (!tasks.is_empty()).then_some(tasks),
+        resource_subscriptions: left_out(
+            &asked.resource_subscriptions,
+            &got.resource_subscriptions,
+        ),
+        task_ids: left_out(&asked.task_ids, &got.task_ids),
         ..SubscriptionFilter::default()
     }
 }
