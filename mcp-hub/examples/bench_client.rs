@@ -36,9 +36,17 @@ fn main() -> Res<()> {
         .cloned()
         .or_else(|| std::env::var("MCP_BENCH_SERVER").ok())
         .ok_or("usage: bench_client <workload> <N> <server-binary>")?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // `MCP_BENCH_MT` set: a multi-thread runtime instead (the `ours-mt`
+    // client of `cargo xtask bench --http`), as `#[tokio::main]` makes.
+    let rt = if std::env::var_os("MCP_BENCH_MT").is_some() {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
     // The workload runs on a spawned task, as a host's request handlers do.
     // (A future driven directly by `block_on` is woken through the runtime's
     // eventfd: one more write and epoll round per response, measured with
@@ -152,7 +160,9 @@ async fn fleet(n: usize, server: &str, t0: Instant, cpu0: f64) -> Res<Value> {
     let mut builder = Hub::builder(HubConfig::default());
     for i in 0..n {
         let connector = StdioConnector::new(StdioConfig::new(server));
-        let mut spec = ServerSpec::new(&format!("s{i}"), connector).required();
+        let mut spec = ServerSpec::new(&format!("s{i}"), connector)
+            .required()
+            .session(session_config());
         spec.negotiation = Negotiation::Legacy;
         builder = builder.server(spec);
     }
@@ -187,15 +197,27 @@ async fn fleet(n: usize, server: &str, t0: Instant, cpu0: f64) -> Res<Value> {
     }))
 }
 
+/// Default settings, except `SessionConfig::busy_poll` when
+/// `MCP_BENCH_BUSY_POLL_US` names a window (0: off, the `ours-nopoll`
+/// client of `cargo xtask bench --http`).
+fn session_config() -> SessionConfig {
+    let mut config = SessionConfig::default();
+    if let Ok(us) = std::env::var("MCP_BENCH_BUSY_POLL_US") {
+        let window = us.parse().map(std::time::Duration::from_micros).ok();
+        config.busy_poll = window.filter(|w| !w.is_zero());
+    }
+    config
+}
+
 async fn connect(server: &str) -> Res<Session<Ready>> {
     let connector = Arc::new(StdioConnector::new(StdioConfig::new(server)));
-    let session = Session::connect(connector, SessionConfig::default()).await?;
+    let session = Session::connect(connector, session_config()).await?;
     Ok(session.negotiate(Negotiation::Legacy).await?)
 }
 
 async fn connect_http(url: &str, era: Negotiation) -> Res<Session<Ready>> {
     let connector = Arc::new(HttpConnector::new(HttpConfig::new(url)));
-    let session = Session::connect(connector, SessionConfig::default()).await?;
+    let session = Session::connect(connector, session_config()).await?;
     Ok(session.negotiate(era).await?)
 }
 

@@ -83,6 +83,28 @@ pub struct SessionConfig {
     /// requests, `list_changed` and other notifications are never dropped
     /// by it).
     pub notification_budget: crate::NotificationBudget,
+    /// After sending a request, keep the runtime polling for its answer
+    /// for up to this long instead of letting the thread sleep: an answer
+    /// that comes within the window is read without the thread being woken
+    /// for it. On a virtual machine a wake-up of an idle CPU can cost more
+    /// than a whole exchange with a local server; measured here, sequential
+    /// calls to a stdio server took 11 µs instead of 17 µs at the median
+    /// (`cargo xtask bench`).
+    ///
+    /// Adaptive, and only where it helps: it applies on a current-thread
+    /// runtime only (on a multi-thread one another worker holds the IO
+    /// driver while this one polls, so it would only cost CPU), and only
+    /// while the session's last answer came within the window: a server
+    /// that answers slowly is waited for as usual after its first slow
+    /// answer. Polling yields to every other task on the runtime.
+    ///
+    /// The cost is CPU: while it applies, up to the window of one core per
+    /// request (for a fast server, about the time the thread would have
+    /// slept). The default is 100 µs; `None` (or zero) turns it off. At
+    /// most a second; more is
+    /// [`SessionError::InvalidSetting`](crate::SessionError::InvalidSetting)
+    /// when the session opens.
+    pub busy_poll: Option<Duration>,
 }
 
 /// The protocol era each endpoint spoke, learnt by `Negotiation::Auto`,
@@ -173,6 +195,26 @@ impl Default for SessionConfig {
             era_cache: None,
             discard_log_messages: false,
             notification_budget: crate::NotificationBudget::DEFAULT,
+            busy_poll: Some(Self::DEFAULT_BUSY_POLL),
         }
+    }
+}
+
+impl SessionConfig {
+    /// The default [`SessionConfig::busy_poll`] window.
+    pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(100);
+
+    /// The longest [`SessionConfig::busy_poll`] window.
+    pub const MAX_BUSY_POLL: Duration = Duration::from_secs(1);
+
+    /// Refuses settings out of their range.
+    pub(crate) fn check(&self) -> Result<(), crate::SessionError> {
+        if self.busy_poll.is_some_and(|w| w > Self::MAX_BUSY_POLL) {
+            return Err(crate::SessionError::InvalidSetting {
+                setting: "busy_poll",
+                problem: "it must be at most a second",
+            });
+        }
+        Ok(())
     }
 }

@@ -34,6 +34,15 @@ pub enum SessionError {
         /// How the fallback failed.
         fallback: Box<SessionError>,
     },
+    /// A setting of [`SessionConfig`](crate::SessionConfig) is out of its
+    /// range; nothing was started.
+    #[error("invalid setting `{setting}`: {problem}")]
+    InvalidSetting {
+        /// The setting.
+        setting: &'static str,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// The transport could not be opened or failed (its own words).
     #[error(transparent)]
     Transport(#[from] TransportError),
@@ -326,6 +335,7 @@ impl SessionError {
                 }
             }
             SessionError::NotReplayed { .. } => ErrorCause::Connection,
+            SessionError::InvalidSetting { .. } => ErrorCause::Configuration,
             SessionError::Server { .. }
             | SessionError::BadResult { .. }
             | SessionError::InvalidStructuredContent { .. }

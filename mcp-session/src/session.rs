@@ -148,6 +148,7 @@ impl Link {
         connector: Arc<dyn Connector>,
         config: Arc<SessionConfig>,
     ) -> Result<Link, SessionError> {
+        config.check()?;
         let conn = connector.connect().await?;
         let (shared, events) = Shared::start(
             conn.outbound,
@@ -156,6 +157,7 @@ impl Link {
             config.event_queue,
             config.handlers.clone(),
             crate::NotificationIntake::new(config.notification_budget, config.discard_log_messages),
+            config.busy_poll,
         );
         Ok(Link {
             shared,

@@ -979,3 +979,85 @@ async fn a_server_cancelling_its_request_stops_the_hosts_handler_and_gets_no_ans
     assert!(!answered, "a cancelled request got an answer");
     asking.abort();
 }
+
+/// Calls the fake server's `slow` tool (answered 300 ms later, by a timer
+/// of the fake server on the same runtime) on a current-thread runtime,
+/// and counts the times that runtime's thread went to sleep (parked) while
+/// the call was waiting.
+fn parks_during_a_slow_call(busy_poll: Option<Duration>) -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let parks = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&parks);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (connector, _) = memory(tools_script());
+        let config = SessionConfig {
+            busy_poll,
+            ..quick_config()
+        };
+        let session = ready(connector, config, Negotiation::Legacy).await;
+        let before = parks.load(Ordering::SeqCst);
+        let result = session.call_tool("slow", ()).await.unwrap();
+        assert_eq!(result.is_error, None);
+        parks.load(Ordering::SeqCst) - before
+    })
+}
+
+#[test]
+fn busy_polling_keeps_the_runtime_awake_until_the_answer() {
+    assert!(parks_during_a_slow_call(None) > 0, "it sleeps without");
+    assert_eq!(
+        parks_during_a_slow_call(Some(SessionConfig::MAX_BUSY_POLL)),
+        0,
+        "a window longer than the wait: the thread never slept"
+    );
+}
+
+#[tokio::test]
+async fn a_busy_poll_window_over_a_second_is_refused_before_connecting() {
+    let (connector, recorder) = memory(tools_script());
+    let config = SessionConfig {
+        busy_poll: Some(SessionConfig::MAX_BUSY_POLL + Duration::from_nanos(1)),
+        ..quick_config()
+    };
+    let err = mcp_session::Session::connect(connector, config)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SessionError::InvalidSetting {
+                setting: "busy_poll",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(err.cause(), mcp_types::ErrorCause::Configuration);
+    assert!(recorder.is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn a_deadline_still_fires_while_busy_polling() {
+    let (connector, _) = memory(tools_script());
+    let config = SessionConfig {
+        busy_poll: Some(SessionConfig::MAX_BUSY_POLL),
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let err = session
+        .call_tool_with(
+            "hang",
+            (),
+            &CallOptions::new().timeout(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
+}

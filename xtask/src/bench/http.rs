@@ -24,11 +24,19 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: cargo xtask bench --http [--reps N] [--cold-runs N] [--quick] \
-[--clients limit,rmcp,ts,ts-v2,python,ours] [--workloads cold,seq,conc,big,list] \
+[--clients limit,rmcp,ts,ts-v2,python,ours,ours-nopoll,ours-mt] [--workloads cold,seq,conc,big,list] \
 [--servers json,sse[,session]] [--eras legacy,2026] [--timeout SECS] [--out DIR] \
 [--no-build] [--summarize runs.jsonl]";
 
-const CLIENTS: [&str; 6] = ["limit", "rmcp", "ts", "ts-v2", "python", "ours"];
+const CLIENTS: [&str; 7] = [
+    "limit",
+    "rmcp",
+    "ts",
+    "ts-v2",
+    "python",
+    "ours",
+    "ours-nopoll",
+];
 const WORKLOADS: [&str; 5] = ["cold", "seq", "conc", "big", "list"];
 /// The client every ratio is taken against.
 const REF: &str = "limit";
@@ -121,7 +129,9 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
     o.reps = reps.unwrap_or(if o.quick { 1 } else { 5 });
     o.cold_runs = cold.unwrap_or(if o.quick { 1 } else { 4 });
     for c in &o.clients {
-        if !CLIENTS.contains(&c.as_str()) && c != "rmcp-ct" && c != "ours-base" {
+        if !CLIENTS.contains(&c.as_str())
+            && !["rmcp-ct", "ours-base", "ours-mt"].contains(&c.as_str())
+        {
             bail!("unknown client {c}\n{USAGE}");
         }
     }
@@ -171,6 +181,13 @@ impl Paths {
             // An A/B baseline: a `bench_client` built before a change and
             // copied here by hand (never built by this command).
             "ours-base" => (vec![s(self.work.join("bench_client.base"))], vec![]),
+            // Ours with `SessionConfig::busy_poll` off.
+            "ours-nopoll" => (
+                vec![s(self.ours.clone())],
+                vec![("MCP_BENCH_BUSY_POLL_US", "0")],
+            ),
+            // Ours on a multi-thread runtime (where busy polling does not apply).
+            "ours-mt" => (vec![s(self.ours.clone())], vec![("MCP_BENCH_MT", "1")]),
             "rmcp-ct" => (
                 vec![s(self.bin.join("client-rmcp"))],
                 vec![("RMCP_RT", "current")],
@@ -328,7 +345,10 @@ fn status(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
 
 fn build(root: &Path, paths: &Paths, o: &Options) -> anyhow::Result<()> {
     fs::create_dir_all(&paths.work)?;
-    if o.clients.iter().any(|c| c == "ours") {
+    if o.clients
+        .iter()
+        .any(|c| c.starts_with("ours") && c != "ours-base")
+    {
         eprintln!("== build: ours (mcp-hub's bench_client, release)");
         status(
             Command::new(crate::cargo()).current_dir(root).args([
