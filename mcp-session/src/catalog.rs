@@ -105,14 +105,15 @@ impl ToolCatalog {
         Some(self.index[found] as usize)
     }
 
-    /// The `Mcp-Param-*` headers for a call of `name` with `arguments`.
+    /// The `Mcp-Param-*` headers for a call of the tool at `at` (from
+    /// [`ToolCatalog::position`]) with `arguments`.
     pub(crate) fn param_header_values(
         &self,
-        name: &str,
+        at: usize,
         arguments: &Value,
     ) -> Vec<(String, String)> {
-        self.position(name)
-            .and_then(|i| self.params.get(i))
+        self.params
+            .get(at)
             .map(|headers| param_headers::param_header_values(headers, arguments))
             .unwrap_or_default()
     }
@@ -127,17 +128,28 @@ impl ToolCatalog {
         self.position(name).map(|i| &self.tools[i])
     }
 
-    pub(crate) fn input_validator(&self, name: &str) -> Option<&Check> {
-        let i = self.position(name)?;
-        self.input[i]
-            .get_or_init(|| compile(Some(&self.tools[i].input_schema)))
+    #[cfg(test)]
+    fn input_validator(&self, name: &str) -> Option<&Check> {
+        self.input_validator_at(self.position(name)?)
+    }
+
+    /// The input validator of the tool at `at` (from
+    /// [`ToolCatalog::position`]): a call looks its tool up once, not once
+    /// per check (each step of the search reads a name from another heap
+    /// block, cold on the first call of a large fleet).
+    pub(crate) fn input_validator_at(&self, at: usize) -> Option<&Check> {
+        self.input
+            .get(at)?
+            .get_or_init(|| compile(Some(&self.tools[at].input_schema)))
             .as_deref()
     }
 
-    pub(crate) fn output_validator(&self, name: &str) -> Option<&Check> {
-        let i = self.position(name)?;
-        self.output[i]
-            .get_or_init(|| compile(self.tools[i].output_schema.as_ref()))
+    /// The output validator of the tool at `at`, as
+    /// [`ToolCatalog::input_validator_at`].
+    pub(crate) fn output_validator_at(&self, at: usize) -> Option<&Check> {
+        self.output
+            .get(at)?
+            .get_or_init(|| compile(self.tools[at].output_schema.as_ref()))
             .as_deref()
     }
 }
@@ -197,7 +209,10 @@ mod tests {
         assert!(catalog.input_validator("nope").is_none());
         assert!(
             catalog
-                .param_header_values("mid", &serde_json::json!({}))
+                .param_header_values(
+                    catalog.position("mid").expect("listed"),
+                    &serde_json::json!({})
+                )
                 .is_empty()
         );
     }

@@ -216,10 +216,15 @@ impl Session<Ready> {
         options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
         let config = &self.link.config;
-        let catalog = self.tool_catalog();
+        let mut catalog = self.tool_catalog();
+        // The tool's place in the catalogue, looked up once for every check.
+        let mut at = catalog.as_ref().and_then(|c| c.position(name));
         let arguments = Value::Object(arguments);
         if config.validate_arguments
-            && let Some(input) = catalog.as_ref().and_then(|c| c.input_validator(name))
+            && let Some(input) = catalog
+                .as_ref()
+                .zip(at)
+                .and_then(|(c, i)| c.input_validator_at(i))
         {
             let failures = failures(input, &arguments);
             if !failures.is_empty() {
@@ -256,13 +261,12 @@ impl Session<Ready> {
             };
             check_size(json_len(&body), config.max_argument_bytes)?;
             let mut retried = false;
-            let mut catalog = catalog.clone();
             loop {
                 let mut headers = self.modern_headers(CallTool::METHOD, name);
-                if let Some(c) = &catalog {
+                if let (Some(c), Some(i)) = (&catalog, at) {
                     // Read in place: the arguments may be megabytes.
                     let arguments = body.get("arguments").unwrap_or(&Value::Null);
-                    headers.extend(c.param_header_values(name, arguments));
+                    headers.extend(c.param_header_values(i, arguments));
                 }
                 // Boxed: the 2026 path's state would otherwise be carried
                 // by every legacy call's future too.
@@ -285,7 +289,9 @@ impl Session<Ready> {
                             && !self.link.connector.is_stdio() =>
                     {
                         retried = true;
-                        catalog = Some(Box::pin(self.list_tools()).await?);
+                        let fresh = Box::pin(self.list_tools()).await?;
+                        at = fresh.position(name);
+                        catalog = Some(fresh);
                     }
                     other => break other?,
                 }
@@ -309,10 +315,14 @@ impl Session<Ready> {
         };
         if config.validate_structured_content
             && result.is_error != Some(true)
-            && let Some(output) = catalog.as_ref().and_then(|c| c.output_validator(name))
+            && let Some(output) = catalog
+                .as_ref()
+                .zip(at)
+                .and_then(|(c, i)| c.output_validator_at(i))
         {
-            let structured = result.structured_content.clone().unwrap_or(Value::Null);
-            let failures = failures(output, &structured);
+            // Read in place: a structured result may be megabytes.
+            let structured = result.structured_content.as_ref().unwrap_or(&Value::Null);
+            let failures = failures(output, structured);
             if !failures.is_empty() {
                 return Err(SessionError::InvalidStructuredContent {
                     tool: name.to_owned(),
