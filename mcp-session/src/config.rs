@@ -87,9 +87,11 @@ pub struct SessionConfig {
     /// for up to this long instead of letting the thread sleep: an answer
     /// that comes within the window is read without the thread being woken
     /// for it. On a virtual machine a wake-up of an idle CPU can cost more
-    /// than a whole exchange with a local server; measured here, sequential
-    /// calls to a stdio server took 11 µs instead of 17 µs at the median
-    /// (`cargo xtask bench`).
+    /// than a whole exchange with a local server; measured here
+    /// (`cargo xtask bench`), the median sequential call to a stdio server
+    /// took 11 µs instead of 17 µs in a paired run, and 22–26 µs where a
+    /// no-SDK client blocking in `read` took 57–59 µs on a day the virtual
+    /// CPUs woke slowly.
     ///
     /// Adaptive, and only where it helps: it applies on a current-thread
     /// runtime only (on a multi-thread one another worker holds the IO
