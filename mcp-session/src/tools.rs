@@ -216,15 +216,16 @@ impl Session<Ready> {
         options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
         let config = &self.link.config;
-        let mut catalog = self.tool_catalog();
-        // The tool's place in the catalogue, looked up once for every check.
-        let mut at = catalog.as_ref().and_then(|c| c.position(name));
+        // The listing the tool is in, with its place there: looked up once
+        // for every check.
+        let mut listed = self
+            .tool_catalog()
+            .and_then(|c| c.position(name).map(|at| (c, at)));
         let arguments = Value::Object(arguments);
         if config.validate_arguments
-            && let Some(input) = catalog
+            && let Some(input) = listed
                 .as_ref()
-                .zip(at)
-                .and_then(|(c, i)| c.input_validator_at(i))
+                .and_then(|(c, at)| c.input_validator_at(*at))
         {
             let failures = failures(input, &arguments);
             if !failures.is_empty() {
@@ -263,10 +264,10 @@ impl Session<Ready> {
             let mut retried = false;
             loop {
                 let mut headers = self.modern_headers(CallTool::METHOD, name);
-                if let (Some(c), Some(i)) = (&catalog, at) {
+                if let Some((c, at)) = &listed {
                     // Read in place: the arguments may be megabytes.
                     let arguments = body.get("arguments").unwrap_or(&Value::Null);
-                    headers.extend(c.param_header_values(i, arguments));
+                    headers.extend(c.param_header_values(*at, arguments));
                 }
                 // Boxed: the 2026 path's state would otherwise be carried
                 // by every legacy call's future too.
@@ -290,8 +291,7 @@ impl Session<Ready> {
                     {
                         retried = true;
                         let fresh = Box::pin(self.list_tools()).await?;
-                        at = fresh.position(name);
-                        catalog = Some(fresh);
+                        listed = fresh.position(name).map(|at| (fresh, at));
                     }
                     other => break other?,
                 }
@@ -315,10 +315,9 @@ impl Session<Ready> {
         };
         if config.validate_structured_content
             && result.is_error != Some(true)
-            && let Some(output) = catalog
+            && let Some(output) = listed
                 .as_ref()
-                .zip(at)
-                .and_then(|(c, i)| c.output_validator_at(i))
+                .and_then(|(c, at)| c.output_validator_at(*at))
         {
             // Read in place: a structured result may be megabytes.
             let structured = result.structured_content.as_ref().unwrap_or(&Value::Null);
