@@ -24,7 +24,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: cargo xtask bench --http [--reps N] [--cold-runs N] [--quick] \
-[--clients limit,rmcp,ts,ts-v2,python,ours,ours-nopoll,ours-mt] [--workloads cold,seq,conc,big,list] \
+[--clients limit,rmcp,ts,ts-v2,python,ours,ours-nopoll,ours-mt,ours-notrim] [--workloads cold,seq,conc,big,list] \
 [--servers json,sse[,session]] [--eras legacy,2026] [--timeout SECS] [--out DIR] \
 [--no-build] [--summarize runs.jsonl]";
 
@@ -130,7 +130,7 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
     o.cold_runs = cold.unwrap_or(if o.quick { 1 } else { 4 });
     for c in &o.clients {
         if !CLIENTS.contains(&c.as_str())
-            && !["rmcp-ct", "ours-base", "ours-mt"].contains(&c.as_str())
+            && !["rmcp-ct", "ours-base", "ours-mt", "ours-notrim"].contains(&c.as_str())
         {
             bail!("unknown client {c}\n{USAGE}");
         }
@@ -188,6 +188,17 @@ impl Paths {
             ),
             // Ours on a multi-thread runtime (where busy polling does not apply).
             "ours-mt" => (vec![s(self.ours.clone())], vec![("MCP_BENCH_MT", "1")]),
+            // Ours with glibc's malloc told not to give freed memory back to
+            // the system (nor to map large blocks on their own), as a host can
+            // do through the environment: measures what the page faults of a
+            // large result's fresh memory cost (`big`).
+            "ours-notrim" => (
+                vec![s(self.ours.clone())],
+                vec![
+                    ("MALLOC_TRIM_THRESHOLD_", "67108864"),
+                    ("MALLOC_MMAP_THRESHOLD_", "33554432"),
+                ],
+            ),
             "rmcp-ct" => (
                 vec![s(self.bin.join("client-rmcp"))],
                 vec![("RMCP_RT", "current")],
