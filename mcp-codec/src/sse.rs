@@ -202,6 +202,10 @@ impl SseDecoder {
                 if self.pending.data.len() + value.len() > self.max_event {
                     return Err(self.skip_event(self.too_large()));
                 }
+                // Room for the value and its `\n` at once: a `\n` pushed
+                // after a first line that filled the string exactly would
+                // double it (a second copy of a megabyte-long event).
+                self.pending.data.reserve(value.len() + 1);
                 self.pending.data.push_str(value);
                 self.pending.data.push('\n');
             }

@@ -53,7 +53,7 @@ open_struct! {
     pub struct TextContent {
         @tag "type" = "text";
         /// The text.
-        req text: String = "text",
+        text text: String = "text",
         /// Annotations.
         opt annotations: Annotations = "annotations",
         /// Metadata.

@@ -92,6 +92,7 @@ mod skills;
 mod subscriptions;
 mod tasks;
 pub mod text;
+mod text_seed;
 mod tools;
 mod traits;
 mod version;

@@ -10,6 +10,9 @@
 //!
 //! Field kinds:
 //! - `req`: required member of type `T` (missing → `missing_field` error);
+//! - `text`: required `String` member that may be long (a text result, a
+//!   resource's text): decoded with one allocation of its final size (see
+//!   `text_seed`); `opttext`: the same, optional (as `opt`);
 //! - `opt`: optional member, field type `Option<T>`; absent or `null` reads as
 //!   `None`, `None` is not written;
 //! - `list`: required array member, field type `Vec<T>` as declared, decoded
@@ -28,6 +31,8 @@
 /// Field type for a kind.
 macro_rules! field_ty {
     (req $t:ty) => { $t };
+    (text $t:ty) => { $t };
+    (opttext $t:ty) => { ::core::option::Option<$t> };
     (list $t:ty) => { $t };
     (opt $t:ty) => { ::core::option::Option<$t> };
     (present $t:ty) => { ::core::option::Option<$t> };
@@ -37,6 +42,12 @@ macro_rules! field_ty {
 macro_rules! read_field {
     (req $map:ident $slot:ident $t:ty) => {
         $slot = ::core::option::Option::Some($map.next_value::<$t>()?)
+    };
+    (text $map:ident $slot:ident $t:ty) => {
+        $slot = ::core::option::Option::Some($map.next_value_seed($crate::text_seed::TextSeed)?)
+    };
+    (opttext $map:ident $slot:ident $t:ty) => {
+        $slot = $map.next_value_seed($crate::text_seed::OptTextSeed)?
     };
     (list $map:ident $slot:ident $t:ty) => {
         $slot = ::core::option::Option::Some($map.next_value_seed(
@@ -55,6 +66,12 @@ macro_rules! read_field {
 macro_rules! finish_field {
     (list $slot:ident $wire:literal $err:ty) => {
         $crate::open_struct::finish_field!(req $slot $wire $err)
+    };
+    (text $slot:ident $wire:literal $err:ty) => {
+        $crate::open_struct::finish_field!(req $slot $wire $err)
+    };
+    (opttext $slot:ident $wire:literal $err:ty) => {
+        $slot
     };
     (req $slot:ident $wire:literal $err:ty) => {
         match $slot {
@@ -81,6 +98,12 @@ macro_rules! write_field {
     };
     (list $m:ident $wire:literal $v:expr) => {
         ::serde::ser::SerializeMap::serialize_entry(&mut $m, $wire, $v)?
+    };
+    (text $m:ident $wire:literal $v:expr) => {
+        ::serde::ser::SerializeMap::serialize_entry(&mut $m, $wire, $v)?
+    };
+    (opttext $m:ident $wire:literal $v:expr) => {
+        $crate::open_struct::write_field!(opt $m $wire $v)
     };
     (opt $m:ident $wire:literal $v:expr) => {
         if let ::core::option::Option::Some(v) = $v {

@@ -72,7 +72,7 @@ open_struct! {
         /// MIME type.
         opt mime_type: String = "mimeType",
         /// The text.
-        req text: String = "text",
+        text text: String = "text",
         /// Metadata.
         opt meta: Meta = "_meta",
     }
@@ -135,7 +135,7 @@ open_struct! {
     struct AnyResourceContents {
         req uri: String = "uri",
         opt mime_type: String = "mimeType",
-        opt text: String = "text",
+        opttext text: String = "text",
         opt blob: String = "blob",
         opt meta: Meta = "_meta",
     }
