@@ -351,6 +351,10 @@ mod tests {
         assert!(from_str(r#""\x""#).is_err());
         assert!(from_str(r#""\u12""#).is_err());
         assert!(from_str("\"a\u{1}b\"").is_err());
+        // Hostile bytes: not UTF-8, inside and around an escape.
+        assert!(from_slice(b"\"\xff\"").is_err());
+        assert!(from_slice(b"\"a\\n\xc3\"").is_err());
+        assert!(from_reader(b"\"\xff\"").is_err());
         assert_eq!(unescape(r#""\ud83d""#), Err(UnescapeError::LoneSurrogate));
         assert_eq!(unescape(r#""\q""#), Err(UnescapeError::BadEscape));
         assert_eq!(unescape("\"\\"), Err(UnescapeError::NotAString));
