@@ -349,7 +349,14 @@ impl HttpClient {
             .target(exchange.url)
             .ok_or(SendError::InvalidHeader(None))?;
         let build = || {
-            let mut headers = exchange.headers.clone();
+            // One map of its final size (the exchange's map is kept for a
+            // second attempt after a 401).
+            let mut headers = HeaderMap::with_capacity(
+                exchange.headers.len() + credential.len() + self.lean_defaults.len() + 2,
+            );
+            for (name, value) in &exchange.headers {
+                headers.append(name.clone(), value.clone());
+            }
             if !headers.contains_key(ACCEPT) {
                 headers.insert(ACCEPT, HeaderValue::from_static(exchange.accept));
             }

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::FutureExt;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Incoming};
 use hyper::client::conn::http1::SendRequest;
@@ -315,6 +316,25 @@ impl LeanBody {
     /// background (for at most a second and 64 KiB) so that the connection
     /// can serve again when it ends, instead of being closed now.
     pub(crate) fn finish(mut self) {
+        // Usually the end is already here (a server ends the reply stream
+        // right after the answer): take it now, without a task and a timer.
+        let mut read = 0usize;
+        loop {
+            if self.checkout.is_none() {
+                return;
+            }
+            match self.chunk().now_or_never() {
+                Some(Ok(Some(chunk))) => {
+                    read += chunk.len();
+                    if read > FINISH_BYTES {
+                        self.checkout = None;
+                        return;
+                    }
+                }
+                Some(Ok(None) | Err(_)) => return,
+                None => break,
+            }
+        }
         let Some((pool, _)) = &self.checkout else {
             return;
         };
@@ -323,7 +343,6 @@ impl LeanBody {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(async move {
             let rest = async {
-                let mut read = 0usize;
                 while let Ok(Some(chunk)) = self.chunk().await {
                     read += chunk.len();
                     if read > FINISH_BYTES {

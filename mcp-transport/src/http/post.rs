@@ -362,12 +362,25 @@ pub(crate) fn message_headers(
     frame: &OutboundFrame,
     session: Option<&HeaderValue>,
 ) -> Result<HeaderMap, SendError> {
-    let mut headers = HeaderMap::new();
+    let mut headers = HeaderMap::with_capacity(2 + frame.headers.len());
     if let Some(id) = session {
         push_known(&mut headers, SESSION_HEADER, id.clone());
     }
     if let Some(version) = frame.protocol_version {
-        push_header(&mut headers, VERSION_HEADER, version)?;
+        // A version is one of the session's own constants: taken without a
+        // copy when it is header text (always, in practice).
+        if version
+            .bytes()
+            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+        {
+            push_known(
+                &mut headers,
+                VERSION_HEADER,
+                HeaderValue::from_static(version),
+            );
+        } else {
+            push_header(&mut headers, VERSION_HEADER, version)?;
+        }
     }
     for (name, value) in &frame.headers {
         push_header(&mut headers, name, value)?;

@@ -1,16 +1,18 @@
 //! Streamable HTTP, both protocol eras.
 //!
 //! One driver task per connection takes frames from the outbound queue and
-//! gives each its own POST task (at most `max_in_flight` at once). A POST task
-//! delivers whatever its reply holds (a JSON body or an event stream) and
-//! resumes a broken reply stream when the era allows it. The standalone GET
-//! stream is one more task.
+//! runs a POST for each (at most `max_in_flight` at once), polled by the
+//! driver itself rather than spawned: a task per message cost its
+//! allocation, its scheduling and its join on every call. A POST delivers
+//! whatever its reply holds (a JSON body or an event stream) and resumes a
+//! broken reply stream when the era allows it. The standalone GET stream is
+//! a task of its own.
 //!
 //! ```text
-//! outbound ──► driver ──► POST task ──► JSON body / SSE reply ──► inbound
+//! outbound ──► driver ──► POST ──► JSON body / SSE reply ──► inbound
 //!                │             └─ stream broke: wait `retry`, GET + Last-Event-ID
 //!                └─ first 2xx in the legacy era ──► GET stream task ──► inbound
-//! shutdown: abort tasks ─► DELETE (legacy session) ─► Inbound::Closed
+//! shutdown: drop POSTs, abort GET ─► DELETE (legacy session) ─► Inbound::Closed
 //! ```
 //!
 //! Era rules, read from each frame's `protocol_version` (the session sets it):
@@ -24,9 +26,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use futures::future::{AbortHandle, Abortable, FutureExt};
+use futures::stream::{FuturesUnordered, StreamExt};
 use reqwest::header::HeaderValue;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 use crate::connection::{
     BoxFuture, CloseReason, Connection, Connector, ExitInfo, FrameKind, FrameSender, Inbound,
@@ -209,8 +213,9 @@ async fn drive(
 ) {
     let DriverSignals { mut stop, done } = signals;
     let max_in_flight = shared.http.config.max_in_flight.max(1);
-    let mut tasks = JoinSet::new();
-    let mut by_task: HashMap<tokio::task::Id, i64> = HashMap::new();
+    // The POSTs in flight, each resolving to its request id (if a request).
+    let mut posts = FuturesUnordered::new();
+    // 2026-07-28 requests in flight, so that a cancellation can drop theirs.
     let mut by_request: HashMap<i64, AbortHandle> = HashMap::new();
     // Set while a notification or response is being POSTed: later frames
     // wait, so messages reach the server in the order the session sent them
@@ -221,21 +226,18 @@ async fn drive(
             biased;
             how = stopped(&mut stop) => break how,
             _ = wait_gate(&mut gate), if gate.is_some() => gate = None,
-            Some(joined) = tasks.join_next_with_id(), if !tasks.is_empty() => {
-                let id = match joined {
-                    Ok((id, ())) => id,
-                    Err(e) => e.id(),
-                };
-                if let Some(request) = by_task.remove(&id) {
+            Some(request) = posts.next(), if !posts.is_empty() => {
+                if let Some(request) = request {
                     by_request.remove(&request);
                 }
             }
-            frame = outbound.recv(), if gate.is_none() && tasks.len() < max_in_flight => {
+            frame = outbound.recv(), if gate.is_none() && posts.len() < max_in_flight => {
                 let Some(frame) = frame else {
                     // Every sender is gone: the session has left. End politely.
                     break Stop::Shutdown;
                 };
-                if is_modern(&frame) && frame.method.as_deref() == Some("notifications/cancelled") {
+                let modern = is_modern(&frame);
+                if modern && frame.method.as_deref() == Some("notifications/cancelled") {
                     // 2026-07-28 over HTTP: closing the request's stream is the
                     // cancellation; the notification itself is not sent.
                     if let Some(handle) = envelope::cancelled_request_id(&frame.bytes)
@@ -257,16 +259,36 @@ async fn drive(
                         Some(tx)
                     }
                 };
-                let handle = tasks.spawn(post::run(Arc::clone(&shared), frame, sent));
-                if let Some(request) = request {
-                    by_task.insert(handle.id(), request);
-                    by_request.insert(request, handle);
-                }
+                // Only a 2026-07-28 request can be cancelled by dropping it.
+                let abort = match request {
+                    Some(id) if modern => {
+                        let (handle, registration) = AbortHandle::new_pair();
+                        by_request.insert(id, handle);
+                        Some(registration)
+                    }
+                    _ => None,
+                };
+                let post = post::run(Arc::clone(&shared), frame, sent);
+                posts.push(async move {
+                    // A panic ends this POST only (as it ended its task),
+                    // never the connection.
+                    let post = std::panic::AssertUnwindSafe(post).catch_unwind();
+                    match abort {
+                        Some(registration) => {
+                            let _ = Abortable::new(post, registration).await;
+                        }
+                        None => {
+                            let _ = post.await;
+                        }
+                    }
+                    request
+                });
             }
         }
     };
-    tasks.abort_all();
-    while tasks.join_next().await.is_some() {}
+    // Dropping a POST closes its reply (and its connection, unless the
+    // reply had ended).
+    drop(posts);
     if let Some(get) = shared.take_get_stream() {
         get.abort();
         let _ = get.await;
