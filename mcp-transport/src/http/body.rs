@@ -102,17 +102,24 @@ pub(crate) fn body_kind(response: &Reply) -> BodyKind {
     else {
         return BodyKind::Other;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    match essence.as_str() {
-        "text/event-stream" => BodyKind::EventStream,
-        "application/json" => BodyKind::Json,
-        other if other.ends_with("+json") => BodyKind::Json,
-        _ => BodyKind::Other,
+    kind_of(value)
+}
+
+/// The kind a `Content-Type` value names (its essence, without case).
+fn kind_of(value: &str) -> BodyKind {
+    // Compared without case and without a lowercased copy.
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    let ends_with = |suffix: &str| {
+        essence.len() >= suffix.len()
+            && essence.as_bytes()[essence.len() - suffix.len()..]
+                .eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    if essence.eq_ignore_ascii_case("text/event-stream") {
+        BodyKind::EventStream
+    } else if essence.eq_ignore_ascii_case("application/json") || ends_with("+json") {
+        BodyKind::Json
+    } else {
+        BodyKind::Other
     }
 }
 
@@ -270,5 +277,31 @@ fn classify(event: SseEvent) -> Option<SseStep> {
         "message" if event.data.trim().is_empty() => None,
         "message" => Some(SseStep::Message(Bytes::from(event.data))),
         _ => Some(SseStep::Named(event)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_are_read_by_their_essence_without_case() {
+        for (value, kind) in [
+            ("text/event-stream", BodyKind::EventStream),
+            ("Text/Event-Stream; charset=utf-8", BodyKind::EventStream),
+            ("application/json", BodyKind::Json),
+            (" APPLICATION/JSON ;charset=UTF-8", BodyKind::Json),
+            ("application/problem+json", BodyKind::Json),
+            ("application/vnd.x+JSON; q=1", BodyKind::Json),
+            ("+json", BodyKind::Json),
+            ("json", BodyKind::Other),
+            ("text/event-streams", BodyKind::Other),
+            ("text/html", BodyKind::Other),
+            ("", BodyKind::Other),
+            ("é+json", BodyKind::Json),
+            ("ée", BodyKind::Other),
+        ] {
+            assert_eq!(kind_of(value), kind, "{value:?}");
+        }
     }
 }

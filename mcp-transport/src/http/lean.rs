@@ -175,6 +175,14 @@ impl Lean {
         if let Some(sender) = self.checkout().await {
             return Ok((sender, true));
         }
+        // Boxed: a connect (with its handshake) happens once per
+        // connection, and would make every exchange's future larger.
+        Box::pin(self.connect_or_reuse()).await
+    }
+
+    /// A new connection, or an idle one if a finishing reply gives one
+    /// back before the connect is done.
+    async fn connect_or_reuse(&self) -> Result<(SendRequest<Full<Bytes>>, bool), LeanError> {
         if self.finishing.load(std::sync::atomic::Ordering::Relaxed) == 0 {
             return Ok((self.connect().await?, false));
         }

@@ -264,7 +264,9 @@ impl Post<'_> {
             if self.modern || reader.last_event_id().is_none() {
                 return self.fail(RequestFailure::StreamBroken).await;
             }
-            match self.resume(&mut reader, &mut attempts).await {
+            // Boxed: resuming is rare, and its exchange would make every
+            // POST's future larger.
+            match Box::pin(self.resume(&mut reader, &mut attempts)).await {
                 Some(next) => response = next,
                 None => return,
             }

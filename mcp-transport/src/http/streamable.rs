@@ -221,10 +221,13 @@ async fn drive(
     // wait, so messages reach the server in the order the session sent them
     // (`notifications/initialized` before the next request).
     let mut gate: Option<oneshot::Receiver<()>> = None;
+    // Made once, not on every turn of the loop (it registers a waiter).
+    let stop_asked = stopped(&mut stop);
+    tokio::pin!(stop_asked);
     let how = loop {
         tokio::select! {
             biased;
-            how = stopped(&mut stop) => break how,
+            how = &mut stop_asked => break how,
             _ = wait_gate(&mut gate), if gate.is_some() => gate = None,
             Some(request) = posts.next(), if !posts.is_empty() => {
                 if let Some(request) = request {
