@@ -115,6 +115,23 @@ fn read_shape(raw: &str) -> Result<ResultShape, TypesError> {
 }
 
 fn read_shape_slice(raw: &[u8]) -> Result<ResultShape, TypesError> {
+    // The structural look first (it does not read the values it skips, so a
+    // large result is not parsed twice); serde's pass when it is unsure.
+    if let Some(top) = crate::quick_shape::top_level(raw) {
+        let result_type = match top.result_type {
+            Some(text) => Some(ResultType::from_wire(text).ok_or(TypesError::UnknownResultType)?),
+            None => None,
+        };
+        return Ok(ResultShape {
+            result_type,
+            has_task_member: top.has_task,
+        });
+    }
+    read_shape_serde(raw)
+}
+
+/// The kind of a result by serde_json's reading of its top level.
+fn read_shape_serde(raw: &[u8]) -> Result<ResultShape, TypesError> {
     serde_json::from_slice::<ResultShape>(raw).map_err(|e| {
         if e.is_data() && e.to_string().starts_with(UNKNOWN_RESULT_TYPE) {
             TypesError::UnknownResultType
@@ -381,5 +398,121 @@ open_struct! {
         opt request_state: String = "requestState",
         /// Request metadata.
         opt meta: Meta = "_meta",
+    }
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A value as written, with the characters that could mislead a
+    /// structural scan.
+    fn value_text() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            ".{0,12}".prop_map(Value::String),
+            prop_oneof![
+                Just("}"),
+                Just("]"),
+                Just("{\"resultType\":\"task\"}"),
+                Just("\\\""),
+                Just("\"task\":"),
+                Just("\\"),
+            ]
+            .prop_map(|s| Value::String(s.to_owned())),
+        ];
+        let value = leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("resultType".to_owned()),
+                            Just("task".to_owned()),
+                            "[a-z]{0,6}"
+                        ],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        });
+        (value, any::<bool>()).prop_map(|(v, pretty)| {
+            if pretty {
+                serde_json::to_string_pretty(&v).unwrap()
+            } else {
+                serde_json::to_string(&v).unwrap()
+            }
+        })
+    }
+
+    fn member() -> impl Strategy<Value = (String, String)> {
+        let key = prop_oneof![
+            3 => Just(r#""resultType""#.to_owned()),
+            3 => Just(r#""task""#.to_owned()),
+            1 => Just(r#""result\u0054ype""#.to_owned()),
+            1 => Just(r#""ta\u0073k""#.to_owned()),
+            3 => "[a-z]{0,6}".prop_map(|k| format!("\"{k}\"")),
+        ];
+        let value = prop_oneof![
+            3 => prop_oneof![
+                Just("complete"),
+                Just("input_required"),
+                Just("task"),
+                Just("other"),
+            ]
+            .prop_map(|t| format!("\"{t}\"")),
+            1 => Just(r#""compl\u0065te""#.to_owned()),
+            4 => value_text(),
+        ];
+        (key, value)
+    }
+
+    proptest! {
+        #[test]
+        fn the_structural_look_agrees_with_serde_when_it_answers(
+            members in prop::collection::vec(member(), 0..6),
+            spaced in any::<bool>(),
+            cut in any::<u16>(),
+            truncate in any::<bool>(),
+        ) {
+            let sep = if spaced { " , " } else { "," };
+            let colon = if spaced { " : " } else { ":" };
+            let body = members
+                .iter()
+                .map(|(k, v)| format!("{k}{colon}{v}"))
+                .collect::<Vec<_>>()
+                .join(sep);
+            let mut raw = format!("{{{body}}}").into_bytes();
+            if truncate {
+                raw.truncate(usize::from(cut) % (raw.len() + 1));
+            }
+            let serde = read_shape_serde(&raw);
+            match crate::quick_shape::top_level(&raw) {
+                None => {}
+                Some(top) => {
+                    // An answer for text serde refuses is allowed only because
+                    // the decode that follows refuses it too.
+                    if let Ok(shape) = &serde {
+                        let quick = read_shape_slice(&raw);
+                        prop_assert_eq!(quick.as_ref().ok(), Some(shape), "{:?}", top);
+                    } else {
+                        prop_assert!(serde_json::from_slice::<IgnoredAny>(&raw).is_err()
+                            || matches!(serde, Err(TypesError::UnknownResultType)));
+                    }
+                }
+            }
+            // Whatever the path, the verdict on valid text is serde's.
+            if serde.is_ok() {
+                prop_assert_eq!(read_shape_slice(&raw).ok(), serde.ok());
+            }
+        }
     }
 }

@@ -84,6 +84,7 @@ mod meta;
 pub mod notifications;
 mod progress;
 mod prompts;
+mod quick_shape;
 pub mod requests;
 mod resources;
 mod roots;
