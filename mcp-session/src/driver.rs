@@ -336,7 +336,7 @@ impl Shared {
     pub(crate) async fn call(
         self: &Arc<Self>,
         method: &Arc<str>,
-        params: Params,
+        params: Params<'_>,
         extra_meta: Option<&Map<String, Value>>,
         options: RequestOptions,
     ) -> Result<RawResult, SessionError> {
@@ -363,7 +363,7 @@ impl Shared {
     async fn call_in_span(
         self: &Arc<Self>,
         method: &Arc<str>,
-        params: Params,
+        params: Params<'_>,
         extra_meta: Option<&Map<String, Value>>,
         options: RequestOptions,
         span: &tracing::Span,

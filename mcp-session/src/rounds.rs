@@ -4,6 +4,7 @@
 //! sends and what each answer means (the echoed `requestState`, the round
 //! limit).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use mcp_types::{InputRequiredResult, RequestOutcome};
@@ -225,7 +226,7 @@ impl Session<Ready> {
             .with_expiry(R::METHOD, || {
                 self.link.shared.call(
                     &method_arc,
-                    Params::Object(body.clone()),
+                    Params::Object(Cow::Borrowed(&body)),
                     meta.as_deref(),
                     RequestOptions {
                         protocol_version: self.link.version_header(true),

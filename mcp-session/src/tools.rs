@@ -395,7 +395,7 @@ fn check_size(size: usize, limit: usize) -> Result<(), SessionError> {
     Ok(())
 }
 
-fn encoded_size(params: &Params) -> usize {
+fn encoded_size(params: &Params<'_>) -> usize {
     match params {
         Params::None => 0,
         Params::Raw(raw) => raw.get().len(),

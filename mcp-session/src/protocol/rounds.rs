@@ -13,6 +13,8 @@
 //! The caller (`rounds.rs`) sends each round as a new request (a new id)
 //! and asks the host's handlers; this decides everything else.
 
+use std::borrow::Cow;
+
 use mcp_types::{InputRequiredResult, RequestOutcome};
 use serde_json::{Map, Value};
 
@@ -56,16 +58,22 @@ impl Rounds {
 
     /// The body of the next round: `params`, plus the previous round's
     /// `inputResponses` and, when the server gave one, its `requestState`.
-    pub(crate) fn body(&mut self, params: &Map<String, Value>) -> Map<String, Value> {
+    pub(crate) fn body<'a>(
+        &mut self,
+        params: &'a Map<String, Value>,
+    ) -> Cow<'a, Map<String, Value>> {
         self.sent += 1;
+        // The first round sends the caller's params as they are (they may
+        // hold megabytes of arguments); a later one adds its answers to a copy.
+        let Some((responses, state)) = self.next.take() else {
+            return Cow::Borrowed(params);
+        };
         let mut body = params.clone();
-        if let Some((responses, state)) = self.next.take() {
-            body.insert("inputResponses".to_owned(), responses);
-            if let Some(state) = state {
-                body.insert("requestState".to_owned(), Value::String(state));
-            }
+        body.insert("inputResponses".to_owned(), responses);
+        if let Some(state) = state {
+            body.insert("requestState".to_owned(), Value::String(state));
         }
-        body
+        Cow::Owned(body)
     }
 
     /// What the server's answer to the last round means.
@@ -130,7 +138,8 @@ mod tests {
     #[test]
     fn a_complete_answer_ends_the_first_round() {
         let mut rounds = Rounds::new("tools/call", 8);
-        assert_eq!(rounds.body(&params()), params());
+        let first = params();
+        assert!(matches!(rounds.body(&first), Cow::Borrowed(b) if *b == params()));
         let step = rounds.on_outcome(outcome(json!({"content": []}))).unwrap();
         assert!(matches!(step, RoundStep::Done(RequestOutcome::Complete(_))));
     }
@@ -144,7 +153,8 @@ mod tests {
         };
         let answers = json!({"ask": {"roots": []}}).as_object().unwrap().clone();
         rounds.answered(answers.clone(), input.request_state);
-        let second = rounds.body(&params());
+        let base = params();
+        let second = rounds.body(&base);
         assert_eq!(second["inputResponses"], Value::Object(answers.clone()));
         assert_eq!(second["requestState"], "s1");
         assert_eq!(second["name"], "t");
@@ -153,7 +163,7 @@ mod tests {
             panic!("not asked");
         };
         rounds.answered(answers, input.request_state);
-        let third = rounds.body(&params());
+        let third = rounds.body(&base);
         assert!(third.contains_key("inputResponses"));
         assert!(!third.contains_key("requestState"), "{third:?}");
     }
