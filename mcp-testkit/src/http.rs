@@ -143,6 +143,9 @@ pub struct HttpServerOptions {
     pub max_sessions: usize,
     /// Largest request body accepted (`413` beyond).
     pub max_request_bytes: usize,
+    /// Hold each `GET /mcp` this long before handling it (its stream opens,
+    /// and its head is sent, only then): a server slow to take the stream.
+    pub get_delay: Option<std::time::Duration>,
 }
 
 impl Default for HttpServerOptions {
@@ -158,6 +161,7 @@ impl Default for HttpServerOptions {
             sse_endpoint: None,
             max_sessions: 1024,
             max_request_bytes: 64 << 20,
+            get_delay: None,
         }
     }
 }

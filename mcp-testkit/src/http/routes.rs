@@ -52,7 +52,12 @@ pub(crate) async fn handle(State(app): State<Arc<App>>, request: Request) -> Res
     let headers = &parts.headers;
     match (&parts.method, parts.uri.path()) {
         (&Method::POST, "/mcp") => post_mcp(&app, headers, frame).await,
-        (&Method::GET, "/mcp") => get_mcp(&app, headers),
+        (&Method::GET, "/mcp") => {
+            if let Some(delay) = app.options.get_delay {
+                tokio::time::sleep(delay).await;
+            }
+            get_mcp(&app, headers)
+        }
         (&Method::DELETE, "/mcp") => delete_mcp(&app, headers),
         (&Method::GET, "/sse") => open_sse(&app),
         (&Method::POST, "/messages") => post_message(&app, parts.uri.query(), frame).await,

@@ -9,9 +9,11 @@
 //! consecutive attempts that delivered nothing, the task gives up.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
+use tokio::sync::oneshot;
 
 use crate::TransportError;
 use crate::connection::Inbound;
@@ -21,7 +23,15 @@ use crate::http::client::{
 };
 use crate::http::streamable::Streamable;
 
-pub(crate) async fn run(shared: Arc<Streamable>) {
+/// How long the session's next frame waits for the GET stream's head (see
+/// [`run`]'s `ready`): a server that holds the head back delays the session
+/// by at most this, once.
+pub(crate) const HEAD_WAIT: Duration = Duration::from_secs(1);
+
+/// Runs the GET stream. `ready` is sent (or dropped) once the first attempt
+/// has its answer's head, failed, or took longer than [`HEAD_WAIT`].
+pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
+    let mut ready = Some(ready);
     let config = &shared.http.config;
     let mut reader = SseReader::new(config.max_body);
     // Consecutive attempts that delivered no message.
@@ -57,7 +67,22 @@ pub(crate) async fn run(shared: Arc<Streamable>) {
             body: None,
             headers,
         };
-        let mut response = match shared.http.send(&exchange).await {
+        let send = shared.http.send(&exchange);
+        tokio::pin!(send);
+        let sent = match ready.take() {
+            Some(ready) => match tokio::time::timeout(HEAD_WAIT, &mut send).await {
+                Ok(sent) => {
+                    let _ = ready.send(());
+                    sent
+                }
+                Err(_) => {
+                    drop(ready);
+                    send.await
+                }
+            },
+            None => send.await,
+        };
+        let mut response = match sent {
             Ok(response) => response,
             Err(_) => continue,
         };

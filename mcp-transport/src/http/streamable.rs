@@ -129,6 +129,11 @@ struct SessionState {
     session_id: Option<HeaderValue>,
     /// The standalone GET stream, once started for the current session.
     get_stream: Option<JoinHandle<()>>,
+    /// Opens when that GET stream's answer has its head (or the stream
+    /// failed, or [`get_stream::HEAD_WAIT`] passed): until then the driver
+    /// holds the session's next frame, so a server that sends its requests
+    /// on the GET stream has it before our first request after `initialize`.
+    get_ready: Option<oneshot::Receiver<()>>,
     /// The latest legacy protocol version seen on a successful POST.
     legacy_version: Option<&'static str>,
     /// The server said our session is gone (a 404 to a message that carried
@@ -192,8 +197,15 @@ impl Streamable {
         let mut state = self.state();
         state.legacy_version = Some(version);
         if state.get_stream.is_none() {
-            state.get_stream = Some(tokio::spawn(get_stream::run(Arc::clone(self))));
+            let (ready, opened) = oneshot::channel();
+            state.get_ready = Some(opened);
+            state.get_stream = Some(tokio::spawn(get_stream::run(Arc::clone(self), ready)));
         }
+    }
+
+    /// The signal of a GET stream being opened, if one is.
+    fn take_get_ready(&self) -> Option<oneshot::Receiver<()>> {
+        self.state().get_ready.take()
     }
 
     fn take_get_stream(&self) -> Option<JoinHandle<()>> {
@@ -228,7 +240,10 @@ async fn drive(
         tokio::select! {
             biased;
             how = &mut stop_asked => break how,
-            _ = wait_gate(&mut gate), if gate.is_some() => gate = None,
+            // A notification's POST has its answer: if it was the one after
+            // `initialize` and a GET stream is being opened, that stream
+            // holds the gate next (see `SessionState::get_ready`).
+            _ = wait_gate(&mut gate), if gate.is_some() => gate = shared.take_get_ready(),
             Some(request) = posts.next(), if !posts.is_empty() => {
                 if let Some(request) = request {
                     by_request.remove(&request);
