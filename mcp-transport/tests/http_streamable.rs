@@ -235,8 +235,10 @@ async fn the_get_stream_delivers_server_notifications_and_shutdown_deletes_the_s
 /// GET stream, sends a call at once, and returns when the GET and the call
 /// reached the server (the call's reply read).
 async fn call_right_after_the_handshake(get_delay: Duration) -> (Duration, bool) {
-    let mut options = HttpServerOptions::default();
-    options.get_delay = Some(get_delay);
+    let options = HttpServerOptions {
+        get_delay: Some(get_delay),
+        ..HttpServerOptions::default()
+    };
     let server = serve(Script::legacy().tool("echo", Behavior::Echo), options).await;
     let mut conn = connect(&server.url()).await;
     handshake(&mut conn).await;
