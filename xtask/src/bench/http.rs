@@ -1,7 +1,7 @@
 //! `cargo xtask bench --http [OPTIONS]`: the HTTP peer benchmark of
 //! `bench/http/`. One Streamable HTTP server (the official Rust SDK's, in
 //! JSON-response and SSE-response mode) on loopback; against it, side by side
-//! in rotating order, a no-SDK limit client, the rmcp, TypeScript (1.x and
+//! in an order that changes every round, a no-SDK limit client, the rmcp, TypeScript (1.x and
 //! 2.x) and Python SDK clients, and ours (`mcp-hub`'s `bench_client`), in the
 //! legacy era (2025-11-25) and in 2026-07-28.
 //!
@@ -269,11 +269,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
                 run_one(&paths, c, "cold", 1, &srv.url, era, &out_dir, o.timeout);
             }
             for rep in 0..o.reps {
-                let order = rotate(&clients, rep);
                 for w in &o.workloads {
                     let rounds = if w == "cold" { o.cold_runs } else { 1 };
                     for idx in 0..rounds {
-                        for c in rotate(&order, idx) {
+                        for c in round_order(&clients, rep * rounds + idx) {
                             let mut rec = run_one(
                                 &paths,
                                 c,
@@ -314,7 +313,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     let summary = format!(
         "# MCP client HTTP benchmark — {}\n\n{} CPUs; load average {} before the run, {} after; \
-         {} repetition(s), clients in rotating order; cold: {} run(s) per client per repetition{}. \
+         {} repetition(s), clients in an order that changes every round (start and stride); cold: {} run(s) per client per repetition{}. \
          Raw records: {}\n\n{}\n{}",
         utc_stamp(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -336,12 +335,27 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn rotate<T: Clone>(v: &[T], by: usize) -> Vec<T> {
-    if v.is_empty() {
+/// The order of the clients in round `round`: it starts at a client that
+/// moves by one each round and walks the list with a stride (coprime to its
+/// length) that changes each round too, so a client's predecessor changes
+/// from round to round. A plain rotation kept every client behind the same
+/// one, and the client after a heavy one (Python's exit and what it leaves
+/// behind) paid for it in every cold round.
+fn round_order<T: Clone>(v: &[T], round: usize) -> Vec<T> {
+    let n = v.len();
+    if n == 0 {
         return Vec::new();
     }
-    let k = by % v.len();
-    v[k..].iter().chain(&v[..k]).cloned().collect()
+    let strides: Vec<usize> = (1..n.max(2)).filter(|&s| gcd(s, n) == 1).collect();
+    let stride = strides[round % strides.len()];
+    let start = round % n;
+    (0..n)
+        .map(|i| v[(start + i * stride) % n].clone())
+        .collect()
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 // ------------------------------------------------------------------ build
@@ -939,7 +953,24 @@ mod tests {
 
     #[test]
     fn rotation_and_median() {
-        assert_eq!(rotate(&[1, 2, 3], 4), vec![2, 3, 1]);
+        assert_eq!(round_order(&[1, 2, 3], 4), vec![2, 3, 1]);
+        assert_eq!(round_order(&[1, 2, 3], 1), vec![2, 1, 3]);
+        assert_eq!(round_order::<u8>(&[], 3), Vec::<u8>::new());
+        assert_eq!(round_order(&[7], 5), vec![7]);
+        // With seven clients, six rounds give every client six different
+        // predecessors, and every round is a permutation.
+        let clients: Vec<usize> = (0..7).collect();
+        let mut before: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); 7];
+        for r in 0..6 {
+            let order = round_order(&clients, r);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, clients);
+            for w in order.windows(2) {
+                before[w[1]].insert(w[0]);
+            }
+        }
+        assert!(before.iter().all(|s| s.len() >= 5), "{before:?}");
         assert_eq!(median(vec![3.0, 1.0, 2.0, 10.0]), Some(2.5));
         assert_eq!(fmt(12345.6), "12,346");
         assert_eq!(fmt(0.5), "0.500");
