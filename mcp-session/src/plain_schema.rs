@@ -2,7 +2,7 @@
 //! properties, `required`, `additionalProperties`, `items`, string `enum`s and
 //! the numeric and length bounds. A schema that uses anything else (`$ref`,
 //! combinators, `pattern`, `format`, numeric `enum`s, another draft) is not
-//! taken: [`PlainSchema::parse`] answers `None` and the full validator
+//! taken: [`PlainSchema::from_json`] answers `None` and the full validator
 //! (`jsonschema`) is used instead.
 //!
 //! Why it exists: compiling a full validator also checks the schema against
@@ -12,6 +12,10 @@
 //! each. The verdicts are the full validator's (a differential test compares
 //! them on thousands of generated schemas and instances).
 
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// Drafts whose meaning of the keywords below is the same.
@@ -75,16 +79,18 @@ enum Additional {
 }
 
 impl PlainSchema {
-    /// The schema as a plain schema, or `None` when it uses anything this
-    /// checker does not take.
-    pub(crate) fn parse(schema: &Value) -> Option<Self> {
-        let object = schema.as_object()?;
-        if let Some(draft) = object.get("$schema")
-            && !DRAFTS.contains(&draft.as_str()?)
-        {
-            return None;
-        }
-        node(object, true).map(|root| Self { root })
+    /// The schema, read from its JSON text, as a plain schema; `None` when
+    /// it uses anything this checker does not take, repeats a keyword or a
+    /// property name (the full validator then reads it), or is not JSON.
+    ///
+    /// It is read straight from the text, with no `serde_json::Value` tree
+    /// in between: the first call of each tool pays for this read (5k
+    /// instructions for a one-property schema, against 11k through a tree).
+    pub(crate) fn from_json(text: &str) -> Option<Self> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let root = NodeSeed { root: true }.deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(Self { root })
     }
 
     /// What is wrong with `instance`, one line per failing path (never the
@@ -97,76 +103,383 @@ impl PlainSchema {
     }
 }
 
-fn node(object: &Map<String, Value>, root: bool) -> Option<Node> {
-    let mut n = Node::default();
-    for (key, value) in object {
-        match key.as_str() {
-            "$schema" if root => {}
-            "type" => n.types = Some(types(value)?),
-            "properties" => {
-                for (name, schema) in value.as_object()? {
-                    n.properties
-                        .push((name.clone(), node(schema.as_object()?, false)?));
-                }
-            }
-            "required" => {
-                for name in value.as_array()? {
-                    let name = name.as_str()?;
-                    if n.required.iter().any(|r| r == name) {
-                        return None;
-                    }
-                    n.required.push(name.to_owned());
-                }
-            }
-            "additionalProperties" => {
-                n.additional = match value {
-                    Value::Bool(true) => Additional::Any,
-                    Value::Bool(false) => Additional::Forbidden,
-                    Value::Object(schema) => Additional::Schema(Box::new(node(schema, false)?)),
-                    _ => return None,
-                }
-            }
-            "items" => n.items = Some(Box::new(node(value.as_object()?, false)?)),
-            "enum" => {
-                let values = value.as_array()?;
-                let plain =
-                    |v: &Value| matches!(v, Value::String(_) | Value::Bool(_) | Value::Null);
-                if values.is_empty() || !values.iter().all(plain) {
-                    return None;
-                }
-                n.enumeration = Some(values.clone());
-            }
-            "minLength" => n.min_length = Some(value.as_u64()?),
-            "maxLength" => n.max_length = Some(value.as_u64()?),
-            "minItems" => n.min_items = Some(value.as_u64()?),
-            "maxItems" => n.max_items = Some(value.as_u64()?),
-            "minimum" => n.minimum = Some(value.as_f64()?),
-            "maximum" => n.maximum = Some(value.as_f64()?),
-            "exclusiveMinimum" => n.exclusive_minimum = Some(value.as_f64()?),
-            "exclusiveMaximum" => n.exclusive_maximum = Some(value.as_f64()?),
-            other if ANNOTATIONS.contains(&other) || other.starts_with("x-") => {}
-            _ => return None,
-        }
-    }
-    Some(n)
+/// The error that ends a read: the schema is not plain (or not JSON). Its
+/// text is never shown; the caller only learns `None`.
+fn not_plain<E: de::Error>() -> E {
+    E::custom("not a plain schema")
 }
 
-fn types(value: &Value) -> Option<u8> {
-    let bit = |name: &str| TYPES.iter().position(|t| *t == name).map(|i| 1u8 << i);
-    match value {
-        Value::String(name) => bit(name),
-        Value::Array(names) if !names.is_empty() => {
-            let mut mask = 0u8;
-            for name in names {
-                let b = bit(name.as_str()?)?;
-                if mask & b != 0 {
-                    return None;
-                }
-                mask |= b;
+/// The keywords a plain schema may use; `Annotation` is any keyword that
+/// asserts nothing (its value is skipped).
+#[derive(Clone, Copy)]
+enum Keyword {
+    Schema,
+    Type,
+    Properties,
+    Required,
+    AdditionalProperties,
+    Items,
+    Enum,
+    MinLength,
+    MaxLength,
+    MinItems,
+    MaxItems,
+    Minimum,
+    Maximum,
+    ExclusiveMinimum,
+    ExclusiveMaximum,
+    Annotation,
+}
+
+struct KeywordSeed;
+
+impl<'de> DeserializeSeed<'de> for KeywordSeed {
+    type Value = Keyword;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Keyword, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeywordSeed {
+    type Value = Keyword;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a plain schema keyword")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Keyword, E> {
+        Ok(match key {
+            "$schema" => Keyword::Schema,
+            "type" => Keyword::Type,
+            "properties" => Keyword::Properties,
+            "required" => Keyword::Required,
+            "additionalProperties" => Keyword::AdditionalProperties,
+            "items" => Keyword::Items,
+            "enum" => Keyword::Enum,
+            "minLength" => Keyword::MinLength,
+            "maxLength" => Keyword::MaxLength,
+            "minItems" => Keyword::MinItems,
+            "maxItems" => Keyword::MaxItems,
+            "minimum" => Keyword::Minimum,
+            "maximum" => Keyword::Maximum,
+            "exclusiveMinimum" => Keyword::ExclusiveMinimum,
+            "exclusiveMaximum" => Keyword::ExclusiveMaximum,
+            other if ANNOTATIONS.contains(&other) || other.starts_with("x-") => Keyword::Annotation,
+            _ => return Err(not_plain()),
+        })
+    }
+}
+
+/// A schema object (the root when `root`: only there may `$schema` be).
+struct NodeSeed {
+    root: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed {
+    type Value = Node;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a schema object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut n = Node::default();
+        // Keywords seen, by `Keyword as u32` (a repeat is not plain: which
+        // one counts is the full validator's business).
+        let mut seen = 0u32;
+        while let Some(keyword) = map.next_key_seed(KeywordSeed)? {
+            if let Keyword::Annotation = keyword {
+                map.next_value::<IgnoredAny>()?;
+                continue;
             }
-            Some(mask)
+            let bit = 1u32 << (keyword as u32);
+            if seen & bit != 0 {
+                return Err(not_plain());
+            }
+            seen |= bit;
+            match keyword {
+                Keyword::Schema => {
+                    let draft = map.next_value_seed(StrSeed)?;
+                    if !self.root || !DRAFTS.contains(&draft.as_str()) {
+                        return Err(not_plain());
+                    }
+                }
+                Keyword::Type => n.types = Some(map.next_value_seed(TypeSeed)?),
+                Keyword::Properties => n.properties = map.next_value_seed(PropertiesSeed)?,
+                Keyword::Required => n.required = map.next_value_seed(RequiredSeed)?,
+                Keyword::AdditionalProperties => {
+                    n.additional = map.next_value_seed(AdditionalSeed)?;
+                }
+                Keyword::Items => {
+                    n.items = Some(Box::new(map.next_value_seed(NodeSeed { root: false })?));
+                }
+                Keyword::Enum => n.enumeration = Some(map.next_value_seed(EnumSeed)?),
+                Keyword::MinLength => n.min_length = Some(map.next_value_seed(CountSeed)?),
+                Keyword::MaxLength => n.max_length = Some(map.next_value_seed(CountSeed)?),
+                Keyword::MinItems => n.min_items = Some(map.next_value_seed(CountSeed)?),
+                Keyword::MaxItems => n.max_items = Some(map.next_value_seed(CountSeed)?),
+                Keyword::Minimum => n.minimum = Some(map.next_value_seed(BoundSeed)?),
+                Keyword::Maximum => n.maximum = Some(map.next_value_seed(BoundSeed)?),
+                Keyword::ExclusiveMinimum => {
+                    n.exclusive_minimum = Some(map.next_value_seed(BoundSeed)?);
+                }
+                Keyword::ExclusiveMaximum => {
+                    n.exclusive_maximum = Some(map.next_value_seed(BoundSeed)?);
+                }
+                Keyword::Annotation => unreachable!("skipped above"),
+            }
         }
-        _ => None,
+        Ok(n)
+    }
+}
+
+/// A string (a `$schema`, a property name, a `required` entry).
+struct StrSeed;
+
+impl<'de> DeserializeSeed<'de> for StrSeed {
+    type Value = String;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        String::deserialize(d)
+    }
+}
+
+/// `type`: one type name, or a non-empty list of different ones.
+struct TypeSeed;
+
+fn type_bit<E: de::Error>(name: &str) -> Result<u8, E> {
+    TYPES
+        .iter()
+        .position(|t| *t == name)
+        .map(|i| 1u8 << i)
+        .ok_or_else(not_plain)
+}
+
+impl<'de> DeserializeSeed<'de> for TypeSeed {
+    type Value = u8;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u8, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypeSeed {
+    type Value = u8;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a type name or a list of them")
+    }
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<u8, E> {
+        type_bit(name)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u8, A::Error> {
+        let mut mask = 0u8;
+        while let Some(name) = seq.next_element_seed(StrSeed)? {
+            let bit = type_bit(&name)?;
+            if mask & bit != 0 {
+                return Err(not_plain());
+            }
+            mask |= bit;
+        }
+        if mask == 0 {
+            return Err(not_plain());
+        }
+        Ok(mask)
+    }
+}
+
+/// `properties`: names to schemas, kept in name order (a `Value` map's
+/// order); a name twice is not plain.
+struct PropertiesSeed;
+
+impl<'de> DeserializeSeed<'de> for PropertiesSeed {
+    type Value = Vec<(String, Node)>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PropertiesSeed {
+    type Value = Vec<(String, Node)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of schemas")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut properties = Vec::new();
+        while let Some(name) = map.next_key_seed(StrSeed)? {
+            properties.push((name, map.next_value_seed(NodeSeed { root: false })?));
+        }
+        properties.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if properties.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(not_plain());
+        }
+        Ok(properties)
+    }
+}
+
+/// `required`: property names, in the schema's order; a name twice is not
+/// plain.
+struct RequiredSeed;
+
+impl<'de> DeserializeSeed<'de> for RequiredSeed {
+    type Value = Vec<String>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RequiredSeed {
+    type Value = Vec<String>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of property names")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+        let mut names = Vec::new();
+        while let Some(name) = seq.next_element_seed(StrSeed)? {
+            names.push(name);
+        }
+        // Sorted references, so a long hostile list costs n log n.
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(not_plain());
+        }
+        Ok(names)
+    }
+}
+
+/// `additionalProperties`: `true`, `false` or a schema.
+struct AdditionalSeed;
+
+impl<'de> DeserializeSeed<'de> for AdditionalSeed {
+    type Value = Additional;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Additional, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AdditionalSeed {
+    type Value = Additional;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a boolean or a schema")
+    }
+    fn visit_bool<E: de::Error>(self, allowed: bool) -> Result<Additional, E> {
+        Ok(if allowed {
+            Additional::Any
+        } else {
+            Additional::Forbidden
+        })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Additional, A::Error> {
+        NodeSeed { root: false }
+            .visit_map(map)
+            .map(|n| Additional::Schema(Box::new(n)))
+    }
+}
+
+/// `enum`: a non-empty list of strings, booleans and nulls (numbers compare
+/// by the full validator's rules, so they are not plain).
+struct EnumSeed;
+
+impl<'de> DeserializeSeed<'de> for EnumSeed {
+    type Value = Vec<Value>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EnumSeed {
+    type Value = Vec<Value>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of strings, booleans and nulls")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut values = Vec::new();
+        while let Some(value) = seq.next_element_seed(EnumValueSeed)? {
+            values.push(value);
+        }
+        if values.is_empty() {
+            return Err(not_plain());
+        }
+        Ok(values)
+    }
+}
+
+struct EnumValueSeed;
+
+impl<'de> DeserializeSeed<'de> for EnumValueSeed {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for EnumValueSeed {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, a boolean or null")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
+/// A length or item count: a non-negative integer (`3.0` is not, as with
+/// `Value::as_u64`).
+struct CountSeed;
+
+impl<'de> DeserializeSeed<'de> for CountSeed {
+    type Value = u64;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for CountSeed {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v).map_err(|_| not_plain())
+    }
+}
+
+/// A numeric bound: any number, as `f64` (as with `Value::as_f64`).
+struct BoundSeed;
+
+impl<'de> DeserializeSeed<'de> for BoundSeed {
+    type Value = f64;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for BoundSeed {
+    type Value = f64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+        Ok(v as f64)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+        Ok(v as f64)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+        Ok(v)
     }
 }
 
@@ -344,6 +657,11 @@ mod tests {
 
     const KEYS: [&str; 4] = ["a", "b", "c/d", "e~f"];
 
+    /// The schema `s` read from its JSON text.
+    fn plain(s: &Value) -> Option<PlainSchema> {
+        PlainSchema::from_json(&s.to_string())
+    }
+
     fn schema(rng: &mut Rng, depth: u32) -> Value {
         let mut s = Map::new();
         if rng.chance(80) {
@@ -445,7 +763,7 @@ mod tests {
         let (mut valid, mut invalid) = (0, 0);
         for _ in 0..3000 {
             let s = schema(&mut rng, 0);
-            let plain = PlainSchema::parse(&s).expect("generated schemas are plain");
+            let plain = plain(&s).expect("generated schemas are plain");
             let full = jsonschema::validator_for(&s).expect("a valid schema");
             for _ in 0..8 {
                 let i = instance(&mut rng, 0);
@@ -483,7 +801,7 @@ mod tests {
             json!({"items": [{"type": "string"}]}),
             json!({"properties": {"a": {"unknownKeyword": 1}}}),
         ] {
-            assert!(PlainSchema::parse(&s).is_none(), "{s}");
+            assert!(plain(&s).is_none(), "{s}");
         }
         let typical = json!({
             "$schema": "http://json-schema.org/draft-07/schema#",
@@ -492,12 +810,82 @@ mod tests {
             "required": ["text"],
             "additionalProperties": false
         });
-        assert!(PlainSchema::parse(&typical).is_some());
+        assert!(plain(&typical).is_some());
+    }
+
+    #[test]
+    fn text_a_value_tree_would_hide_is_not_plain() {
+        // A repeated keyword or property name (a `Value` keeps the last one:
+        // the full validator decides), `$schema` below the root, counts that
+        // are not integers, empty lists, and text that is not one JSON value.
+        for text in [
+            r#"{"type":"string","type":"number"}"#,
+            r#"{"properties":{"a":{},"a":{"type":"string"}}}"#,
+            r#"{"properties":{"a":{"$schema":"http://json-schema.org/draft-07/schema#"}}}"#,
+            r#"{"minLength":3.0}"#,
+            r#"{"maxItems":-1}"#,
+            r#"{"enum":[]}"#,
+            r#"{"type":[]}"#,
+            r#"{"type":["string","string"]}"#,
+            r#"{"additionalProperties":"no"}"#,
+            r#"{"type":"string"} {}"#,
+            r#"{"type":"string""#,
+            "[]",
+        ] {
+            assert!(PlainSchema::from_json(text).is_none(), "{text}");
+        }
+        // Escaped keys are read as what they spell; annotations may hold
+        // anything, repeated or not.
+        let s = PlainSchema::from_json(
+            r#"{"typ\u0065":"integer","description":{"deep":[1,{"x":null}]},"description":"again","x-extra":[true]}"#,
+        )
+        .expect("plain");
+        assert_eq!(
+            s.failures(&json!("7")),
+            vec!["/: value is not of type integer"]
+        );
+        assert!(s.failures(&json!(7)).is_empty());
+        let bounds = PlainSchema::from_json(r#"{"minimum":-1.5,"exclusiveMaximum":3}"#).unwrap();
+        assert!(bounds.failures(&json!(-1.5)).is_empty());
+        assert_eq!(bounds.failures(&json!(3)).len(), 1);
+        assert_eq!(bounds.failures(&json!(-2)).len(), 1);
+    }
+
+    #[test]
+    fn properties_are_checked_in_name_order_whatever_the_text_order() {
+        let s = PlainSchema::from_json(
+            r#"{"properties":{"b":{"type":"string"},"a":{"type":"string"}},"required":["z","y"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            s.failures(&json!({"a": 1, "b": 2})),
+            vec![
+                "/: \"z\" is a required property",
+                "/: \"y\" is a required property",
+                "/a: value is not of type string",
+                "/b: value is not of type string",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_required_list_is_read_in_n_log_n() {
+        // 100k distinct names, then the same list with one name repeated at
+        // the end: both read (the second refused) without a quadratic scan.
+        let names: Vec<String> = (0..100_000).map(|i| format!("p{i}")).collect();
+        let text = json!({ "required": names }).to_string();
+        assert_eq!(
+            PlainSchema::from_json(&text).unwrap().root.required.len(),
+            100_000
+        );
+        let mut repeated = names.clone();
+        repeated.push("p0".into());
+        assert!(PlainSchema::from_json(&json!({ "required": repeated }).to_string()).is_none());
     }
 
     #[test]
     fn failures_name_the_path_and_never_the_value() {
-        let s = PlainSchema::parse(&json!({
+        let s = plain(&json!({
             "type": "object",
             "properties": {
                 "a/b": {"type": "integer"},

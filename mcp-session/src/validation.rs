@@ -20,10 +20,12 @@ pub(crate) enum Check {
 /// Compiles `schema`; `None` when there is none or it cannot be used (a
 /// warning says so: the check is then skipped for that tool).
 pub(crate) fn compile(schema: Option<&JsonSchemaDoc>) -> Option<Box<Check>> {
-    let schema = schema?.to_value().ok()?;
-    if let Some(plain) = PlainSchema::parse(&schema) {
+    let schema = schema?;
+    // Most schemas are plain, and are read straight from their text.
+    if let Some(plain) = PlainSchema::from_json(schema.as_str()) {
         return Some(Box::new(Check::Plain(plain)));
     }
+    let schema = schema.to_value().ok()?;
     match jsonschema::validator_for(&schema) {
         Ok(v) => Some(Box::new(Check::Full(v))),
         Err(e) => {
