@@ -109,6 +109,33 @@ fn not_plain<E: de::Error>() -> E {
     E::custom("not a plain schema")
 }
 
+/// `DeserializeSeed` for a seed that is its own visitor: the seed asks
+/// the deserializer for what its visitor takes (`deserialize_map` for a
+/// schema object, `deserialize_any` where several JSON types are allowed).
+macro_rules! seeds_by_visitor {
+    ($($seed:ty => $method:ident),* $(,)?) => {$(
+        impl<'de> DeserializeSeed<'de> for $seed {
+            type Value = <$seed as Visitor<'de>>::Value;
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.$method(self)
+            }
+        }
+    )*};
+}
+
+seeds_by_visitor! {
+    KeywordSeed => deserialize_str,
+    NodeSeed => deserialize_map,
+    TypeSeed => deserialize_any,
+    PropertiesSeed => deserialize_map,
+    RequiredSeed => deserialize_seq,
+    AdditionalSeed => deserialize_any,
+    EnumSeed => deserialize_seq,
+    EnumValueSeed => deserialize_any,
+    CountSeed => deserialize_any,
+    BoundSeed => deserialize_any,
+}
+
 /// The keywords a plain schema may use; `Annotation` is any keyword that
 /// asserts nothing (its value is skipped).
 #[derive(Clone, Copy)]
@@ -132,13 +159,6 @@ enum Keyword {
 }
 
 struct KeywordSeed;
-
-impl<'de> DeserializeSeed<'de> for KeywordSeed {
-    type Value = Keyword;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Keyword, D::Error> {
-        d.deserialize_str(self)
-    }
-}
 
 impl Visitor<'_> for KeywordSeed {
     type Value = Keyword;
@@ -171,13 +191,6 @@ impl Visitor<'_> for KeywordSeed {
 /// A schema object (the root when `root`: only there may `$schema` be).
 struct NodeSeed {
     root: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = Node;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
-        d.deserialize_map(self)
-    }
 }
 
 impl<'de> Visitor<'de> for NodeSeed {
@@ -257,13 +270,6 @@ fn type_bit<E: de::Error>(name: &str) -> Result<u8, E> {
         .ok_or_else(not_plain)
 }
 
-impl<'de> DeserializeSeed<'de> for TypeSeed {
-    type Value = u8;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u8, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for TypeSeed {
     type Value = u8;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -292,13 +298,6 @@ impl<'de> Visitor<'de> for TypeSeed {
 /// order); a name twice is not plain.
 struct PropertiesSeed;
 
-impl<'de> DeserializeSeed<'de> for PropertiesSeed {
-    type Value = Vec<(String, Node)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
 impl<'de> Visitor<'de> for PropertiesSeed {
     type Value = Vec<(String, Node)>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -320,13 +319,6 @@ impl<'de> Visitor<'de> for PropertiesSeed {
 /// `required`: property names, in the schema's order; a name twice is not
 /// plain.
 struct RequiredSeed;
-
-impl<'de> DeserializeSeed<'de> for RequiredSeed {
-    type Value = Vec<String>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
 
 impl<'de> Visitor<'de> for RequiredSeed {
     type Value = Vec<String>;
@@ -351,13 +343,6 @@ impl<'de> Visitor<'de> for RequiredSeed {
 /// `additionalProperties`: `true`, `false` or a schema.
 struct AdditionalSeed;
 
-impl<'de> DeserializeSeed<'de> for AdditionalSeed {
-    type Value = Additional;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Additional, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for AdditionalSeed {
     type Value = Additional;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -381,13 +366,6 @@ impl<'de> Visitor<'de> for AdditionalSeed {
 /// by the full validator's rules, so they are not plain).
 struct EnumSeed;
 
-impl<'de> DeserializeSeed<'de> for EnumSeed {
-    type Value = Vec<Value>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
 impl<'de> Visitor<'de> for EnumSeed {
     type Value = Vec<Value>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -406,13 +384,6 @@ impl<'de> Visitor<'de> for EnumSeed {
 }
 
 struct EnumValueSeed;
-
-impl<'de> DeserializeSeed<'de> for EnumValueSeed {
-    type Value = Value;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
 
 impl Visitor<'_> for EnumValueSeed {
     type Value = Value;
@@ -437,13 +408,6 @@ impl Visitor<'_> for EnumValueSeed {
 /// `Value::as_u64`).
 struct CountSeed;
 
-impl<'de> DeserializeSeed<'de> for CountSeed {
-    type Value = u64;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl Visitor<'_> for CountSeed {
     type Value = u64;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -459,13 +423,6 @@ impl Visitor<'_> for CountSeed {
 
 /// A numeric bound: any number, as `f64` (as with `Value::as_f64`).
 struct BoundSeed;
-
-impl<'de> DeserializeSeed<'de> for BoundSeed {
-    type Value = f64;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
-        d.deserialize_any(self)
-    }
-}
 
 impl Visitor<'_> for BoundSeed {
     type Value = f64;
