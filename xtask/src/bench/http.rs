@@ -957,8 +957,9 @@ mod tests {
         assert_eq!(round_order(&[1, 2, 3], 1), vec![2, 1, 3]);
         assert_eq!(round_order::<u8>(&[], 3), Vec::<u8>::new());
         assert_eq!(round_order(&[7], 5), vec![7]);
-        // With seven clients, six rounds give every client six different
-        // predecessors, and every round is a permutation.
+        // With seven clients, six rounds give every client at least five
+        // different predecessors (the first of a round has none), and every
+        // round is a permutation.
         let clients: Vec<usize> = (0..7).collect();
         let mut before: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); 7];
         for r in 0..6 {
