@@ -14,7 +14,6 @@
 
 use std::fmt;
 
-use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -215,7 +214,7 @@ impl<'de> Visitor<'de> for NodeSeed {
             seen |= bit;
             match keyword {
                 Keyword::Schema => {
-                    let draft = map.next_value_seed(StrSeed)?;
+                    let draft = map.next_value::<String>()?;
                     if !self.root || !DRAFTS.contains(&draft.as_str()) {
                         return Err(not_plain());
                     }
@@ -249,25 +248,12 @@ impl<'de> Visitor<'de> for NodeSeed {
     }
 }
 
-/// A string (a `$schema`, a property name, a `required` entry).
-struct StrSeed;
-
-impl<'de> DeserializeSeed<'de> for StrSeed {
-    type Value = String;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        String::deserialize(d)
-    }
-}
-
 /// `type`: one type name, or a non-empty list of different ones.
 struct TypeSeed;
 
-fn type_bit<E: de::Error>(name: &str) -> Result<u8, E> {
-    TYPES
-        .iter()
-        .position(|t| *t == name)
-        .map(|i| 1u8 << i)
-        .ok_or_else(not_plain)
+/// The bit of the type named `name` (in a mask of [`TYPES`]).
+fn type_bit(name: &str) -> Option<u8> {
+    TYPES.iter().position(|t| *t == name).map(|i| 1u8 << i)
 }
 
 impl<'de> Visitor<'de> for TypeSeed {
@@ -276,12 +262,12 @@ impl<'de> Visitor<'de> for TypeSeed {
         f.write_str("a type name or a list of them")
     }
     fn visit_str<E: de::Error>(self, name: &str) -> Result<u8, E> {
-        type_bit(name)
+        type_bit(name).ok_or_else(not_plain)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u8, A::Error> {
         let mut mask = 0u8;
-        while let Some(name) = seq.next_element_seed(StrSeed)? {
-            let bit = type_bit(&name)?;
+        while let Some(name) = seq.next_element::<String>()? {
+            let bit = type_bit(&name).ok_or_else(not_plain::<A::Error>)?;
             if mask & bit != 0 {
                 return Err(not_plain());
             }
@@ -305,7 +291,7 @@ impl<'de> Visitor<'de> for PropertiesSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut properties = Vec::new();
-        while let Some(name) = map.next_key_seed(StrSeed)? {
+        while let Some(name) = map.next_key::<String>()? {
             properties.push((name, map.next_value_seed(NodeSeed { root: false })?));
         }
         properties.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -327,7 +313,7 @@ impl<'de> Visitor<'de> for RequiredSeed {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
         let mut names = Vec::new();
-        while let Some(name) = seq.next_element_seed(StrSeed)? {
+        while let Some(name) = seq.next_element::<String>()? {
             names.push(name);
         }
         // Sorted references, so a long hostile list costs n log n.
@@ -441,12 +427,7 @@ impl Visitor<'_> for BoundSeed {
 }
 
 fn type_bits(instance: &Value) -> u8 {
-    let bit = |name: &str| {
-        TYPES
-            .iter()
-            .position(|t| *t == name)
-            .map_or(0, |i| 1u8 << i)
-    };
+    let bit = |name: &str| type_bit(name).unwrap_or(0);
     match instance {
         Value::Null => bit("null"),
         Value::Bool(_) => bit("boolean"),
