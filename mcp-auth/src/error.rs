@@ -509,9 +509,21 @@ pub enum AuthError {
         /// What was counted.
         counted: AuthorizationLimit,
     },
-    /// Another process holds the loopback port: a login is in progress.
+    /// Something listens on the loopback port: most likely another login
+    /// waiting for its redirect.
     #[error("another login is already waiting on 127.0.0.1:{port}")]
     LoginInProgress {
+        /// The port.
+        port: u16,
+    },
+    /// The loopback port is taken by a connection, not a listener: a recent
+    /// connection whose local port it was (the kernel keeps a closed one for
+    /// about a minute). It frees by itself; another login is not running.
+    #[error(
+        "127.0.0.1:{port} is held by a recent connection of another program \
+         (not a login); it frees within about a minute, then try again"
+    )]
+    LoopbackPortHeld {
         /// The port.
         port: u16,
     },
@@ -641,6 +653,7 @@ impl AuthError {
             | AuthError::NotAnIdentityAssertion
             | AuthError::TooManyAuthorizations { .. }
             | AuthError::LoginInProgress { .. }
+            | AuthError::LoopbackPortHeld { .. }
             | AuthError::AuthorizationTimedOut { .. }
             | AuthError::SignInRequired
             | AuthError::RedirectMismatch

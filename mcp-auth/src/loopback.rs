@@ -5,7 +5,11 @@
 //! The port is fixed (a dynamically registered client stays valid across
 //! runs only with the same redirect URI) and doubles as a lock: a second
 //! process trying to log in at the same time cannot bind it and gets
-//! [`AuthError::LoginInProgress`] instead of racing the first.
+//! [`AuthError::LoginInProgress`] instead of racing the first. A port that
+//! cannot be bound but on which nothing listens is held by a connection (an
+//! outgoing connection of any program may get it as its local port, and
+//! keeps it for about a minute after it closes):
+//! [`AuthError::LoopbackPortHeld`] says so rather than blame a login.
 //!
 //! Connections are served concurrently, each on its own task (at most
 //! [`MAX_CONNECTIONS`] at a time) with a short read deadline
@@ -40,6 +44,9 @@ const MAX_CONNECTIONS: usize = 16;
 const READ_DEADLINE: Duration = Duration::from_secs(5);
 /// How long writing the small answer may take.
 const WRITE_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a connection to a busy port may take to be accepted or refused
+/// (on loopback, either happens at once).
+const PROBE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Prints the authorization URL, opens a browser when it can, and waits for
 /// the redirect on `http://127.0.0.1:<port>/callback`.
@@ -89,7 +96,7 @@ impl LoopbackBrowserFlow {
         let listener = match TcpListener::bind(("127.0.0.1", self.port)).await {
             Ok(listener) => listener,
             Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-                return Err(AuthError::LoginInProgress { port: self.port });
+                return Err(busy_port(self.port).await);
             }
             Err(e) => return Err(AuthError::Io(e)),
         };
@@ -146,6 +153,20 @@ impl AuthorizationHandler for LoopbackBrowserFlow {
 /// callback with our `state`. Anything else (a favicon, a stray or forged
 /// callback, a connection that sends nothing within [`READ_DEADLINE`]) is
 /// answered or dropped, and ignored.
+/// Why `port` could not be bound: a listener there (a connection to it is
+/// accepted) is taken for another login; a refused connection means only
+/// connections hold the port. The probe sends nothing, so a waiting login
+/// drops it after its read deadline.
+async fn busy_port(port: u16) -> AuthError {
+    let probe = tokio::time::timeout(PROBE_DEADLINE, TcpStream::connect(("127.0.0.1", port)));
+    match probe.await {
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            AuthError::LoopbackPortHeld { port }
+        }
+        _ => AuthError::LoginInProgress { port },
+    }
+}
+
 async fn answer(mut stream: TcpStream, expected_state: Arc<str>) -> Option<AuthorizationResponse> {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];

@@ -133,6 +133,37 @@ async fn the_loopback_listener_takes_only_its_callback_and_locks_the_port() {
 /// open. (Served one after another, each would cost its read deadline
 /// first: 40 s for these four before this change, longer than the 20 s
 /// allowed here.)
+/// A port taken by a connection (its local end), open or closed a moment
+/// ago, is not a login in progress: the error says which it is.
+#[tokio::test]
+async fn a_port_held_by_a_connection_is_not_blamed_on_a_login() {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = std::net::TcpStream::connect(server.local_addr().unwrap()).unwrap();
+    let (accepted, _) = server.accept().unwrap();
+    let port = client.local_addr().unwrap().port();
+    let flow = LoopbackBrowserFlow::new()
+        .port(port)
+        .open_browser(false)
+        .timeout(WAIT);
+    let open = flow.authorize(request(port)).await.unwrap_err();
+    assert!(
+        matches!(open, AuthError::LoopbackPortHeld { port: p } if p == port),
+        "{open:?}"
+    );
+    assert!(!open.to_string().contains("another login"), "{open}");
+    // The client closes first, so its end waits out TIME_WAIT and keeps the
+    // port: still not a login.
+    drop(client);
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut &accepted, &mut rest).unwrap();
+    drop(accepted);
+    let closed = flow.authorize(request(port)).await.unwrap_err();
+    assert!(
+        matches!(closed, AuthError::LoopbackPortHeld { port: p } if p == port),
+        "{closed:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_do_not_hold_up_the_callback() {
     let port = free_port();

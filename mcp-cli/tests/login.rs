@@ -5,10 +5,12 @@
 //! it gets a token that authorization server issued, then forwarding to the
 //! testkit's HTTP server), and this test as the browser: it reads the
 //! authorization URL `mcp login` prints and follows the redirect to the CLI's
-//! listener on the fixed port 33418. Then stored credentials carry later
-//! commands until `mcp logout` (a second one says nothing was stored), the
-//! same works for the server named by its URL alone (`mcp login --url`,
-//! `--url` commands, `mcp logout --url`), and no secret is ever printed.
+//! listener on the fixed port 33418 (waiting, if need be, for a closed
+//! connection of another program to let go of it). Then stored credentials
+//! carry later commands until `mcp logout` (a second one says nothing was
+//! stored), the same works for the server named by its URL alone (`mcp
+//! login --url`, `--url` commands, `mcp logout --url`), and no secret is
+//! ever printed.
 
 // On macOS the loopback flow opens a real browser whatever the environment.
 #![cfg(not(target_os = "macos"))]
@@ -41,6 +43,8 @@ const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 const CALLBACK_PORT: u16 = 33418;
 /// Bound on every wait: a process's exit, a line of output, an HTTP exchange.
 const DEADLINE: Duration = Duration::from_secs(20);
+/// Bound on the wait for the callback port: longer than Linux's TIME_WAIT.
+const PORT_DEADLINE: Duration = Duration::from_secs(75);
 /// Bound on what is kept of one output stream of the CLI.
 const MAX_OUTPUT: usize = 64 * 1024;
 /// Bound on a request body the gate forwards.
@@ -388,20 +392,70 @@ impl Sandbox {
 }
 
 /// Fails clearly, rather than hanging or racing, when something else holds
-/// the CLI's fixed callback port. A port an earlier test's process just let
-/// go of may take a moment to be free again (the kernel tells nobody when),
-/// so it is tried again for up to the deadline.
+/// the CLI's fixed callback port. Any program's outgoing connection may get
+/// the port as its local end, and a closed one keeps it for TIME_WAIT (60 s
+/// on Linux) when its side closed first: so it is tried again for up to
+/// [`PORT_DEADLINE`], and a failure names the sockets that hold it.
 fn assert_callback_port_free() {
     let began = std::time::Instant::now();
     loop {
         match std::net::TcpListener::bind(("127.0.0.1", CALLBACK_PORT)) {
             Ok(_) => return,
-            Err(e) if began.elapsed() > DEADLINE => panic!(
+            Err(e) if began.elapsed() > PORT_DEADLINE => panic!(
                 "127.0.0.1:{CALLBACK_PORT}, the fixed redirect port of `mcp login`, is not free \
-                 ({e}); is another `mcp login` (or this test) running?"
+                 ({e}); held by: {}",
+                holders(CALLBACK_PORT)
             ),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
+    }
+}
+
+/// The TCP sockets whose local port is `port`, as "state → remote port"
+/// (from /proc/net/tcp and tcp6), for a failure message.
+fn holders(port: u16) -> String {
+    const STATES: [&str; 12] = [
+        "?",
+        "ESTABLISHED",
+        "SYN_SENT",
+        "SYN_RECV",
+        "FIN_WAIT1",
+        "FIN_WAIT2",
+        "TIME_WAIT",
+        "CLOSE",
+        "CLOSE_WAIT",
+        "LAST_ACK",
+        "LISTEN",
+        "CLOSING",
+    ];
+    let port_of = |address: &str| {
+        let hex = address.rsplit(':').next()?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let mut found = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [_, local, remote, state, ..] = fields[..] else {
+                continue;
+            };
+            if port_of(local) == Some(port) {
+                let state = usize::from_str_radix(state, 16)
+                    .ok()
+                    .and_then(|i| STATES.get(i))
+                    .unwrap_or(&"?");
+                let remote = port_of(remote).map_or("?".to_owned(), |p| p.to_string());
+                found.push(format!("{state} → port {remote}"));
+            }
+        }
+    }
+    if found.is_empty() {
+        "no socket listed".to_owned()
+    } else {
+        found.join(", ")
     }
 }
 

@@ -1051,14 +1051,16 @@ fn start_logged(launch: &Launch, log: &Path) -> anyhow::Result<Running> {
     Ok(Running(child))
 }
 
-/// Waits until nothing listens on the CLI's fixed callback port (another
-/// sign-in may just have let go of it).
+/// Waits until the CLI's fixed callback port can be bound: another sign-in
+/// may just have let go of it, or a closed connection of any program (whose
+/// local end it was) may hold it for TIME_WAIT, 60 s on Linux.
 fn await_free_port(port: u16) -> anyhow::Result<()> {
+    const PORT_WAIT: Duration = Duration::from_secs(75);
     let began = Instant::now();
     loop {
         match TcpListener::bind(("127.0.0.1", port)) {
             Ok(_) => return Ok(()),
-            Err(e) if began.elapsed() > STEP => {
+            Err(e) if began.elapsed() > PORT_WAIT => {
                 bail!("127.0.0.1:{port}, the redirect port of `mcp login`, is busy: {e}")
             }
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
