@@ -34,7 +34,7 @@
 //! stay as they are everywhere else. Under `provider_safe_names` every name is safe already,
 //! so names and aliases coincide.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, hash_map};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, OnceLock};
 
@@ -568,25 +568,42 @@ impl Builder {
     /// Removes every name more than one entry claims (and ambiguous bare
     /// names that a route claims); entries left without any name are dropped.
     fn drop_conflicts(&mut self, views: &[ServerView<'_>]) {
-        let mut claims: HashMap<String, Vec<usize>> = HashMap::new();
+        // The first claimant of every name, borrowed; only names claimed
+        // more than once get a list of their claimants (and a copy below).
+        let names = self.entries.iter().map(|e| 1 + e.aliases.len()).sum();
+        let mut first: HashMap<&str, usize> = HashMap::with_capacity(names);
+        let mut shared: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, e) in self.entries.iter().enumerate() {
             for n in std::iter::once(&e.name).chain(&e.aliases) {
-                claims.entry(n.clone()).or_default().push(i);
+                match first.entry(n.as_str()) {
+                    hash_map::Entry::Occupied(earlier) => shared
+                        .entry(n.as_str())
+                        .or_insert_with(|| vec![*earlier.get()])
+                        .push(i),
+                    hash_map::Entry::Vacant(free) => {
+                        free.insert(i);
+                    }
+                }
             }
         }
         // An ambiguous bare name is a claim too: a route under the same
         // name would make `resolve` silently pick it.
         for name in self.ambiguous.keys() {
-            if let Some(v) = claims.get_mut(name) {
-                v.push(usize::MAX);
+            if let Some(&i) = first.get(name.as_str()) {
+                shared
+                    .entry(name.as_str())
+                    .or_insert_with(|| vec![i])
+                    .push(usize::MAX);
             }
         }
-        let mut conflicted: Vec<(String, Vec<usize>)> =
-            claims.into_iter().filter(|(_, v)| v.len() > 1).collect();
-        if conflicted.is_empty() {
+        if shared.is_empty() {
             return;
         }
-        conflicted.sort();
+        // In name order (the map's).
+        let conflicted: Vec<(String, Vec<usize>)> = shared
+            .into_iter()
+            .map(|(name, claimants)| (name.to_owned(), claimants))
+            .collect();
         let order: HashMap<&ServerName, usize> =
             views.iter().enumerate().map(|(i, v)| (v.name, i)).collect();
         for (name, claimants) in &conflicted {
@@ -619,28 +636,46 @@ impl Builder {
     }
 
     fn add_helpers(&mut self, views: &[ServerView<'_>], separator: &Separator) {
-        let taken: std::collections::HashSet<String> = self
-            .entries
-            .iter()
-            .flat_map(|e| std::iter::once(e.name.clone()).chain(e.aliases.iter().cloned()))
-            .chain(self.ambiguous.keys().cloned())
-            .collect();
+        if views.iter().all(|v| v.helpers.is_empty()) {
+            // (Entries are already grouped by server, in `views` order.)
+            return;
+        }
+        // Each helper's name, or `None` when a tool or an ambiguous name
+        // has it already; decided while the entries are in place.
+        let named: Vec<Vec<Option<String>>> = {
+            let taken: std::collections::HashSet<&str> = self
+                .entries
+                .iter()
+                .flat_map(|e| std::iter::once(&e.name).chain(&e.aliases))
+                .chain(self.ambiguous.keys())
+                .map(String::as_str)
+                .collect();
+            views
+                .iter()
+                .map(|view| {
+                    let names = view.helpers.iter().map(|helper| {
+                        let name = separator.qualify(view.name, helper.local_name());
+                        (!taken.contains(name.as_str())).then_some(name)
+                    });
+                    names.collect()
+                })
+                .collect()
+        };
         // Helpers go right after their server's tools.
         let mut out = Vec::with_capacity(self.entries.len());
         let mut rest = std::mem::take(&mut self.entries).into_iter().peekable();
-        for view in views {
+        for (view, names) in views.iter().zip(named) {
             while let Some(e) = rest.next_if(|e| &e.route.server == view.name) {
                 out.push(e);
             }
-            for &helper in &view.helpers {
-                let name = separator.qualify(view.name, helper.local_name());
-                if taken.contains(&name) {
+            for (&helper, name) in view.helpers.iter().zip(names) {
+                let Some(name) = name else {
                     self.notes.push(NamespaceNote::HelperSkipped {
                         server: view.name.clone(),
                         helper,
                     });
                     continue;
-                }
+                };
                 out.push(ExposedTool {
                     name,
                     aliases: Vec::new(),
