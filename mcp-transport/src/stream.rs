@@ -19,12 +19,10 @@ use crate::outlet::{Outlet, OutletHandle, write_loop};
 
 /// How many bytes one read asks for (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
-/// How many bytes a read asks for after a large frame, and after a read
-/// that brought less than a quarter of this. A connection waiting for its
-/// server then keeps only this much: a host holding a hundred idle servers
-/// that each just sent a 55 KB tool list, or one small answer, pays
-/// 100 × 8 KiB, not 100 × 64 KiB (and a small answer does not make the next
-/// read allocate 64 KiB while the frame still holds the old buffer).
+/// How many bytes the first read after a large frame asks for. A connection
+/// waiting for its server then keeps only this much: a host holding a
+/// hundred idle servers that each just sent a 55 KB tool list pays
+/// 100 × 8 KiB, not 100 × 64 KiB.
 const IDLE_READ: usize = 8 * 1024;
 /// A read at least this large ends in a large buffer that is let go of once
 /// drained. Smaller reads (many small frames, a busy connection) keep their
@@ -170,7 +168,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
             Ok(n) => {
                 last_read = n;
-                small_next = n < IDLE_READ / 4;
+                small_next = false;
             }
             Err(e) => break CloseReason::ReadFailed(e.kind()),
         }
