@@ -511,7 +511,7 @@ pub enum AuthError {
     },
     /// Something listens on the loopback port: most likely another login
     /// waiting for its redirect.
-    #[error("another login is already waiting on 127.0.0.1:{port}")]
+    #[error("something already listens on 127.0.0.1:{port}, most likely another login")]
     LoginInProgress {
         /// The port.
         port: u16,

@@ -149,10 +149,6 @@ impl AuthorizationHandler for LoopbackBrowserFlow {
     }
 }
 
-/// Reads one request; returns the authorization response when it is the
-/// callback with our `state`. Anything else (a favicon, a stray or forged
-/// callback, a connection that sends nothing within [`READ_DEADLINE`]) is
-/// answered or dropped, and ignored.
 /// Why `port` could not be bound: a listener there (a connection to it is
 /// accepted) is taken for another login; a refused connection means only
 /// connections hold the port. The probe sends nothing, so a waiting login
@@ -167,6 +163,10 @@ async fn busy_port(port: u16) -> AuthError {
     }
 }
 
+/// Reads one request; returns the authorization response when it is the
+/// callback with our `state`. Anything else (a favicon, a stray or forged
+/// callback, a connection that sends nothing within [`READ_DEADLINE`]) is
+/// answered or dropped, and ignored.
 async fn answer(mut stream: TcpStream, expected_state: Arc<str>) -> Option<AuthorizationResponse> {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
