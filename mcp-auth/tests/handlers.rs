@@ -127,12 +127,6 @@ async fn the_loopback_listener_takes_only_its_callback_and_locks_the_port() {
     assert!(!format!("{response:?}").contains("SEKRIT"));
 }
 
-/// Connections that send nothing (a browser's pre-connections) or stop
-/// half-way, held open for the whole test, do not hold up the real
-/// callback: it is answered, and the login completes, while they are still
-/// open. (Served one after another, each would cost its read deadline
-/// first: 40 s for these four before this change, longer than the 20 s
-/// allowed here.)
 /// A port taken by a connection (its local end), open or closed a moment
 /// ago, is not a login in progress: the error says which it is.
 #[tokio::test]
@@ -164,6 +158,12 @@ async fn a_port_held_by_a_connection_is_not_blamed_on_a_login() {
     );
 }
 
+/// Connections that send nothing (a browser's pre-connections) or stop
+/// half-way, held open for the whole test, do not hold up the real
+/// callback: it is answered, and the login completes, while they are still
+/// open. (Served one after another, each would cost its read deadline
+/// first: 40 s for these four before this change, longer than the 20 s
+/// allowed here.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_do_not_hold_up_the_callback() {
     let port = free_port();

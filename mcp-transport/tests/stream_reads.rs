@@ -1,6 +1,7 @@
-//! The stream pumps' reader sizes its reads from what came before (small
-//! after a small read or a large frame, large after a large read). Whatever
-//! the sizes, every frame must arrive whole and in order: frames from a few
+//! The stream pumps' reader sizes its reads from what came before (8 KiB at
+//! the start and after a large frame, 64 KiB otherwise), and lets go of a
+//! drained buffer after a large frame. Whatever the sizes, every frame must
+//! arrive whole and in order: frames from a few
 //! bytes to past the 64 KiB read chunk, written in pieces from one byte to
 //! several frames at once, with the reader drained between pieces so that
 //! each read sees only what one piece brought.
