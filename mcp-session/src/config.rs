@@ -96,14 +96,19 @@ pub struct SessionConfig {
     /// Adaptive, and only where it helps: it applies on a current-thread
     /// runtime only (on a multi-thread one another worker holds the IO
     /// driver while this one polls, so it would only cost CPU), and only
-    /// while the session's last answer came within the window: a server
+    /// while the session's recent answers came within the window: a server
     /// that answers slowly is waited for as usual after its first slow
-    /// answer. Polling yields to every other task on the runtime.
+    /// answer, and a stray slow answer among fast ones does not turn
+    /// polling off (after a run of fast answers, three slow ones in a row
+    /// do). While off, one request now and then polls again (after 8
+    /// requests, then 16, doubling up to 1024 while those probes miss),
+    /// since an answer waited for as usual cannot tell what a polled one
+    /// would take. Polling yields to every other task on the runtime.
     ///
     /// The cost is CPU: while it applies, up to the window of one core per
     /// request (for a fast server, about the time the thread would have
-    /// slept). The default is 100 µs; `None` (or zero) turns it off. At
-    /// most a second; more is
+    /// slept); for a slow server, one window per probe. The default is
+    /// 100 µs; `None` (or zero) turns it off. At most a second; more is
     /// [`SessionError::InvalidSetting`](crate::SessionError::InvalidSetting)
     /// when the session opens.
     pub busy_poll: Option<Duration>,

@@ -23,6 +23,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tracing::Instrument as _;
 
 use crate::SessionError;
+use crate::busy_poll::BusyPoll;
 use crate::events::{SessionEvent, SessionEvents};
 use crate::handler::ClientHandlers;
 use crate::params::Params;
@@ -68,86 +69,9 @@ pub(crate) struct Shared {
     busy_poll: Option<BusyPoll>,
 }
 
-/// The adaptive rule of [`SessionConfig::busy_poll`](crate::SessionConfig::busy_poll):
-/// poll for the window only on a current-thread runtime, and only while
-/// the session's last answer came within the window.
-#[derive(Debug)]
-struct BusyPoll {
-    window: std::time::Duration,
-    /// Whether the last answer came within the window (at first: yes).
-    answers_fast: std::sync::atomic::AtomicBool,
-}
-
-impl BusyPoll {
-    fn new(window: std::time::Duration) -> Option<Self> {
-        (!window.is_zero()).then(|| Self {
-            window,
-            answers_fast: std::sync::atomic::AtomicBool::new(true),
-        })
-    }
-
-    /// Whether a request sent now should poll for its answer: only on a
-    /// current-thread runtime (on a multi-thread one another worker holds
-    /// the IO driver while this one polls, so polling would only spend
-    /// CPU), and only when the last answer came within the window.
-    fn polls(&self, flavor: Option<tokio::runtime::RuntimeFlavor>) -> bool {
-        flavor == Some(tokio::runtime::RuntimeFlavor::CurrentThread)
-            && self.answers_fast.load(Ordering::Relaxed)
-    }
-
-    /// Notes how long an answer took.
-    fn answered_in(&self, elapsed: std::time::Duration) {
-        self.answers_fast
-            .store(elapsed <= self.window, Ordering::Relaxed);
-    }
-
-    /// Waits for `rx`, polling for the window first when [`Self::polls`].
-    async fn wait<T>(&self, rx: oneshot::Receiver<T>) -> Result<T, oneshot::error::RecvError> {
-        let flavor = tokio::runtime::Handle::try_current()
-            .ok()
-            .map(|h| h.runtime_flavor());
-        let started = Instant::now();
-        let answer = if self.polls(flavor) {
-            answer_busily(rx, self.window).await
-        } else {
-            rx.await
-        };
-        self.answered_in(started.elapsed());
-        answer
-    }
-}
-
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared").finish_non_exhaustive()
-    }
-}
-
-/// Waits for a request's answer with the runtime kept awake for up to
-/// `window`: the caller yields instead of waiting, and tokio checks its IO
-/// with no time-out each time a task yields, so an answer arriving within
-/// the window is read without a sleeping thread (on a virtual machine, a
-/// halted virtual CPU) being woken for it. After the window it waits as
-/// usual.
-async fn answer_busily<T>(
-    rx: oneshot::Receiver<T>,
-    window: std::time::Duration,
-) -> Result<T, oneshot::error::RecvError> {
-    let until = Instant::now() + window;
-    let mut rx = std::pin::pin!(rx);
-    loop {
-        let polled = std::future::poll_fn(|cx| match rx.as_mut().poll(cx) {
-            std::task::Poll::Ready(answer) => std::task::Poll::Ready(Some(answer)),
-            std::task::Poll::Pending => std::task::Poll::Ready(None),
-        })
-        .await;
-        if let Some(answer) = polled {
-            return answer;
-        }
-        if Instant::now() >= until {
-            return rx.await;
-        }
-        tokio::task::yield_now().await;
     }
 }
 
@@ -818,24 +742,4 @@ fn held_event(kind: ListKind) -> SessionEvent {
 /// half-updated that matters).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::BusyPoll;
-    use std::time::Duration;
-    use tokio::runtime::RuntimeFlavor::{CurrentThread, MultiThread};
-
-    #[test]
-    fn busy_polling_is_adaptive_and_for_current_thread_runtimes_only() {
-        assert!(BusyPoll::new(Duration::ZERO).is_none(), "zero is off");
-        let busy = BusyPoll::new(Duration::from_micros(100)).unwrap();
-        assert!(busy.polls(Some(CurrentThread)), "at first it polls");
-        assert!(!busy.polls(Some(MultiThread)));
-        assert!(!busy.polls(None), "outside a runtime");
-        busy.answered_in(Duration::from_micros(101));
-        assert!(!busy.polls(Some(CurrentThread)), "after a slow answer");
-        busy.answered_in(Duration::from_micros(100));
-        assert!(busy.polls(Some(CurrentThread)), "after a fast one");
-    }
 }

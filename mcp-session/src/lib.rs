@@ -64,6 +64,7 @@
 //! [`SessionError::Dead`].
 #![forbid(unsafe_code)]
 
+mod busy_poll;
 mod catalog;
 mod config;
 mod driver;
