@@ -12,8 +12,12 @@
 //!   SSE `data:` lines when it is an event stream, and in the JSON message
 //!   only the `id` and whether it is a `result`; its length is checked
 //!   against the first answer to the same request (the id's digits aside);
-//! * sequential workloads use blocking sockets and no event loop; `conc`
-//!   one thread with mio (epoll) over its 64 sockets. No TLS, no async runtime.
+//! * sequential workloads use no event loop: a read spins on the
+//!   non-blocking socket for up to 100 µs (`LIMIT_SPIN_US`; 0: blocking
+//!   reads only), then blocks, so an answer within the window is read
+//!   without the thread sleeping (as ours does by default, see
+//!   `SessionConfig::busy_poll`); `conc` one thread with mio (epoll) over
+//!   its 64 sockets. No TLS, no async runtime.
 //!
 //! Usage: `client-limit <cold|seq|conc|big|list> <N> <URL> [legacy|2026]`;
 //! prints one JSON line. The legacy era sends `initialize` (2025-11-25) and
@@ -368,19 +372,51 @@ struct Conn {
     filled: usize,
     body: Vec<u8>,
     next_id: u64,
+    /// How long a read spins on the non-blocking socket before it blocks
+    /// (zero: it blocks at once).
+    spin: std::time::Duration,
 }
 
 impl Conn {
     fn open(ep: &Endpoint) -> Res<Self> {
         let sock = TcpStream::connect(&ep.authority)?;
         sock.set_nodelay(true)?;
+        let spin = std::time::Duration::from_micros(env_or("LIMIT_SPIN_US", 100));
+        sock.set_nonblocking(!spin.is_zero())?;
         Ok(Conn {
             sock,
             buf: vec![0; 64 * 1024],
             filled: 0,
             body: Vec::new(),
             next_id: 0,
+            spin,
         })
+    }
+
+    /// Reads what has arrived into the free part of the buffer. With a spin
+    /// window, the socket is non-blocking and is read again and again for up
+    /// to the window, so an answer that comes within it is read without the
+    /// thread sleeping (on a virtual machine a sleeping CPU's wake-up costs
+    /// more than a loopback round trip); after the window it blocks.
+    fn read_some(&mut self) -> std::io::Result<usize> {
+        if self.spin.is_zero() {
+            return self.sock.read(&mut self.buf[self.filled..]);
+        }
+        let until = Instant::now() + self.spin;
+        loop {
+            match self.sock.read(&mut self.buf[self.filled..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= until {
+                        self.sock.set_nonblocking(false)?;
+                        let read = self.sock.read(&mut self.buf[self.filled..]);
+                        self.sock.set_nonblocking(true)?;
+                        return read;
+                    }
+                    std::hint::spin_loop();
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Sends one request, returns its reply (the buffer keeps the bytes until the next call).
@@ -409,7 +445,7 @@ impl Conn {
                 let grown = self.buf.len() * 2;
                 self.buf.resize(grown, 0);
             }
-            let n = self.sock.read(&mut self.buf[self.filled..])?;
+            let n = self.read_some()?;
             if n == 0 {
                 return Err("server closed the connection".into());
             }
