@@ -96,14 +96,14 @@ pub struct SessionConfig {
     /// Adaptive, and only where it helps: it applies on a current-thread
     /// runtime only (on a multi-thread one another worker holds the IO
     /// driver while this one polls, so it would only cost CPU), and only
-    /// while the session's recent answers came within the window: a server
-    /// that answers slowly is waited for as usual after its first slow
-    /// answer, and a stray slow answer among fast ones does not turn
-    /// polling off (after a run of fast answers, three slow ones in a row
-    /// do). While off, one request now and then polls again (after 8
-    /// requests, then 16, doubling up to 1024 while those probes miss),
-    /// since an answer waited for as usual cannot tell what a polled one
-    /// would take. Polling yields to every other task on the runtime.
+    /// while about half the session's recent answers or more came within
+    /// the window: a server that answers slowly is waited for as usual
+    /// after its first slow answer, and stray slow answers among fast ones
+    /// do not turn polling off (after a run of fast answers, five slow ones
+    /// in a row do). While off, one request now and then polls again
+    /// (after 8 requests, then 16, doubling up to 64 while those probes
+    /// miss), since an answer waited for as usual cannot tell what a polled
+    /// one would take. Polling yields to every other task on the runtime.
     ///
     /// The cost is CPU: while it applies, up to the window of one core per
     /// request (for a fast server, about the time the thread would have
