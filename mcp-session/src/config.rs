@@ -108,7 +108,7 @@ pub struct SessionConfig {
     /// The cost is CPU: while it applies, up to the window of one core per
     /// request (for a fast server, about the time the thread would have
     /// slept); for a slow server, one window per probe. The default is
-    /// 100 µs; `None` (or zero) turns it off. At most a second; more is
+    /// 200 µs; `None` (or zero) turns it off. At most a second; more is
     /// [`SessionError::InvalidSetting`](crate::SessionError::InvalidSetting)
     /// when the session opens.
     pub busy_poll: Option<Duration>,
@@ -209,7 +209,7 @@ impl Default for SessionConfig {
 
 impl SessionConfig {
     /// The default [`SessionConfig::busy_poll`] window.
-    pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(100);
+    pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(200);
 
     /// The longest [`SessionConfig::busy_poll`] window.
     pub const MAX_BUSY_POLL: Duration = Duration::from_secs(1);
