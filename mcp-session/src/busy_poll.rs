@@ -120,7 +120,7 @@ impl BusyPoll {
         let started = Instant::now();
         let polled = self.polls(flavor);
         let answer = if polled {
-            answer_busily(rx, self.window).await
+            answer_busily(rx, started + self.window).await
         } else {
             rx.await
         };
@@ -129,17 +129,15 @@ impl BusyPoll {
     }
 }
 
-/// Waits for a request's answer with the runtime kept awake for up to
-/// `window`: the caller yields instead of waiting, and tokio checks its IO
-/// with no time-out each time a task yields, so an answer arriving within
-/// the window is read without a sleeping thread (on a virtual machine, a
-/// halted virtual CPU) being woken for it. After the window it waits as
-/// usual.
+/// Waits for a request's answer with the runtime kept awake until `until`:
+/// the caller yields instead of waiting, and tokio checks its IO with no
+/// time-out each time a task yields, so an answer arriving before then is
+/// read without a sleeping thread (on a virtual machine, a halted virtual
+/// CPU) being woken for it. After that it waits as usual.
 async fn answer_busily<T>(
     rx: oneshot::Receiver<T>,
-    window: Duration,
+    until: Instant,
 ) -> Result<T, oneshot::error::RecvError> {
-    let until = Instant::now() + window;
     let mut rx = std::pin::pin!(rx);
     loop {
         let polled = std::future::poll_fn(|cx| match rx.as_mut().poll(cx) {

@@ -24,8 +24,9 @@ impl Lcg {
     }
 }
 
-/// Frame sizes around every threshold of the reader (2 KiB, 8 KiB, 32 KiB,
-/// 64 KiB) and small ones in between.
+/// Frame sizes around every threshold of the reader (8 KiB, 32 KiB, 64 KiB;
+/// 2 KiB was one of a reverted rule, kept as a size) and small ones in
+/// between.
 fn frame_len(rng: &mut Lcg) -> usize {
     const EDGES: [usize; 8] = [2048, 8192, 16_384, 32_768, 65_536, 70_000, 100, 1];
     match rng.next(4) {
