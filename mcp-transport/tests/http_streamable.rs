@@ -700,3 +700,28 @@ async fn a_notification_that_meets_an_expired_session_fails_the_next_request_as_
         "the request was not sent without its session"
     );
 }
+
+/// JSON bodies that come in many pieces are joined in a buffer the
+/// transport keeps for the next such body: each arrives whole, with
+/// nothing of the one before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_json_bodies_back_to_back_each_arrive_whole() {
+    let server = serve(
+        Script::legacy().tool("echo", Behavior::Echo),
+        HttpServerOptions::default().reply(ReplyMode::Json),
+    )
+    .await;
+    let mut conn = connect(&server.url()).await;
+    handshake(&mut conn).await;
+    for (id, (fill, len)) in [('a', 300_000), ('b', 120_000), ('c', 250_000), ('d', 90)]
+        .into_iter()
+        .enumerate()
+    {
+        let id = id as i64 + 2;
+        let text: String = std::iter::repeat_n(fill, len).collect();
+        conn.outbound.send(echo_call(id, &text)).await.unwrap();
+        let reply = next_frame(&mut conn).await;
+        assert_eq!(reply["id"], id);
+        assert_eq!(reply["result"]["content"][0]["text"], text.as_str());
+    }
+}

@@ -1,6 +1,7 @@
 //! Bounded reading of HTTP bodies: a whole JSON body, or an event stream one
 //! event at a time.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -126,7 +127,9 @@ fn kind_of(value: &str) -> BodyKind {
 /// Reads a whole body, at most `limit` bytes, waiting at most `idle` for each
 /// chunk.
 ///
-/// A body that comes in one piece is returned as that piece (no copy).
+/// A body that comes in one piece is returned as that piece (no copy); one
+/// that comes in pieces is joined in a buffer that is kept for the next
+/// body when the returned `Bytes` drop (see [`SPARES`]).
 pub(crate) async fn read_bounded(
     response: &mut Reply,
     limit: usize,
@@ -139,7 +142,7 @@ pub(crate) async fn read_bounded(
         return Err(BodyError::TooLarge);
     }
     let mut first: Option<Bytes> = None;
-    let mut body = BytesMut::new();
+    let mut body = Vec::new();
     loop {
         match tokio::time::timeout(idle, response.chunk()).await {
             Err(_) => return Err(BodyError::TimedOut),
@@ -147,7 +150,7 @@ pub(crate) async fn read_bounded(
             Ok(Ok(None)) => {
                 return Ok(match first {
                     Some(only) if body.is_empty() => only,
-                    _ => body.freeze(),
+                    _ => SPARES.share(body),
                 });
             }
             Ok(Ok(Some(chunk))) => {
@@ -160,15 +163,90 @@ pub(crate) async fn read_bounded(
                     continue;
                 }
                 if let Some(first) = first.take() {
-                    // Grown as it fills, not reserved at the announced
-                    // length: one fresh region of a large body's size costs
+                    // In a kept buffer when there is one (see `SPARES`),
+                    // grown as it fills, not reserved at the announced
+                    // length: one fresh region of a large body's size cost
                     // more in page faults than the copies of growing
                     // (measured on a 1 MiB body).
+                    body = SPARES.take();
                     body.extend_from_slice(&first);
                 }
                 body.extend_from_slice(&chunk);
             }
         }
+    }
+}
+
+/// Buffers of bodies that came in pieces, kept for the next such body.
+///
+/// Why: glibc's malloc gives the top of its heap back to the system once
+/// more than about twice its largest freed block is free there. The buffer
+/// of a 1 MiB body, freed next to the 1 MiB text decoded from it, went back
+/// after every call, and the next call touched fresh pages: page faults were
+/// a third of the client's time on 1 MiB results. What is kept is bounded
+/// for the whole process: at most [`SpareBuffers::COUNT`] buffers of at most
+/// [`SpareBuffers::CAPACITY`] bytes each.
+static SPARES: SpareBuffers = SpareBuffers::new();
+
+/// A bounded set of empty buffers, shared by every connection.
+#[derive(Debug)]
+struct SpareBuffers(Mutex<Vec<Vec<u8>>>);
+
+impl SpareBuffers {
+    /// How many buffers are kept.
+    const COUNT: usize = 2;
+    /// The largest buffer kept, in bytes of capacity.
+    const CAPACITY: usize = 4 << 20;
+
+    const fn new() -> Self {
+        Self(Mutex::new(Vec::new()))
+    }
+
+    /// An empty buffer: a kept one when there is one.
+    fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut spares| spares.pop())
+            .unwrap_or_default()
+    }
+
+    /// Keeps `buffer` for a later body, if it is small enough and there is
+    /// room; frees it otherwise.
+    fn give_back(&self, mut buffer: Vec<u8>) {
+        if buffer.capacity() > Self::CAPACITY {
+            return;
+        }
+        buffer.clear();
+        if let Ok(mut spares) = self.0.lock()
+            && spares.len() < Self::COUNT
+        {
+            spares.push(buffer);
+        }
+    }
+
+    /// `buffer` as `Bytes` that give it back here when the last of them
+    /// drops.
+    fn share(&'static self, buffer: Vec<u8>) -> Bytes {
+        Bytes::from_owner(Spare { buffer, home: self })
+    }
+}
+
+/// A joined body, owned by its `Bytes`.
+struct Spare {
+    buffer: Vec<u8>,
+    home: &'static SpareBuffers,
+}
+
+impl AsRef<[u8]> for Spare {
+    fn as_ref(&self) -> &[u8] {
+        &self.buffer
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        self.home.give_back(std::mem::take(&mut self.buffer));
     }
 }
 
@@ -303,5 +381,48 @@ mod tests {
         ] {
             assert_eq!(kind_of(value), kind, "{value:?}");
         }
+    }
+
+    #[test]
+    fn a_joined_body_gives_its_buffer_back_when_its_last_bytes_drop() {
+        static POOL: SpareBuffers = SpareBuffers::new();
+        let mut buffer = POOL.take();
+        assert_eq!(buffer.capacity(), 0, "nothing is kept at first");
+        buffer.extend_from_slice(&[7; 5000]);
+        let (address, capacity) = (buffer.as_ptr(), buffer.capacity());
+        let body = POOL.share(buffer);
+        assert_eq!(&body[..], &[7; 5000][..]);
+        let part = body.slice(10..20);
+        drop(body);
+        assert_eq!(
+            POOL.take().capacity(),
+            0,
+            "a slice still holds the buffer, so it is not handed out"
+        );
+        assert_eq!(&part[..], &[7; 10][..]);
+        drop(part);
+        let again = POOL.take();
+        assert!(again.is_empty());
+        assert_eq!((again.as_ptr(), again.capacity()), (address, capacity));
+        assert_eq!(POOL.take().capacity(), 0, "one buffer was kept, and taken");
+    }
+
+    #[test]
+    fn spare_buffers_are_bounded_in_count_and_size() {
+        static POOL: SpareBuffers = SpareBuffers::new();
+        POOL.give_back(Vec::with_capacity(SpareBuffers::CAPACITY + 1));
+        assert_eq!(
+            POOL.take().capacity(),
+            0,
+            "a buffer over the bound is freed"
+        );
+        for _ in 0..SpareBuffers::COUNT + 1 {
+            drop(POOL.share(vec![1; SpareBuffers::CAPACITY]));
+        }
+        let kept: Vec<_> = std::iter::from_fn(|| Some(POOL.take()))
+            .take_while(|b| b.capacity() > 0)
+            .collect();
+        assert_eq!(kept.len(), SpareBuffers::COUNT);
+        assert!(kept.iter().all(|b| b.capacity() == SpareBuffers::CAPACITY));
     }
 }
