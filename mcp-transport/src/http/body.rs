@@ -128,21 +128,23 @@ fn kind_of(value: &str) -> BodyKind {
 /// chunk.
 ///
 /// A body that comes in one piece is returned as that piece (no copy); one
-/// that comes in pieces is joined in a buffer that is kept for the next
-/// body when the returned `Bytes` drop (see [`SPARES`]).
+/// that comes in pieces is joined, a large one in a buffer that is kept for
+/// the next large body when the returned `Bytes` drop (see [`SPARES`]).
 pub(crate) async fn read_bounded(
     response: &mut Reply,
     limit: usize,
     idle: Duration,
 ) -> Result<Bytes, BodyError> {
-    if response
-        .content_length()
-        .is_some_and(|len| len > limit as u64)
-    {
+    let announced = response.content_length();
+    if announced.is_some_and(|len| len > limit as u64) {
         return Err(BodyError::TooLarge);
     }
     let mut first: Option<Bytes> = None;
     let mut body = Vec::new();
+    // Whether `body` is a kept buffer: a small body never holds one, so a
+    // small message a host keeps (a notification's params are slices of
+    // their body) never keeps megabytes alive.
+    let mut kept = false;
     loop {
         match tokio::time::timeout(idle, response.chunk()).await {
             Err(_) => return Err(BodyError::TimedOut),
@@ -150,7 +152,8 @@ pub(crate) async fn read_bounded(
             Ok(Ok(None)) => {
                 return Ok(match first {
                     Some(only) if body.is_empty() => only,
-                    _ => SPARES.share(body),
+                    _ if kept => SPARES.share(body),
+                    _ => Bytes::from(body),
                 });
             }
             Ok(Ok(Some(chunk))) => {
@@ -162,13 +165,18 @@ pub(crate) async fn read_bounded(
                     first = Some(chunk);
                     continue;
                 }
-                if let Some(first) = first.take() {
-                    // In a kept buffer when there is one (see `SPARES`),
-                    // grown as it fills, not reserved at the announced
+                let large = announced.map_or(held + chunk.len(), |len| len as usize);
+                if !kept && large >= SpareBuffers::LARGE {
+                    // Grown as it fills, not reserved at the announced
                     // length: one fresh region of a large body's size cost
                     // more in page faults than the copies of growing
                     // (measured on a 1 MiB body).
-                    body = SPARES.take();
+                    let mut spare = SPARES.take();
+                    spare.extend_from_slice(&body);
+                    body = spare;
+                    kept = true;
+                }
+                if let Some(first) = first.take() {
                     body.extend_from_slice(&first);
                 }
                 body.extend_from_slice(&chunk);
@@ -183,9 +191,10 @@ pub(crate) async fn read_bounded(
 /// more than about twice its largest freed block is free there. The buffer
 /// of a 1 MiB body, freed next to the 1 MiB text decoded from it, went back
 /// after every call, and the next call touched fresh pages: page faults were
-/// a third of the client's time on 1 MiB results. What is kept is bounded
-/// for the whole process: at most [`SpareBuffers::COUNT`] buffers of at most
-/// [`SpareBuffers::CAPACITY`] bytes each.
+/// a third of the client's time on 1 MiB results. Only bodies of
+/// [`SpareBuffers::LARGE`] bytes or more use them, and what is kept is
+/// bounded for the whole process: at most [`SpareBuffers::COUNT`] buffers of
+/// at most [`SpareBuffers::CAPACITY`] bytes each.
 static SPARES: SpareBuffers = SpareBuffers::new();
 
 /// A bounded set of empty buffers, shared by every connection.
@@ -195,6 +204,8 @@ struct SpareBuffers(Mutex<Vec<Vec<u8>>>);
 impl SpareBuffers {
     /// How many buffers are kept.
     const COUNT: usize = 2;
+    /// The size from which a body is joined in a kept buffer.
+    const LARGE: usize = 256 * 1024;
     /// The largest buffer kept, in bytes of capacity.
     const CAPACITY: usize = 4 << 20;
 
