@@ -138,6 +138,19 @@ impl SseDecoder {
         self.retry.map(Duration::from_millis)
     }
 
+    /// Offers `buffer` for the data of the event being read, so that the
+    /// memory of a large event can be used again for the next one (a caller
+    /// that sees a large event coming gives back the data of an earlier
+    /// one). Taken, emptied, only while no `data` line of the event has been
+    /// read and when it holds more than the buffer in hand; dropped
+    /// otherwise. What is decoded is the same either way.
+    pub fn offer_data_buffer(&mut self, mut buffer: String) {
+        if self.pending.data.is_empty() && buffer.capacity() > self.pending.data.capacity() {
+            buffer.clear();
+            self.pending.data = buffer;
+        }
+    }
+
     /// Takes lines out of `buf` until an event is dispatched (`Ok(Some)`) or
     /// more bytes are needed (`Ok(None)`; append them to `buf` and call again).
     ///

@@ -701,19 +701,19 @@ async fn a_notification_that_meets_an_expired_session_fails_the_next_request_as_
     );
 }
 
-/// Large JSON bodies (256 KiB or more) that come in many pieces are joined
-/// in a buffer the transport keeps for the next one: each arrives whole,
-/// with nothing of the one before; smaller ones are joined in their own.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn large_json_bodies_back_to_back_each_arrive_whole() {
+/// Large replies (256 KiB or more) that come in many pieces are joined in
+/// buffers the transport keeps for the next one (a JSON body; an event and
+/// its data): each arrives whole, with nothing of the one before; smaller
+/// ones are joined in their own.
+async fn large_replies_back_to_back(reply: ReplyMode) {
     let server = serve(
         Script::legacy().tool("echo", Behavior::Echo),
-        HttpServerOptions::default().reply(ReplyMode::Json),
+        HttpServerOptions::default().reply(reply),
     )
     .await;
     let mut conn = connect(&server.url()).await;
     handshake(&mut conn).await;
-    for (id, (fill, len)) in [('a', 300_000), ('b', 280_000), ('c', 120_000), ('d', 90)]
+    for (id, (fill, len)) in [('a', 1_000_000), ('b', 900_000), ('c', 120_000), ('d', 90)]
         .into_iter()
         .enumerate()
     {
@@ -724,4 +724,12 @@ async fn large_json_bodies_back_to_back_each_arrive_whole() {
         assert_eq!(reply["id"], id);
         assert_eq!(reply["result"]["content"][0]["text"], text.as_str());
     }
+}
+
+/// One test for both reply modes: the kept buffers are the process's, and
+/// no other test here reads a reply that large.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_replies_back_to_back_each_arrive_whole() {
+    large_replies_back_to_back(ReplyMode::Json).await;
+    large_replies_back_to_back(ReplyMode::Sse).await;
 }

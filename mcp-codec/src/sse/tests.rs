@@ -348,3 +348,45 @@ fn encoder_refuses_fields_a_reader_would_misread() {
     );
     assert!(buf.is_empty());
 }
+
+#[test]
+fn an_offered_data_buffer_is_used_only_before_the_first_data_line() {
+    let mut decoder = SseDecoder::new();
+    let mut buf = BytesMut::from(&b"event: x\n"[..]);
+    assert!(decoder.decode(&mut buf).unwrap().is_none());
+    // No data line yet: the buffer is taken, emptied, and holds the data.
+    let mut offered = String::with_capacity(4096);
+    offered.push_str("stale");
+    let address = offered.as_ptr();
+    decoder.offer_data_buffer(offered);
+    buf.extend_from_slice(b"data: one\ndata: two\n\n");
+    let event = decoder.decode(&mut buf).unwrap().expect("an event");
+    assert_eq!(event.data, "one\ntwo");
+    assert_eq!(event.event.as_deref(), Some("x"));
+    assert_eq!(
+        event.data.as_ptr(),
+        address,
+        "decoded into the offered buffer"
+    );
+
+    // After a data line the event keeps its own buffer.
+    let mut buf = BytesMut::from(&b"data: first\n"[..]);
+    assert!(decoder.decode(&mut buf).unwrap().is_none());
+    let offered = String::from("ignored, and big enough to be taken otherwise");
+    let address = offered.as_ptr();
+    decoder.offer_data_buffer(offered);
+    buf.extend_from_slice(b"data: second\n\n");
+    let event = decoder.decode(&mut buf).unwrap().expect("an event");
+    assert_eq!(event.data, "first\nsecond");
+    assert_ne!(event.data.as_ptr(), address);
+
+    // The bound holds whatever the size of the offered buffer.
+    let mut decoder = SseDecoder::with_max_event(8);
+    decoder.offer_data_buffer(String::with_capacity(1024));
+    let mut buf = BytesMut::from(&b"data: 123456789\n\ndata: ok\n\n"[..]);
+    assert!(matches!(
+        decoder.decode(&mut buf),
+        Err(CodecError::FrameTooLarge { limit: 8 })
+    ));
+    assert_eq!(decoder.decode(&mut buf).unwrap().unwrap().data, "ok");
+}

@@ -222,10 +222,11 @@ impl SpareBuffers {
             .unwrap_or_default()
     }
 
-    /// Keeps `buffer` for a later body, if it is small enough and there is
-    /// room; frees it otherwise.
+    /// Keeps `buffer` for a later large body, if its size is between
+    /// [`Self::LARGE`] and [`Self::CAPACITY`] and there is room; frees it
+    /// otherwise.
     fn give_back(&self, mut buffer: Vec<u8>) {
-        if buffer.capacity() > Self::CAPACITY {
+        if !(Self::LARGE..=Self::CAPACITY).contains(&buffer.capacity()) {
             return;
         }
         buffer.clear();
@@ -285,8 +286,19 @@ pub(crate) enum SseStep {
 pub(crate) struct SseReader {
     decoder: SseDecoder,
     buf: BytesMut,
+    /// `buf` is a kept buffer (see [`SPARES`]): a large event is being read.
+    /// It goes back once drained.
+    kept: bool,
     /// An event of this stream was rejected as too large.
     pub(crate) oversized: bool,
+}
+
+impl Drop for SseReader {
+    fn drop(&mut self) {
+        if self.kept {
+            SPARES.give_back(Vec::from(std::mem::take(&mut self.buf)));
+        }
+    }
 }
 
 impl SseReader {
@@ -294,8 +306,39 @@ impl SseReader {
         Self {
             decoder: SseDecoder::with_max_event(max_event),
             buf: BytesMut::new(),
+            kept: false,
             oversized: false,
         }
+    }
+
+    /// Appends `bytes`. An event that grows large continues in a kept
+    /// buffer, and its data is decoded into another one (both given back
+    /// for the next large event: see [`SPARES`]).
+    fn append(&mut self, bytes: Bytes) {
+        if self.buf.is_empty() {
+            if self.kept {
+                self.kept = false;
+                SPARES.give_back(Vec::from(std::mem::take(&mut self.buf)));
+            }
+            // Usually a whole event or more: taken as it is when it is the
+            // only owner of its memory.
+            self.buf = BytesMut::from(bytes);
+            return;
+        }
+        if !self.kept && self.buf.len() + bytes.len() >= SpareBuffers::LARGE {
+            let mut spare = SPARES.take();
+            spare.extend_from_slice(&self.buf);
+            // Through `Bytes`, which `BytesMut` takes without a copy.
+            self.buf = BytesMut::from(Bytes::from(spare));
+            self.kept = true;
+            let data = SPARES.take();
+            if data.capacity() > 0 {
+                // Empty, so valid UTF-8.
+                self.decoder
+                    .offer_data_buffer(String::from_utf8(data).unwrap_or_default());
+            }
+        }
+        self.buf.extend_from_slice(&bytes);
     }
 
     /// The id to send as `Last-Event-ID` when resuming.
@@ -336,15 +379,7 @@ impl SseReader {
                 None => response.chunk().await,
             };
             match chunk {
-                Ok(Some(bytes)) => {
-                    if self.buf.is_empty() {
-                        // Usually a whole event or more: taken as it is
-                        // when it is the only owner of its memory.
-                        self.buf = BytesMut::from(bytes);
-                    } else {
-                        self.buf.extend_from_slice(&bytes);
-                    }
-                }
+                Ok(Some(bytes)) => self.append(bytes),
                 Ok(None) => return self.finish(SseStep::End),
                 Err(_) => return self.finish(SseStep::Broken),
             }
@@ -364,6 +399,11 @@ impl SseReader {
 fn classify(event: SseEvent) -> Option<SseStep> {
     match event.event_type() {
         "message" if event.data.trim().is_empty() => None,
+        // The data of a large event goes back to the kept buffers once the
+        // message is done with.
+        "message" if event.data.len() >= SpareBuffers::LARGE => {
+            Some(SseStep::Message(SPARES.share(event.data.into_bytes())))
+        }
         "message" => Some(SseStep::Message(Bytes::from(event.data))),
         _ => Some(SseStep::Named(event)),
     }
@@ -399,10 +439,10 @@ mod tests {
         static POOL: SpareBuffers = SpareBuffers::new();
         let mut buffer = POOL.take();
         assert_eq!(buffer.capacity(), 0, "nothing is kept at first");
-        buffer.extend_from_slice(&[7; 5000]);
+        buffer.resize(SpareBuffers::LARGE, 7);
         let (address, capacity) = (buffer.as_ptr(), buffer.capacity());
         let body = POOL.share(buffer);
-        assert_eq!(&body[..], &[7; 5000][..]);
+        assert_eq!(body.len(), SpareBuffers::LARGE);
         let part = body.slice(10..20);
         drop(body);
         assert_eq!(
@@ -422,10 +462,11 @@ mod tests {
     fn spare_buffers_are_bounded_in_count_and_size() {
         static POOL: SpareBuffers = SpareBuffers::new();
         POOL.give_back(Vec::with_capacity(SpareBuffers::CAPACITY + 1));
+        POOL.give_back(Vec::with_capacity(SpareBuffers::LARGE - 1));
         assert_eq!(
             POOL.take().capacity(),
             0,
-            "a buffer over the bound is freed"
+            "buffers too large or too small are freed"
         );
         for _ in 0..SpareBuffers::COUNT + 1 {
             drop(POOL.share(vec![1; SpareBuffers::CAPACITY]));
