@@ -185,13 +185,14 @@ pub(crate) async fn read_bounded(
     }
 }
 
-/// Buffers of bodies that came in pieces, kept for the next such body.
+/// Buffers of large replies that came in pieces (a JSON body; an event and
+/// its data), kept for the next such reply.
 ///
 /// Why: glibc's malloc gives the top of its heap back to the system once
 /// more than about twice its largest freed block is free there. The buffer
 /// of a 1 MiB body, freed next to the 1 MiB text decoded from it, went back
 /// after every call, and the next call touched fresh pages: page faults were
-/// a third of the client's time on 1 MiB results. Only bodies of
+/// a third of the client's time on 1 MiB results. Only replies of
 /// [`SpareBuffers::LARGE`] bytes or more use them, and what is kept is
 /// bounded for the whole process: at most [`SpareBuffers::COUNT`] buffers of
 /// at most [`SpareBuffers::CAPACITY`] bytes each.
