@@ -288,7 +288,8 @@ pub(crate) struct SseReader {
     decoder: SseDecoder,
     buf: BytesMut,
     /// `buf` is a kept buffer (see [`SPARES`]): a large event is being read.
-    /// It goes back once drained.
+    /// It goes back once drained (when the event is dispatched, or at the
+    /// next bytes), or when the reader drops.
     kept: bool,
     /// An event of this stream was rejected as too large.
     pub(crate) oversized: bool,
@@ -317,10 +318,7 @@ impl SseReader {
     /// for the next large event: see [`SPARES`]).
     fn append(&mut self, bytes: Bytes) {
         if self.buf.is_empty() {
-            if self.kept {
-                self.kept = false;
-                SPARES.give_back(Vec::from(std::mem::take(&mut self.buf)));
-            }
+            self.release_drained();
             // Usually a whole event or more: taken as it is when it is the
             // only owner of its memory.
             self.buf = BytesMut::from(bytes);
@@ -342,6 +340,15 @@ impl SseReader {
         self.buf.extend_from_slice(&bytes);
     }
 
+    /// Gives the kept buffer back once nothing is left in it, so that a
+    /// stream that goes quiet after a large event does not hold it.
+    fn release_drained(&mut self) {
+        if self.kept && self.buf.is_empty() {
+            self.kept = false;
+            SPARES.give_back(Vec::from(std::mem::take(&mut self.buf)));
+        }
+    }
+
     /// The id to send as `Last-Event-ID` when resuming.
     pub(crate) fn last_event_id(&self) -> Option<&str> {
         self.decoder.last_event_id()
@@ -359,6 +366,7 @@ impl SseReader {
         loop {
             match self.decoder.decode(&mut self.buf) {
                 Ok(Some(event)) => {
+                    self.release_drained();
                     if let Some(step) = classify(event) {
                         return step;
                     }
