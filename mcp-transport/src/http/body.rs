@@ -297,9 +297,7 @@ pub(crate) struct SseReader {
 
 impl Drop for SseReader {
     fn drop(&mut self) {
-        if self.kept {
-            SPARES.give_back(Vec::from(std::mem::take(&mut self.buf)));
-        }
+        self.give_back_kept();
     }
 }
 
@@ -343,8 +341,14 @@ impl SseReader {
     /// Gives the kept buffer back once nothing is left in it, so that a
     /// stream that goes quiet after a large event does not hold it.
     fn release_drained(&mut self) {
-        if self.kept && self.buf.is_empty() {
-            self.kept = false;
+        if self.buf.is_empty() {
+            self.give_back_kept();
+        }
+    }
+
+    /// Gives the kept buffer, if `buf` is one, back to [`SPARES`].
+    fn give_back_kept(&mut self) {
+        if std::mem::take(&mut self.kept) {
             SPARES.give_back(Vec::from(std::mem::take(&mut self.buf)));
         }
     }
