@@ -48,6 +48,7 @@ mod error;
 pub mod http;
 mod memory;
 mod outlet;
+mod spare;
 mod stderr;
 mod stdio;
 mod stream;

@@ -9,13 +9,14 @@
 
 use std::sync::Arc;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use mcp_codec::{LineDecoder, LineEncoder};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
 use crate::connection::{BoxFuture, CloseReason, ExitInfo, FrameSender, Inbound};
 use crate::outlet::{Outlet, OutletHandle, write_loop};
+use crate::spare::{SPARES, SpareBuffers};
 
 /// How many bytes one read asks for (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
@@ -106,11 +107,27 @@ async fn read_loop<R: AsyncRead + Unpin>(
     // Whether a large frame was split off the current buffer (the reads that
     // brought it may each have been small).
     let mut large_frame = false;
+    // Whether `buf` is a kept buffer (see `crate::spare`): a large frame is
+    // being read.
+    let mut kept = false;
     let reason = loop {
-        let decoded = decoder.decode(&mut buf);
+        let mut decoded = decoder.decode(&mut buf);
         // The ends of a skipped line go before the frame that followed it.
         if !send_edges(&mut decoder, &tx, max_frame).await {
             return;
+        }
+        if kept && !matches!(decoded, Ok(None)) {
+            // The large frame is out (or was refused): what follows it
+            // moves to a buffer of its own, and the frame, the only owner
+            // of the kept buffer then, gives it back when it drops.
+            kept = false;
+            buf = BytesMut::from(&buf[..]);
+            if let Ok(Some(frame)) = decoded {
+                decoded = Ok(Some(match frame.try_into_mut() {
+                    Ok(only) => SPARES.share_mut(only),
+                    Err(shared) => shared,
+                }));
+            }
         }
         match decoded {
             Ok(Some(frame)) => {
@@ -138,10 +155,31 @@ async fn read_loop<R: AsyncRead + Unpin>(
             small_next = true;
             large_frame = false;
         }
-        let want = if small_next { IDLE_READ } else { READ_CHUNK };
+        // Between frames, after a read that found the stream drained, the
+        // next read asks for little: a server that answers in small frames
+        // costs its connection 8 KiB, not 64. In a frame's middle, or after
+        // a read that filled its room, it asks for a pipe's worth.
+        let want = if small_next && buf.is_empty() {
+            IDLE_READ
+        } else {
+            READ_CHUNK
+        };
         if buf.capacity() - buf.len() < want / 4 {
-            buf.reserve(want);
+            if !kept && buf.len() >= SpareBuffers::LARGE {
+                // A large frame, out of room: it continues in a kept buffer,
+                // which the frame gives back when it drops (this copy
+                // replaces the one growing would make; the decoder's place
+                // in it stays valid: the bytes are the same).
+                let mut spare = SPARES.take();
+                spare.reserve(buf.len() + want);
+                spare.extend_from_slice(&buf);
+                buf = BytesMut::from(Bytes::from(spare));
+                kept = true;
+            } else {
+                buf.reserve(want);
+            }
         }
+        let room = buf.capacity() - buf.len();
         match reader.read_buf(&mut buf).await {
             Ok(0) => {
                 // Deliver a last line that had no newline, then report the end.
@@ -168,7 +206,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
             Ok(n) => {
                 last_read = n;
-                small_next = false;
+                small_next = n < room;
             }
             Err(e) => break CloseReason::ReadFailed(e.kind()),
         }
@@ -184,4 +222,44 @@ async fn read_loop<R: AsyncRead + Unpin>(
 
 fn take_failure(slot: &std::sync::Mutex<Option<std::io::ErrorKind>>) -> Option<std::io::ErrorKind> {
     slot.lock().map(|mut g| g.take()).unwrap_or(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt as _;
+
+    use crate::spare::{SPARES, SpareBuffers};
+    use crate::{Inbound, memory_pair};
+
+    async fn next_frame(inbound: &mut tokio::sync::mpsc::Receiver<Inbound>) -> bytes::Bytes {
+        match inbound.recv().await {
+            Some(Inbound::Frame(frame)) => frame,
+            other => panic!("expected a frame, got {other:?}"),
+        }
+    }
+
+    /// The only test in this crate's unit tests that reads a large frame
+    /// through the process-wide pool, so nothing else takes from it meanwhile.
+    #[tokio::test]
+    async fn a_large_frame_lives_in_a_kept_buffer_that_comes_back_when_it_drops() {
+        let (mut conn, mut server) = memory_pair(1 << 20);
+        let mut wire = vec![b'x'; 300_000];
+        wire.extend_from_slice(b"\n{\"after\":1}\n");
+        server.output.write_all(&wire).await.unwrap();
+        server.output.flush().await.unwrap();
+        let large = next_frame(&mut conn.inbound).await;
+        let small = next_frame(&mut conn.inbound).await;
+        assert_eq!(large.len(), 300_000);
+        assert!(large.iter().all(|&b| b == b'x'));
+        assert_eq!(&small[..], b"{\"after\":1}");
+        let address = large.as_ptr();
+        drop(large);
+        // The frame that followed in the same buffer was moved out, so it
+        // does not hold the large frame's memory.
+        let kept = SPARES.take();
+        assert!(kept.is_empty());
+        assert_eq!(kept.as_ptr(), address, "the large frame's own memory");
+        assert!(kept.capacity() >= SpareBuffers::LARGE);
+        drop(small);
+    }
 }

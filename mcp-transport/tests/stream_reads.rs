@@ -1,8 +1,9 @@
-//! The stream pumps' reader sizes its reads from what came before (8 KiB at
-//! the start and after a large frame, 64 KiB otherwise), and lets go of a
-//! drained buffer after a large frame. Whatever the sizes, every frame must
-//! arrive whole and in order: frames from a few
-//! bytes to past the 64 KiB read chunk, written in pieces from one byte to
+//! The stream pumps' reader sizes its reads from what came before (8 KiB
+//! between frames after a read that found the stream drained, 64 KiB
+//! otherwise), lets go of a drained buffer after a large frame, and moves a
+//! frame that passes 64 KiB into a kept buffer, copying out what follows it.
+//! Whatever the sizes, every frame must arrive whole and in order: frames
+//! from a few bytes to most of a mebibyte, written in pieces from one byte to
 //! several frames at once, with the reader drained between pieces so that
 //! each read sees only what one piece brought.
 
@@ -24,11 +25,13 @@ impl Lcg {
     }
 }
 
-/// Frame sizes around every threshold of the reader (8 KiB, 32 KiB, 64 KiB;
-/// 2 KiB was one of a reverted rule, kept as a size) and small ones in
-/// between.
+/// Frame sizes around every threshold of the reader (8 KiB, 32 KiB, 64 KiB,
+/// the kept buffers' 256 KiB; 2 KiB was one of a reverted rule, kept as a
+/// size), a large one, and small ones in between.
 fn frame_len(rng: &mut Lcg) -> usize {
-    const EDGES: [usize; 8] = [2048, 8192, 16_384, 32_768, 65_536, 70_000, 100, 1];
+    const EDGES: [usize; 11] = [
+        2048, 8192, 16_384, 32_768, 65_536, 70_000, 262_144, 300_000, 900_000, 100, 1,
+    ];
     match rng.next(4) {
         0 => {
             let edge = EDGES[rng.next(EDGES.len())];
@@ -57,6 +60,7 @@ async fn frames_arrive_whole_whatever_the_read_sizes() {
         let (mut conn, mut server) = memory_pair(1 << 20);
         let mut received = Vec::new();
         let mut at = 0;
+        let mut complete = 0;
         while at < wire.len() {
             let piece = match rng.next(3) {
                 0 => 1 + rng.next(16),
@@ -66,10 +70,10 @@ async fn frames_arrive_whole_whatever_the_read_sizes() {
             let end = (at + piece).min(wire.len());
             server.output.write_all(&wire[at..end]).await.unwrap();
             server.output.flush().await.unwrap();
+            complete += wire[at..end].iter().filter(|&&b| b == b'\n').count();
             at = end;
             // Take every frame this piece completed before the next piece
             // goes out, so the reader's next read sees that piece alone.
-            let complete = wire[..at].iter().filter(|&&b| b == b'\n').count();
             while received.len() < complete {
                 match tokio::time::timeout(Duration::from_secs(10), conn.inbound.recv()).await {
                     Ok(Some(Inbound::Frame(f))) => received.push(f),

@@ -1,7 +1,6 @@
 //! Bounded reading of HTTP bodies: a whole JSON body, or an event stream one
 //! event at a time.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -10,6 +9,7 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 use crate::http::lean::LeanBody;
+use crate::spare::{SPARES, SpareBuffers};
 
 /// An answer to one exchange, from reqwest or from the plain-http fast path
 /// (`lean`): its status, its headers and its body, read piece by piece.
@@ -182,84 +182,6 @@ pub(crate) async fn read_bounded(
                 body.extend_from_slice(&chunk);
             }
         }
-    }
-}
-
-/// Buffers of large replies that came in pieces (a JSON body; an event and
-/// its data), kept for the next such reply.
-///
-/// Why: glibc's malloc gives the top of its heap back to the system once
-/// more than about twice its largest freed block is free there. The buffer
-/// of a 1 MiB body, freed next to the 1 MiB text decoded from it, went back
-/// after every call, and the next call touched fresh pages: page faults were
-/// a third of the client's time on 1 MiB results. Only replies of
-/// [`SpareBuffers::LARGE`] bytes or more use them, and what is kept is
-/// bounded for the whole process: at most [`SpareBuffers::COUNT`] buffers of
-/// at most [`SpareBuffers::CAPACITY`] bytes each.
-static SPARES: SpareBuffers = SpareBuffers::new();
-
-/// A bounded set of empty buffers, shared by every connection.
-#[derive(Debug)]
-struct SpareBuffers(Mutex<Vec<Vec<u8>>>);
-
-impl SpareBuffers {
-    /// How many buffers are kept.
-    const COUNT: usize = 2;
-    /// The size from which a body is joined in a kept buffer.
-    const LARGE: usize = 256 * 1024;
-    /// The largest buffer kept, in bytes of capacity.
-    const CAPACITY: usize = 4 << 20;
-
-    const fn new() -> Self {
-        Self(Mutex::new(Vec::new()))
-    }
-
-    /// An empty buffer: a kept one when there is one.
-    fn take(&self) -> Vec<u8> {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|mut spares| spares.pop())
-            .unwrap_or_default()
-    }
-
-    /// Keeps `buffer` for a later large body, if its size is between
-    /// [`Self::LARGE`] and [`Self::CAPACITY`] and there is room; frees it
-    /// otherwise.
-    fn give_back(&self, mut buffer: Vec<u8>) {
-        if !(Self::LARGE..=Self::CAPACITY).contains(&buffer.capacity()) {
-            return;
-        }
-        buffer.clear();
-        if let Ok(mut spares) = self.0.lock()
-            && spares.len() < Self::COUNT
-        {
-            spares.push(buffer);
-        }
-    }
-
-    /// `buffer` as `Bytes` that give it back here when the last of them
-    /// drops.
-    fn share(&'static self, buffer: Vec<u8>) -> Bytes {
-        Bytes::from_owner(Spare { buffer, home: self })
-    }
-}
-
-/// A joined body, owned by its `Bytes`.
-struct Spare {
-    buffer: Vec<u8>,
-    home: &'static SpareBuffers,
-}
-
-impl AsRef<[u8]> for Spare {
-    fn as_ref(&self) -> &[u8] {
-        &self.buffer
-    }
-}
-
-impl Drop for Spare {
-    fn drop(&mut self) {
-        self.home.give_back(std::mem::take(&mut self.buffer));
     }
 }
 
@@ -445,49 +367,5 @@ mod tests {
         ] {
             assert_eq!(kind_of(value), kind, "{value:?}");
         }
-    }
-
-    #[test]
-    fn a_joined_body_gives_its_buffer_back_when_its_last_bytes_drop() {
-        static POOL: SpareBuffers = SpareBuffers::new();
-        let mut buffer = POOL.take();
-        assert_eq!(buffer.capacity(), 0, "nothing is kept at first");
-        buffer.resize(SpareBuffers::LARGE, 7);
-        let (address, capacity) = (buffer.as_ptr(), buffer.capacity());
-        let body = POOL.share(buffer);
-        assert_eq!(body.len(), SpareBuffers::LARGE);
-        let part = body.slice(10..20);
-        drop(body);
-        assert_eq!(
-            POOL.take().capacity(),
-            0,
-            "a slice still holds the buffer, so it is not handed out"
-        );
-        assert_eq!(&part[..], &[7; 10][..]);
-        drop(part);
-        let again = POOL.take();
-        assert!(again.is_empty());
-        assert_eq!((again.as_ptr(), again.capacity()), (address, capacity));
-        assert_eq!(POOL.take().capacity(), 0, "one buffer was kept, and taken");
-    }
-
-    #[test]
-    fn spare_buffers_are_bounded_in_count_and_size() {
-        static POOL: SpareBuffers = SpareBuffers::new();
-        POOL.give_back(Vec::with_capacity(SpareBuffers::CAPACITY + 1));
-        POOL.give_back(Vec::with_capacity(SpareBuffers::LARGE - 1));
-        assert_eq!(
-            POOL.take().capacity(),
-            0,
-            "buffers too large or too small are freed"
-        );
-        for _ in 0..SpareBuffers::COUNT + 1 {
-            drop(POOL.share(vec![1; SpareBuffers::CAPACITY]));
-        }
-        let kept: Vec<_> = std::iter::from_fn(|| Some(POOL.take()))
-            .take_while(|b| b.capacity() > 0)
-            .collect();
-        assert_eq!(kept.len(), SpareBuffers::COUNT);
-        assert!(kept.iter().all(|b| b.capacity() == SpareBuffers::CAPACITY));
     }
 }
