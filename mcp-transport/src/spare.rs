@@ -60,14 +60,22 @@ impl SpareBuffers {
         }
     }
 
+    /// A kept buffer (or a new one) holding a copy of `partial`, the start
+    /// of a large message, with room for `more` bytes after it. Made
+    /// through `Bytes`, which `BytesMut` takes without a copy.
+    pub(crate) fn continue_in(&self, partial: &[u8], more: usize) -> BytesMut {
+        let mut spare = self.take();
+        spare.reserve(partial.len() + more);
+        spare.extend_from_slice(partial);
+        BytesMut::from(Bytes::from(spare))
+    }
+
     /// `buffer` as `Bytes` that give it back here when the last of them
     /// drops.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn share(&'static self, buffer: Vec<u8>) -> Bytes {
-        Bytes::from_owner(Spare {
-            buffer: Held::Vec(buffer),
-            home: self,
-        })
+        // Through `Bytes`, which `BytesMut` takes without a copy.
+        self.share_mut(BytesMut::from(Bytes::from(buffer)))
     }
 
     /// `frame` as `Bytes` that give its memory back here when the last of
@@ -76,7 +84,7 @@ impl SpareBuffers {
     /// memory comes back, not only the frame's part.
     pub(crate) fn share_mut(&'static self, frame: BytesMut) -> Bytes {
         Bytes::from_owner(Spare {
-            buffer: Held::BytesMut(frame),
+            buffer: frame,
             home: self,
         })
     }
@@ -84,36 +92,22 @@ impl SpareBuffers {
 
 /// A large message, owned by its `Bytes`.
 struct Spare {
-    buffer: Held,
+    buffer: BytesMut,
     home: &'static SpareBuffers,
-}
-
-enum Held {
-    Vec(Vec<u8>),
-    BytesMut(BytesMut),
 }
 
 impl AsRef<[u8]> for Spare {
     fn as_ref(&self) -> &[u8] {
-        match &self.buffer {
-            Held::Vec(v) => v,
-            Held::BytesMut(b) => b,
-        }
+        &self.buffer
     }
 }
 
 impl Drop for Spare {
     fn drop(&mut self) {
-        let vec = match std::mem::replace(&mut self.buffer, Held::Vec(Vec::new())) {
-            Held::Vec(v) => v,
-            // Emptied first, so taking its memory back as a `Vec` moves
-            // nothing.
-            Held::BytesMut(mut b) => {
-                b.clear();
-                Vec::from(b)
-            }
-        };
-        self.home.give_back(vec);
+        let mut buffer = std::mem::take(&mut self.buffer);
+        // Emptied first, so taking its memory back as a `Vec` moves nothing.
+        buffer.clear();
+        self.home.give_back(Vec::from(buffer));
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use mcp_codec::{LineDecoder, LineEncoder};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, watch};
@@ -170,10 +170,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 // which the frame gives back when it drops (this copy
                 // replaces the one growing would make; the decoder's place
                 // in it stays valid: the bytes are the same).
-                let mut spare = SPARES.take();
-                spare.reserve(buf.len() + want);
-                spare.extend_from_slice(&buf);
-                buf = BytesMut::from(Bytes::from(spare));
+                buf = SPARES.continue_in(&buf, want);
                 kept = true;
             } else {
                 buf.reserve(want);

@@ -245,10 +245,7 @@ impl SseReader {
             return;
         }
         if !self.kept && self.buf.len() + bytes.len() >= SpareBuffers::LARGE {
-            let mut spare = SPARES.take();
-            spare.extend_from_slice(&self.buf);
-            // Through `Bytes`, which `BytesMut` takes without a copy.
-            self.buf = BytesMut::from(Bytes::from(spare));
+            self.buf = SPARES.continue_in(&self.buf, bytes.len());
             self.kept = true;
             let data = SPARES.take();
             if data.capacity() > 0 {
