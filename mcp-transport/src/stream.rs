@@ -20,11 +20,15 @@ use crate::spare::{SPARES, SpareBuffers};
 
 /// How many bytes one read asks for (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
-/// How many bytes the first read after a large frame asks for. A connection
-/// waiting for its server then keeps only this much: a host holding a
-/// hundred idle servers that each just sent a 55 KB tool list pays
-/// 100 × 8 KiB, not 100 × 64 KiB.
-const IDLE_READ: usize = 8 * 1024;
+/// Size of the per-thread scratch buffer a read between frames goes through
+/// (see [`read_through_scratch`]).
+const SCRATCH: usize = 8 * 1024;
+
+thread_local! {
+    /// Where a read between frames lands before what came is copied out.
+    static SCRATCH_BUF: std::cell::RefCell<Box<[u8]>> =
+        std::cell::RefCell::new(vec![0; SCRATCH].into_boxed_slice());
+}
 /// A read at least this large ends in a large buffer that is let go of once
 /// drained. Smaller reads (many small frames, a busy connection) keep their
 /// buffer: allocating one per batch costs more than it saves.
@@ -155,29 +159,34 @@ async fn read_loop<R: AsyncRead + Unpin>(
             small_next = true;
             large_frame = false;
         }
-        // Between frames, after a read that found the stream drained, the
-        // next read asks for little: a server that answers in small frames
-        // costs its connection 8 KiB, not 64. In a frame's middle, or after
-        // a read that filled its room, it asks for a pipe's worth.
-        let want = if small_next && buf.is_empty() {
-            IDLE_READ
+        // Between frames, after a read that found the stream drained: the
+        // read goes through this thread's scratch buffer and only what came
+        // is copied into `buf`. A waiting connection then holds no read
+        // buffer at all, and the first answer after a large frame is not
+        // written into fresh, never-touched memory (a page fault). In a
+        // frame's middle, or after a read that filled its room, the read
+        // goes straight into `buf`, a pipe's worth at a time.
+        let idle = small_next && buf.is_empty();
+        let (read, room) = if idle {
+            (read_through_scratch(&mut reader, &mut buf).await, SCRATCH)
         } else {
-            READ_CHUNK
-        };
-        if buf.capacity() - buf.len() < want / 4 {
-            if !kept && buf.len() >= SpareBuffers::LARGE {
-                // A large frame, out of room: it continues in a kept buffer,
-                // which the frame gives back when it drops (this copy
-                // replaces the one growing would make; the decoder's place
-                // in it stays valid: the bytes are the same).
-                buf = SPARES.continue_in(&buf, want);
-                kept = true;
-            } else {
-                buf.reserve(want);
+            if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+                if !kept && buf.len() >= SpareBuffers::LARGE {
+                    // A large frame, out of room: it continues in a kept
+                    // buffer, which the frame gives back when it drops (this
+                    // copy replaces the one growing would make; the
+                    // decoder's place in it stays valid: the bytes are the
+                    // same).
+                    buf = SPARES.continue_in(&buf, READ_CHUNK);
+                    kept = true;
+                } else {
+                    buf.reserve(READ_CHUNK);
+                }
             }
-        }
-        let room = buf.capacity() - buf.len();
-        match reader.read_buf(&mut buf).await {
+            let room = buf.capacity() - buf.len();
+            (reader.read_buf(&mut buf).await, room)
+        };
+        match read {
             Ok(0) => {
                 // Deliver a last line that had no newline, then report the end.
                 loop {
@@ -217,6 +226,32 @@ async fn read_loop<R: AsyncRead + Unpin>(
     let _ = tx.send(Inbound::Closed(info)).await;
 }
 
+/// One read of at most [`SCRATCH`] bytes through this thread's scratch
+/// buffer; what came is appended to `buf`. An empty `buf` with no room then
+/// holds exactly what came: a connection waiting for its server holds no
+/// read buffer, and a small frame a host keeps holds only its own bytes.
+/// The scratch buffer is borrowed within one poll, never across a wait, so
+/// tasks sharing the thread cannot meet in it.
+async fn read_through_scratch<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+) -> std::io::Result<usize> {
+    std::future::poll_fn(|cx| {
+        SCRATCH_BUF.with_borrow_mut(|scratch| {
+            let mut out = tokio::io::ReadBuf::new(scratch);
+            match std::pin::Pin::new(&mut *reader).poll_read(cx, &mut out) {
+                std::task::Poll::Ready(Ok(())) => {
+                    buf.extend_from_slice(out.filled());
+                    std::task::Poll::Ready(Ok(out.filled().len()))
+                }
+                std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
+                std::task::Poll::Pending => std::task::Poll::Pending,
+            }
+        })
+    })
+    .await
+}
+
 fn take_failure(slot: &std::sync::Mutex<Option<std::io::ErrorKind>>) -> Option<std::io::ErrorKind> {
     slot.lock().map(|mut g| g.take()).unwrap_or(None)
 }
@@ -237,6 +272,31 @@ mod tests {
 
     /// The only test in this crate's unit tests that reads a large frame
     /// through the process-wide pool, so nothing else takes from it meanwhile.
+    #[tokio::test]
+    async fn a_read_between_frames_keeps_only_what_came() {
+        let (mut server, mut client) = tokio::io::duplex(64 * 1024);
+        server.write_all(&[b'y'; 100]).await.unwrap();
+        let mut buf = bytes::BytesMut::new();
+        let n = super::read_through_scratch(&mut client, &mut buf)
+            .await
+            .unwrap();
+        assert_eq!(n, 100);
+        assert_eq!(&buf[..], &[b'y'; 100][..]);
+        assert!(buf.capacity() < 1024, "holds {} bytes", buf.capacity());
+        // A read finds at most the scratch buffer's worth; the rest waits
+        // for the next read.
+        server
+            .write_all(&vec![b'z'; 3 * super::SCRATCH])
+            .await
+            .unwrap();
+        let n = super::read_through_scratch(&mut client, &mut buf)
+            .await
+            .unwrap();
+        assert_eq!(n, super::SCRATCH);
+        assert_eq!(buf.len(), 100 + super::SCRATCH);
+        assert!(buf[100..].iter().all(|&b| b == b'z'));
+    }
+
     #[tokio::test]
     async fn a_large_frame_lives_in_a_kept_buffer_that_comes_back_when_it_drops() {
         let (mut conn, mut server) = memory_pair(1 << 20);

@@ -1,7 +1,9 @@
-//! The stream pumps' reader sizes its reads from what came before (8 KiB
-//! between frames after a read that found the stream drained, 64 KiB
-//! otherwise), lets go of a drained buffer after a large frame, and moves a
-//! frame that passes 64 KiB into a kept buffer, copying out what follows it.
+//! The stream pumps' reader sizes its reads from what came before (between
+//! frames after a read that found the stream drained, 8 KiB through a
+//! per-thread scratch buffer with what came copied out; 64 KiB straight into
+//! its buffer otherwise), lets go of a drained buffer after a large frame,
+//! and moves a frame that passes 256 KiB into a kept buffer, copying out
+//! what follows it.
 //! Whatever the sizes, every frame must arrive whole and in order: frames
 //! from a few bytes to most of a mebibyte, written in pieces from one byte to
 //! several frames at once, with the reader drained between pieces so that
