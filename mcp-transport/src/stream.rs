@@ -29,6 +29,7 @@ thread_local! {
     static SCRATCH_BUF: std::cell::RefCell<Box<[u8]>> =
         std::cell::RefCell::new(vec![0; SCRATCH].into_boxed_slice());
 }
+
 /// A read at least this large ends in a large buffer that is let go of once
 /// drained. Smaller reads (many small frames, a busy connection) keep their
 /// buffer: allocating one per batch costs more than it saves.
@@ -161,10 +162,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
         }
         // Between frames, after a read that found the stream drained: the
         // read goes through this thread's scratch buffer and only what came
-        // is copied into `buf`. A waiting connection then holds no read
-        // buffer at all, and the first answer after a large frame is not
-        // written into fresh, never-touched memory (a page fault). In a
-        // frame's middle, or after a read that filled its room, the read
+        // is copied into `buf`, so a waiting connection holds no read
+        // buffer and a small frame holds only its own bytes. In a frame's
+        // middle, or after a read that filled its room, the read
         // goes straight into `buf`, a pipe's worth at a time.
         let idle = small_next && buf.is_empty();
         let (read, room) = if idle {
@@ -270,8 +270,6 @@ mod tests {
         }
     }
 
-    /// The only test in this crate's unit tests that reads a large frame
-    /// through the process-wide pool, so nothing else takes from it meanwhile.
     #[tokio::test]
     async fn a_read_between_frames_keeps_only_what_came() {
         let (mut server, mut client) = tokio::io::duplex(64 * 1024);
@@ -297,6 +295,8 @@ mod tests {
         assert!(buf[100..].iter().all(|&b| b == b'z'));
     }
 
+    /// The only test in this crate's unit tests that reads a large frame
+    /// through the process-wide pool, so nothing else takes from it meanwhile.
     #[tokio::test]
     async fn a_large_frame_lives_in_a_kept_buffer_that_comes_back_when_it_drops() {
         let (mut conn, mut server) = memory_pair(1 << 20);
