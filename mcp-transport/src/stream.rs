@@ -164,8 +164,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
         // read goes through this thread's scratch buffer and only what came
         // is copied into `buf`, so a waiting connection holds no read
         // buffer and a small frame holds only its own bytes. In a frame's
-        // middle, or after a read that filled its room, the read
-        // goes straight into `buf`, a pipe's worth at a time.
+        // middle, or after a read that filled its room, the read goes
+        // straight into `buf`, a pipe's worth at a time.
         let idle = small_next && buf.is_empty();
         let (read, room) = if idle {
             (read_through_scratch(&mut reader, &mut buf).await, SCRATCH)
@@ -239,14 +239,12 @@ async fn read_through_scratch<R: AsyncRead + Unpin>(
     std::future::poll_fn(|cx| {
         SCRATCH_BUF.with_borrow_mut(|scratch| {
             let mut out = tokio::io::ReadBuf::new(scratch);
-            match std::pin::Pin::new(&mut *reader).poll_read(cx, &mut out) {
-                std::task::Poll::Ready(Ok(())) => {
+            std::pin::Pin::new(&mut *reader)
+                .poll_read(cx, &mut out)
+                .map_ok(|()| {
                     buf.extend_from_slice(out.filled());
-                    std::task::Poll::Ready(Ok(out.filled().len()))
-                }
-                std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
-                std::task::Poll::Pending => std::task::Poll::Pending,
-            }
+                    out.filled().len()
+                })
         })
     })
     .await
