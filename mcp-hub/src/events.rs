@@ -311,6 +311,10 @@ pub enum AuditOutcome {
     Refused(&'static str),
     /// It failed (the error's [`HubError::kind`]).
     Failed(&'static str),
+    /// The caller gave it up (dropped its future) before it ended: a
+    /// request already sent was cancelled at its server, and an approval
+    /// still being asked was abandoned.
+    Cancelled,
 }
 
 /// The audit record of one operation. It holds no arguments, no results and

@@ -445,6 +445,51 @@ async fn tool_calls_are_retried_only_when_the_host_opted_in() {
     hub.shutdown().await;
 }
 
+/// A call its caller gives up is audited as cancelled, once, and its
+/// server is told.
+#[tokio::test]
+async fn a_call_given_up_is_audited_as_cancelled() {
+    let trail = Arc::new(Trail::default());
+    let (hangs, recorder) = spec("hangs", Script::legacy().tool("hang", Behavior::Hang));
+    let hub = Hub::builder(HubConfig::default())
+        .server(hangs)
+        .audit_sink(trail.clone())
+        .start()
+        .await
+        .unwrap();
+    let mut call = Box::pin(hub.call("hang", json!({})));
+    tokio::select! {
+        ended = &mut call => panic!("a hanging call ended: {ended:?}"),
+        seen = recorder.wait_for("tools/call", Duration::from_secs(5)) => {
+            assert!(seen.is_some(), "the call reached its server");
+        }
+    }
+    assert!(trail.0.lock().unwrap().is_empty(), "nothing ended yet");
+    drop(call);
+    let records = trail.0.lock().unwrap().clone();
+    let summary: Vec<_> = records
+        .iter()
+        .map(|r| (r.operation, r.target.clone(), r.outcome))
+        .collect();
+    assert_eq!(
+        summary,
+        [(
+            Operation::CallTool,
+            Some("hang".into()),
+            AuditOutcome::Cancelled
+        )]
+    );
+    assert!(
+        recorder
+            .wait_for("notifications/cancelled", Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the server was told"
+    );
+    hub.shutdown().await;
+    assert_eq!(trail.0.lock().unwrap().len(), 1, "written once");
+}
+
 #[tokio::test]
 async fn every_governed_operation_is_audited_without_secrets() {
     let trail = Arc::new(Trail::default());

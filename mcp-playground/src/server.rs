@@ -72,6 +72,29 @@ pub(crate) struct App {
     pub(crate) streams: Arc<Semaphore>,
     /// Turns true when serving ends (event streams end with it).
     pub(crate) stop: watch::Receiver<bool>,
+    /// Turns true [`SHUTDOWN_GRACE`] after `stop`: API requests still
+    /// running are dropped.
+    cut: watch::Receiver<bool>,
+    /// API requests routed and not yet dropped: serving returns only once
+    /// none is left, so a call dropped at the cut has sent its
+    /// cancellation before the owner shuts the hub down.
+    in_flight: watch::Sender<usize>,
+}
+
+/// One API request counted in [`App::in_flight`] while it lives.
+struct InFlight<'a>(&'a watch::Sender<usize>);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a watch::Sender<usize>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
 }
 
 /// A playground bound to its loopback address, not yet serving. See the
@@ -82,6 +105,7 @@ pub struct Playground {
     address: SocketAddr,
     code: Secret,
     stop: watch::Sender<bool>,
+    cut: watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Playground {
@@ -118,6 +142,7 @@ impl Playground {
             tokio::spawn(Arc::clone(&bus).pump(events));
         }
         let (stop, stop_rx) = watch::channel(false);
+        let (cut, cut_rx) = watch::channel(false);
         let app = Arc::new(App {
             hub,
             guard,
@@ -125,6 +150,8 @@ impl Playground {
             streams: Arc::new(Semaphore::new(config.max_event_streams)),
             config,
             stop: stop_rx,
+            cut: cut_rx,
+            in_flight: watch::Sender::new(0),
         });
         tracing::info!(address = %bound, "playground listening");
         Ok(Self {
@@ -133,6 +160,7 @@ impl Playground {
             address: bound,
             code,
             stop,
+            cut,
         })
     }
 
@@ -154,16 +182,17 @@ impl Playground {
     }
 
     /// Serves until `shutdown` completes, then ends the event streams and
-    /// stops: requests in flight get [`SHUTDOWN_GRACE`] to finish, then
-    /// are dropped (a tool call among them is cancelled at its server) and
-    /// answered 503.
+    /// stops: requests in flight get [`SHUTDOWN_GRACE`] to finish, then are
+    /// dropped (a tool call among them is cancelled at its server) and
+    /// answered 503. Returns once none is left in flight.
     /// The hub is left running: shutting it down is its owner's.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), PlaygroundError> {
+        let mut in_flight = self.app.in_flight.subscribe();
         let router = Router::new().fallback(handle).with_state(self.app);
-        let stop = self.stop;
+        let (stop, cut) = (self.stop, self.cut);
         let mut stopping = stop.subscribe();
         let server = axum::serve(self.listener, router)
             .with_graceful_shutdown(async move {
@@ -176,6 +205,10 @@ impl Playground {
             () = async {
                 let _ = stopping.wait_for(|stop| *stop).await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
+                cut.send_replace(true);
+                // Each request drops its route at the cut, when its task
+                // next runs; the count reaches zero once all have.
+                let _ = in_flight.wait_for(|n| *n == 0).await;
             } => {
                 tracing::info!("playground stopped with requests still running");
                 Ok(())
@@ -205,21 +238,30 @@ async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
         }
         Ok(()) => match class {
             Class::Page => page(&parts.method, path),
-            Class::Exchange | Class::Api => {
-                // Bounded by the shutdown: past its grace the request is
-                // dropped (a tool call with it is cancelled at its server).
-                let mut stop = app.stop.clone();
-                tokio::select! {
-                    response = crate::api::route(&app, &parts.method, path, &parts.headers, body) => response,
-                    () = async {
-                        let _ = stop.wait_for(|stop| *stop).await;
-                        tokio::time::sleep(SHUTDOWN_GRACE).await;
-                    } => (StatusCode::SERVICE_UNAVAILABLE, "the playground stopped").into_response(),
-                }
-            }
+            Class::Exchange | Class::Api => api(&app, &parts, body).await,
         },
     };
     protect(response.headers_mut());
+    response
+}
+
+/// An API request, bounded by the shutdown: dropped at the cut if it is
+/// still running then (a tool call with it is cancelled at its server).
+async fn api(
+    app: &Arc<App>,
+    parts: &axum::http::request::Parts,
+    body: axum::body::Body,
+) -> Response {
+    let counted = InFlight::enter(&app.in_flight);
+    let mut cut = app.cut.clone();
+    let response = tokio::select! {
+        response = crate::api::route(app, &parts.method, parts.uri.path(), &parts.headers, body) => response,
+        _ = cut.wait_for(|cut| *cut) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "the playground stopped").into_response()
+        }
+    };
+    // After the route's future is gone, so serving cannot return first.
+    drop(counted);
     response
 }
 

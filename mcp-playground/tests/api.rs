@@ -683,8 +683,21 @@ async fn serving_ends_promptly_with_a_call_in_flight_which_is_cancelled() {
         .1
         .clone();
     assert!(recorder.wait_for("tools/call", WAIT).await.is_some());
+    let audit = Arc::clone(&lab.audit);
     let began = std::time::Instant::now();
     lab.stop().await;
+    // Serving returned only once the call was dropped, so the hub shut down
+    // after it, not under it (which would have failed it instead).
+    let outcomes: Vec<_> = audit
+        .records()
+        .iter()
+        .filter(|r| r.operation == Operation::CallTool)
+        .map(|r| (r.target.clone(), r.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [(Some("hang".to_owned()), AuditOutcome::Cancelled)]
+    );
     // The event stream ended at once; the call had its grace, then went.
     assert!(
         began.elapsed() < mcp_playground::SHUTDOWN_GRACE + Duration::from_secs(3),

@@ -302,7 +302,8 @@ async fn approve(hub: &HubShared, request: ApprovalRequest<'_>) -> Result<(), Hu
     }
 }
 
-/// Runs `op` and records its audit entry.
+/// Runs `op` and records its audit entry: how it ended, or
+/// [`AuditOutcome::Cancelled`] if its future is dropped before that.
 pub(crate) fn audited<'a, T>(
     hub: &'a HubShared,
     cell: &'a ServerCell,
@@ -313,27 +314,61 @@ pub(crate) fn audited<'a, T>(
 ) -> impl Future<Output = Result<T, HubError>> + 'a {
     // A combinator, not an `async fn`: an `async fn` keeps its argument `op`
     // and, while awaiting it, a second copy, which doubled the size of every
-    // hub call's future.
-    let began = Instant::now();
+    // hub call's future. The entry lives in the closure, so dropping the
+    // future drops it unwritten, and its `Drop` writes the cancellation.
+    let mut entry = AuditEntry {
+        hub,
+        cell,
+        operation,
+        target,
+        from_model,
+        began: Instant::now(),
+        written: false,
+    };
     op.map(move |result| {
-        let outcome = match &result {
+        entry.write(match &result {
             Ok(_) => AuditOutcome::Succeeded,
             Err(e @ (HubError::Denied { .. } | HubError::NotApproved { .. })) => {
                 AuditOutcome::Refused(e.kind())
             }
             Err(e) => AuditOutcome::Failed(e.kind()),
-        };
-        hub.events.audit(AuditRecord {
-            principal: hub.principal().name().to_owned(),
-            server: cell.spec.name.clone(),
-            operation,
-            target,
-            from_model,
-            outcome,
-            elapsed: began.elapsed(),
         });
         result
     })
+}
+
+/// One operation's audit record, written exactly once.
+struct AuditEntry<'a> {
+    hub: &'a HubShared,
+    cell: &'a ServerCell,
+    operation: Operation,
+    target: Option<String>,
+    from_model: bool,
+    began: Instant,
+    written: bool,
+}
+
+impl AuditEntry<'_> {
+    fn write(&mut self, outcome: AuditOutcome) {
+        self.written = true;
+        self.hub.events.audit(AuditRecord {
+            principal: self.hub.principal().name().to_owned(),
+            server: self.cell.spec.name.clone(),
+            operation: self.operation,
+            target: self.target.take(),
+            from_model: self.from_model,
+            outcome,
+            elapsed: self.began.elapsed(),
+        });
+    }
+}
+
+impl Drop for AuditEntry<'_> {
+    fn drop(&mut self) {
+        if !self.written {
+            self.write(AuditOutcome::Cancelled);
+        }
+    }
 }
 
 /// The refusal of `name` on `server` for a reason the authority gave.
