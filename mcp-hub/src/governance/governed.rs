@@ -365,7 +365,9 @@ impl AuditEntry<'_> {
 
 impl Drop for AuditEntry<'_> {
     fn drop(&mut self) {
-        if !self.written {
+        // Not while a panic unwinds through the operation: it was not
+        // cancelled, and a sink panicking now would abort the process.
+        if !self.written && !std::thread::panicking() {
             self.write(AuditOutcome::Cancelled);
         }
     }
