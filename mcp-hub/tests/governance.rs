@@ -490,6 +490,37 @@ async fn a_call_given_up_is_audited_as_cancelled() {
     assert_eq!(trail.0.lock().unwrap().len(), 1, "written once");
 }
 
+/// An approval hook that panics.
+#[derive(Debug)]
+struct PanickingHook;
+
+impl ApprovalHook for PanickingHook {
+    fn approve<'a>(&'a self, _: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
+        Box::pin(async { panic!("the host's hook failed") })
+    }
+}
+
+/// A panic through an operation is not recorded as a cancellation.
+#[tokio::test]
+async fn an_operation_a_panic_ends_is_not_audited_as_cancelled() {
+    let trail = Arc::new(Trail::default());
+    let (notes, _) = spec("notes", demo::notes());
+    let hub = Arc::new(
+        Hub::builder(HubConfig::default())
+            .server(notes)
+            .approval(Arc::new(PanickingHook))
+            .audit_sink(trail.clone())
+            .start()
+            .await
+            .unwrap(),
+    );
+    let h = Arc::clone(&hub);
+    let ended = tokio::spawn(async move { h.call("search", json!({"query": "q"})).await }).await;
+    assert!(ended.unwrap_err().is_panic());
+    assert_eq!(*trail.0.lock().unwrap(), []);
+    hub.shutdown().await;
+}
+
 #[tokio::test]
 async fn every_governed_operation_is_audited_without_secrets() {
     let trail = Arc::new(Trail::default());
