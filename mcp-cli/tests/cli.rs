@@ -372,6 +372,37 @@ fn verbose_logs_go_to_stderr_and_stdout_stays_json() {
     assert_eq!(quiet, "");
 }
 
+#[test]
+fn a_warning_and_a_stderr_line_name_their_server() {
+    // `odd` answers first with an id that was never sent (a protocol
+    // violation the session warns about), then properly; `loud` writes a
+    // line to stderr before it serves. With two servers, only the span
+    // says which one.
+    let odd = json!({"tools": [{"name": "odd", "inputSchema": schema_object(),
+                                "behavior": {"kind": "wrong_id"}}]});
+    let loud = json!({
+        "command": "/bin/sh",
+        "args": ["-c", "echo loud-line >&2; exec \"$0\" --script-json \"$1\"",
+                 testkit(), rich_script().to_string()]
+    });
+    let sandbox = Sandbox::new().with_servers(&[("quiet", script(odd)), ("loud", loud)]);
+    let (code, stdout, stderr) = sandbox.run(&["call", "quiet", "odd"]);
+    assert_eq!((code, stdout.as_str()), (0, "ok\n"), "{stderr}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("WARN") && l.contains("UnknownResponseId"))
+        .unwrap_or_else(|| panic!("no warning: {stderr}"));
+    assert!(warning.contains("mcp.server{server=quiet}"), "{warning}");
+
+    let (code, _, stderr) = sandbox.run(&["-v", "tools"]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("loud-line"))
+        .unwrap_or_else(|| panic!("no stderr line: {stderr}"));
+    assert!(line.contains("mcp.server{server=loud}"), "{line}");
+}
+
 // ---------------------------------------------------------------- read, prompt
 
 #[test]

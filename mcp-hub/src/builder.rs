@@ -218,8 +218,11 @@ impl HubBuilder {
         for i in 0..shared.cells.len() {
             let (tx, rx) = oneshot::channel::<FirstOutcome>();
             // One `mcp.server` span per server for its whole life: starts,
-            // deaths, restarts and every request made from its task.
-            let span = tracing::info_span!("mcp.server", server = %shared.cells[i].spec.name);
+            // deaths, restarts and every request made from its task, and
+            // the tasks its session and transport start (the driver, the
+            // stderr reader). At error level, so it is on whenever any log
+            // is: a warning about a server always names it.
+            let span = tracing::error_span!("mcp.server", server = %shared.cells[i].spec.name);
             supervisors.push(tokio::spawn(
                 lifecycle::supervise(Arc::clone(&shared), i, tx).instrument(span),
             ));

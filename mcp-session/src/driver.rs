@@ -144,7 +144,9 @@ impl Shared {
             server_tasks: Mutex::new(HashMap::new()),
             busy_poll: busy_poll.and_then(BusyPoll::new),
         });
-        tokio::spawn(drive(Arc::clone(&shared), inbound));
+        // The driver logs in the span of whoever connected (the hub's
+        // `mcp.server`), so its warnings name the server.
+        tokio::spawn(drive(Arc::clone(&shared), inbound).in_current_span());
         (Arc::clone(&shared), SessionEvents::new(events_rx))
     }
 
@@ -705,13 +707,17 @@ fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerReq
         crate::handler::progress_token(&request),
         Arc::downgrade(shared),
     );
-    let task = tokio::spawn(async move {
-        let answer = task_shared.handlers.answer(request, progress.clone()).await;
-        progress.finish();
-        lock(&task_shared.server_tasks).remove(&id);
-        task_shared.core().answer_server_request(&id, answer);
-        task_shared.wake.notify_one();
-    });
+    // In the driver's span: a host handler's own logs name the server too.
+    let task = tokio::spawn(
+        async move {
+            let answer = task_shared.handlers.answer(request, progress.clone()).await;
+            progress.finish();
+            lock(&task_shared.server_tasks).remove(&id);
+            task_shared.core().answer_server_request(&id, answer);
+            task_shared.wake.notify_one();
+        }
+        .in_current_span(),
+    );
     tasks.insert(key, task.abort_handle());
 }
 

@@ -653,6 +653,9 @@ impl<W> ProtocolCore<W> {
         ids.sort_unstable();
         for id in ids {
             if let Some(p) = self.pending.remove(&id) {
+                // The server may still answer while the connection winds
+                // down (we close it): that answer is late, not a violation.
+                self.abandoned.insert(id);
                 self.events.push_back(CoreEvent::Completed {
                     id,
                     waiter: p.waiter,

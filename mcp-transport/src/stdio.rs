@@ -33,6 +33,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
@@ -314,7 +315,9 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
     };
 
     let tail = StderrTail::new(config.stderr_tail_bytes);
-    tokio::spawn(drain_stderr(stderr, tail.clone(), config.forward_stderr));
+    // Forwarded stderr lines are logged in the span of whoever spawned the
+    // server (the hub's `mcp.server`), so each names its server.
+    tokio::spawn(drain_stderr(stderr, tail.clone(), config.forward_stderr).in_current_span());
 
     let (exit_tx, exit_rx) = watch::channel(None::<ExitStatus>);
     tokio::spawn(async move {

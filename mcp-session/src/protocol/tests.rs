@@ -217,7 +217,7 @@ fn cancelling_tells_the_server_and_hands_back_the_waiter() {
 #[test]
 fn closing_fails_every_pending_request_and_refuses_new_ones() {
     let mut h = Harness::new(CoreLimits::default());
-    h.start(0, "a", timing(1000), 1);
+    let (a, _) = h.start(0, "a", timing(1000), 1);
     h.start(0, "b", timing(1000), 2);
     h.core.handle_closed();
     let waiters: Vec<u32> = h
@@ -233,6 +233,12 @@ fn closing_fails_every_pending_request_and_refuses_new_ones() {
         })
         .collect();
     assert_eq!(waiters, vec![1, 2]);
+    // The server may still answer while the connection winds down: late,
+    // not a broken protocol.
+    h.feed(2, json!({"jsonrpc": "2.0", "id": a, "result": {}}));
+    assert!(h.events().is_empty());
+    assert_eq!(h.core.stats().late_responses, 1);
+    assert_eq!(h.core.stats().violations, 0);
     let method: Arc<str> = Arc::from("c");
     let refused = h
         .core

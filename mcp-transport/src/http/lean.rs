@@ -40,6 +40,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper::header::HeaderValue;
 use hyper::{Request, Uri};
 use hyper_util::rt::TokioIo;
+use tracing::Instrument as _;
 use url::Url;
 
 use crate::http::config::HttpConfig;
@@ -230,11 +231,14 @@ impl Lean {
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| LeanError::Io(io::Error::other(e)))?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "HTTP connection ended");
+        tokio::spawn(
+            async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "HTTP connection ended");
+                }
             }
-        });
+            .in_current_span(),
+        );
         Ok(sender)
     }
 

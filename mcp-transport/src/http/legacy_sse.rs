@@ -13,6 +13,7 @@
 //! ```
 
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;
@@ -96,7 +97,7 @@ impl SseConnector {
             endpoint,
             inbound: in_tx,
         });
-        tokio::spawn(drive(shared, out_rx, signals, reader, response));
+        tokio::spawn(drive(shared, out_rx, signals, reader, response).in_current_span());
         Ok(Connection {
             outbound: FrameSender::new(out_tx, self.config.max_body),
             inbound: in_rx,
@@ -170,7 +171,9 @@ async fn drive(
 ) {
     let DriverSignals { mut stop, done } = signals;
     let (ended_tx, mut ended_rx) = oneshot::channel();
-    let stream = tokio::spawn(read_stream(Arc::clone(&shared), reader, response, ended_tx));
+    let stream = tokio::spawn(
+        read_stream(Arc::clone(&shared), reader, response, ended_tx).in_current_span(),
+    );
     let max_in_flight = shared.http.config.max_in_flight.max(1);
     let mut tasks = JoinSet::new();
     let mut gate: Option<oneshot::Receiver<()>> = None;
@@ -189,7 +192,7 @@ async fn drive(
                 // order, as the single stream of answers expects.
                 let (tx, rx) = oneshot::channel();
                 gate = Some(rx);
-                tasks.spawn(post(Arc::clone(&shared), frame, tx));
+                tasks.spawn(post(Arc::clone(&shared), frame, tx).in_current_span());
             }
         }
     };

@@ -25,6 +25,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use tracing::Instrument as _;
 
 use futures::future::{AbortHandle, Abortable, FutureExt};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -83,7 +84,7 @@ impl HttpConnector {
             inbound: in_tx,
             state: Mutex::new(SessionState::default()),
         });
-        tokio::spawn(drive(shared, out_rx, signals));
+        tokio::spawn(drive(shared, out_rx, signals).in_current_span());
         Ok(Connection {
             outbound: FrameSender::new(out_tx, self.config.max_body),
             inbound: in_rx,
@@ -199,7 +200,9 @@ impl Streamable {
         if state.get_stream.is_none() {
             let (ready, opened) = oneshot::channel();
             state.get_ready = Some(opened);
-            state.get_stream = Some(tokio::spawn(get_stream::run(Arc::clone(self), ready)));
+            state.get_stream = Some(tokio::spawn(
+                get_stream::run(Arc::clone(self), ready).in_current_span(),
+            ));
         }
     }
 
