@@ -247,10 +247,12 @@ pub(crate) struct ReadArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct PromptArgs {
-    /// `SERVER NAME`, or `NAME` with `--url` or `-- COMMAND`.
-    #[arg(value_name = "SERVER NAME", required = true, num_args = 1..=2)]
+    /// `SERVER NAME [KEY=VALUE …]`, or `NAME [KEY=VALUE …]` with `--url`
+    /// or `-- COMMAND`: the prompt and its arguments, as `mcp call` takes
+    /// a tool's.
+    #[arg(value_name = "SERVER NAME [KEY=VALUE]", required = true)]
     pub(crate) words: Vec<String>,
-    /// A prompt argument (repeatable).
+    /// A prompt argument (repeatable; the same as a KEY=VALUE word).
     #[arg(long = "arg", value_name = "KEY=VALUE")]
     pub(crate) args: Vec<String>,
     /// Prompt arguments as one JSON object of strings, merged with `--arg`:

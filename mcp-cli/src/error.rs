@@ -360,7 +360,7 @@ impl fmt::Display for ArgumentProblem {
                 )
             }
             ArgumentProblem::MissingPromptArgument => {
-                f.write_str("the prompt requires it; give it with --arg KEY=VALUE")
+                f.write_str("the prompt requires it; give it as KEY=VALUE")
             }
             ArgumentProblem::PromptValueNotString => f.write_str("a prompt argument is a string"),
         }

@@ -438,6 +438,15 @@ fn prompt_with_arguments() {
     let (code, stdout, stderr) = sandbox.run(&["prompt", "rich", "greet", "--arg", "who=Ada"]);
     assert_eq!(code, 0, "{stderr}");
     insta::assert_snapshot!("prompt_human", stdout);
+    // Arguments as words, as `mcp call` takes a tool's: the same prompt.
+    let (code, words, stderr) = sandbox.run(&["prompt", "rich", "greet", "who=Ada"]);
+    assert_eq!((code, words.as_str()), (0, stdout.as_str()), "{stderr}");
+    let (code, _, stderr) = sandbox.run(&["prompt", "rich", "greet", "who=Ada", "--arg", "who=Bo"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("argument `who`: given more than once"),
+        "{stderr}"
+    );
     let (code, stdout, _) = sandbox.run(&["prompt", "rich", "greet", "--arg", "who=Ada", "--json"]);
     assert_eq!(code, 0);
     insta::assert_json_snapshot!(
@@ -453,6 +462,12 @@ fn prompt_with_arguments() {
     );
     let (code, _, stderr) = sandbox.run(&["prompt", "rich", "greet", "--arg", "who"]);
     assert_eq!(code, 1, "{stderr}");
+    let (code, _, stderr) = sandbox.run(&["prompt", "rich", "greet", "who"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("argument `who`: expected KEY=VALUE"),
+        "{stderr}"
+    );
 }
 
 // ---------------------------------------------------------------- tools

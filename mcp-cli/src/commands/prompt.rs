@@ -23,8 +23,9 @@ use crate::suggest;
 /// unchecked.
 const MAX_LISTING_PAGES: usize = 100;
 
-/// The arguments of `--args` (a JSON object of strings) and `--arg k=v`.
-fn arguments(args: &PromptArgs) -> Result<BTreeMap<String, String>, CliError> {
+/// The arguments of `--args` (a JSON object of strings), `--arg k=v` and
+/// the `k=v` words after the prompt's name (`pairs`).
+fn arguments(args: &PromptArgs, pairs: &[String]) -> Result<BTreeMap<String, String>, CliError> {
     let argument = |name: &str, problem| CliError::Argument {
         name: name.to_owned(),
         problem,
@@ -44,7 +45,7 @@ fn arguments(args: &PromptArgs) -> Result<BTreeMap<String, String>, CliError> {
             arguments.insert(key, value);
         }
     }
-    for pair in &args.args {
+    for pair in args.args.iter().chain(pairs) {
         let (key, value) = pair
             .split_once('=')
             .filter(|(k, _)| !k.is_empty())
@@ -136,10 +137,11 @@ fn allowed(ctx: &Context, target: &Target, prompt: &str) -> bool {
 pub(crate) async fn run(ctx: &Context, args: PromptArgs) -> Result<(), CliError> {
     let (server, rest) = split_server(&args.words, &args.target);
     let target = resolve(ctx, "prompt", server, &args.target)?;
-    let prompt = rest.first().cloned().ok_or(CliError::MissingWord {
+    let (prompt, pairs) = rest.split_first().ok_or(CliError::MissingWord {
         what: "prompt NAME",
     })?;
-    let arguments = arguments(&args)?;
+    let prompt = prompt.clone();
+    let arguments = arguments(&args, pairs)?;
     let name = target.name().to_owned();
     let (asked, sent) = (prompt.clone(), arguments.clone());
     let checked = allowed(ctx, &target, &prompt);
