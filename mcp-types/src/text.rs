@@ -20,8 +20,15 @@
 //! Escaped characters read as `\n`, `\t`, `\r` or `\u{1b}`. What is escaped:
 //! C0 controls (U+0000–U+001F), DEL, C1 controls (U+0080–U+009F, which some
 //! terminals obey like ESC sequences), the Unicode bidirectional controls
-//! (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) and the line and
-//! paragraph separators (U+2028, U+2029).
+//! (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), the line and
+//! paragraph separators (U+2028, U+2029), and the characters that show as
+//! nothing and have no use in text shown to a person: the zero-width space
+//! and word joiner, invisible operators, byte-order mark, fillers and the
+//! tag characters (U+E0000–U+E007F, which can spell hidden words), so that
+//! `ec\u{200b}ho` cannot pass for `echo`. The invisible characters that text
+//! does use — zero-width (non-)joiners in emoji and scripts, variation
+//! selectors, the soft hyphen — are kept in content and escaped in a line
+//! (a name, a label, a table cell).
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
@@ -38,6 +45,42 @@ fn is_dangerous(c: char) -> bool {
         | '\u{200e}' | '\u{200f}'
         | '\u{2028}'..='\u{202e}'
         | '\u{2066}'..='\u{2069}')
+        || is_invisible(c)
+}
+
+/// Characters that show as nothing and have no use in text shown to a
+/// person: a name holding one looks like another name.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{34f}'                      // combining grapheme joiner
+        | '\u{115f}' | '\u{1160}'      // Hangul fillers
+        | '\u{17b4}' | '\u{17b5}'      // Khmer inherent vowels
+        | '\u{180e}'                   // Mongolian vowel separator
+        | '\u{200b}'                   // zero-width space
+        | '\u{2060}'..='\u{2064}'      // word joiner, invisible operators
+        | '\u{206a}'..='\u{206f}'      // deprecated format characters
+        | '\u{3164}' | '\u{ffa0}'      // Hangul fillers
+        | '\u{feff}'                   // byte-order mark
+        | '\u{fff9}'..='\u{fffb}'      // interlinear annotation
+        | '\u{e0000}'..='\u{e007f}') // tags
+}
+
+/// Invisible characters that text does use: joining emoji and letters
+/// (ZWNJ, ZWJ), choosing a glyph's presentation (variation selectors) and
+/// a hyphenation hint (soft hyphen). Kept in content; escaped in a line,
+/// where text names or labels something.
+fn is_invisible_in_use(c: char) -> bool {
+    matches!(c,
+        '\u{ad}'
+        | '\u{180b}'..='\u{180d}' | '\u{180f}'
+        | '\u{200c}' | '\u{200d}'
+        | '\u{fe00}'..='\u{fe0f}'
+        | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Whether `c` is escaped inside one line of ours.
+fn escaped_in_line(c: char) -> bool {
+    is_dangerous(c) || is_invisible_in_use(c)
 }
 
 fn write_escaped(out: &mut impl fmt::Write, c: char) -> fmt::Result {
@@ -49,14 +92,14 @@ fn write_escaped(out: &mut impl fmt::Write, c: char) -> fmt::Result {
     }
 }
 
-fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let Some(first) = text.find(|c: char| is_dangerous(c) && !keep(c)) else {
+fn escape(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let Some(first) = text.find(&escaped) else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 8);
     out.push_str(&text[..first]);
     for c in text[first..].chars() {
-        if is_dangerous(c) && !keep(c) {
+        if escaped(c) {
             // Writing to a String cannot fail.
             let _ = write_escaped(&mut out, c);
         } else {
@@ -66,24 +109,31 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `text` with every control character escaped (newlines and tabs too): safe
-/// inside one line of a terminal.
+/// `text` with every control character escaped (newlines and tabs too), and
+/// every invisible one: safe inside one line of a terminal, and a name
+/// shown this way looks like no other.
 pub fn escape_line(text: &str) -> Cow<'_, str> {
-    escape(text, |_| false)
+    escape(text, escaped_in_line)
 }
 
-/// `text` with every control character but newline and tab escaped: safe to
-/// print as content on a terminal. A carriage return is kept only right before
-/// a newline (a lone one could overwrite the line it ends).
+/// Whether content escapes `c` (newline and tab are kept).
+fn escaped_in_content(c: char) -> bool {
+    is_dangerous(c) && c != '\n' && c != '\t'
+}
+
+/// `text` with every control character but newline and tab escaped, and
+/// the invisible characters text has no use for: safe to print as content
+/// on a terminal. A carriage return is kept only right before a newline (a
+/// lone one could overwrite the line it ends).
 pub fn escape_content(text: &str) -> Cow<'_, str> {
     if !text.contains('\r') {
-        return escape(text, |c| c == '\n' || c == '\t');
+        return escape(text, escaped_in_content);
     }
     // Keep `\r\n`; escape a lone `\r`.
     let mut out = String::with_capacity(text.len() + 8);
     let mut pieces = text.split("\r\n").peekable();
     while let Some(piece) = pieces.next() {
-        out.push_str(&escape(piece, |c| c == '\n' || c == '\t'));
+        out.push_str(&escape(piece, escaped_in_content));
         if pieces.peek().is_some() {
             out.push_str("\r\n");
         }
@@ -127,7 +177,7 @@ impl fmt::Display for Untrusted<'_> {
         let cut = self.text.char_indices().nth(self.max).map(|(at, _)| at);
         let shown = &self.text[..cut.unwrap_or(self.text.len())];
         for c in shown.chars() {
-            if is_dangerous(c) {
+            if escaped_in_line(c) {
                 write_escaped(f, c)?;
             } else {
                 f.write_char(c)?;
@@ -187,6 +237,35 @@ mod tests {
     }
 
     #[test]
+    fn an_invisible_character_cannot_make_one_name_look_like_another() {
+        // Zero-width space, byte-order mark, word joiner, Hangul filler,
+        // and tag characters spelling a hidden word.
+        assert_eq!(escape_line("ec\u{200b}ho"), "ec\\u{200b}ho");
+        assert_eq!(
+            escape_line("\u{feff}a\u{2060}b\u{3164}"),
+            "\\u{feff}a\\u{2060}b\\u{3164}"
+        );
+        assert_eq!(
+            escape_line("ok\u{e0068}\u{e0069}"),
+            "ok\\u{e0068}\\u{e0069}"
+        );
+        // In a line, the invisible characters text uses are escaped too.
+        assert_eq!(
+            escape_line("a\u{200d}b\u{ad}c\u{fe0f}"),
+            "a\\u{200d}b\\u{ad}c\\u{fe0f}"
+        );
+        assert_eq!(Untrusted::new("ec\u{200d}ho").to_string(), "ec\\u{200d}ho");
+        // Content keeps those (an emoji sequence, Persian's non-joiner) and
+        // escapes the rest.
+        let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467} \u{2764}\u{fe0f} \u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}";
+        assert_eq!(escape_content(family), family);
+        assert_eq!(
+            escape_content("run\u{200b}\u{e0072}\u{e006d}"),
+            "run\\u{200b}\\u{e0072}\\u{e006d}"
+        );
+    }
+
+    #[test]
     fn content_keeps_lines_and_tabs_but_not_lone_carriage_returns() {
         assert_eq!(escape_content("a\nb\tc"), "a\nb\tc");
         assert_eq!(escape_content("ok\r\nnext"), "ok\r\nnext");
@@ -215,9 +294,9 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn escaped_text_never_holds_a_dangerous_character(s in "\\PC*|[\\x00-\\x20\\x7f-\\u{a0}\\u{2028}-\\u{206f}a]*") {
-            proptest::prop_assert!(!escape_line(&s).chars().any(is_dangerous));
-            proptest::prop_assert!(!Untrusted::new(&s).to_string().chars().any(is_dangerous));
+        fn escaped_text_never_holds_a_dangerous_character(s in "\\PC*|[\\x00-\\x20\\x7f-\\u{ad}\\u{200b}-\\u{206f}\\u{fe00}-\\u{fe0f}\\u{feff}\\u{e0000}-\\u{e007f}a]*") {
+            proptest::prop_assert!(!escape_line(&s).chars().any(escaped_in_line));
+            proptest::prop_assert!(!Untrusted::new(&s).to_string().chars().any(escaped_in_line));
             proptest::prop_assert!(!escape_content(&s)
                 .replace("\r\n", "")
                 .chars()
