@@ -74,6 +74,13 @@ async fn the_page_shows_the_servers_and_calls_a_tool_from_its_generated_form() {
             .await
             .is_empty()
     );
+    // A direction override and an invisible character are shown, not obeyed.
+    browser
+        .wait_text(
+            ".server[data-server=lab] .theirs",
+            "\\u{202e}ohce, ec\\u{200b}ho.",
+        )
+        .await;
     // The failed server: our words, and its stderr labelled as its own.
     browser
         .wait_text(".server[data-server=broken] .status", "failed")

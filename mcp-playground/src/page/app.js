@@ -44,9 +44,21 @@ function el(tag, attrs, ...children) {
 function append(node, children) {
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    node.append(child instanceof Node ? child : document.createTextNode(visible(String(child))));
   }
   return node;
+}
+
+// Characters that would make a server's text read as something it is not,
+// shown as `\u{…}` (as the CLI shows them): controls but newline, tab and
+// carriage return; the direction controls, which reorder what follows them
+// (`\u{202e}ohce` would read "echo"); and the invisible characters text has
+// no use for, which make `ec\u{200b}ho` look like `echo` (zero-width space,
+// word joiner, byte-order mark, fillers, tag characters).
+const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+
+function visible(text) {
+  return text.replace(HIDDEN, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
 }
 
 function clear(node) {
@@ -81,7 +93,7 @@ function time(ms) {
 function banner(text) {
   const b = $("banner");
   b.hidden = false;
-  b.textContent = text;
+  b.textContent = visible(text);
 }
 
 // ---------- the session ----------
@@ -256,7 +268,7 @@ async function loadCatalog(cursor) {
     c.next = null;
   }
   $("next-page").hidden = !c.next;
-  $("cursor").textContent = c.cursor ? `page at cursor ${bounded(c.cursor, 80)}` : "first page";
+  $("cursor").textContent = c.cursor ? `page at cursor ${visible(bounded(c.cursor, 80))}` : "first page";
 }
 
 function itemKey(kind, item) {

@@ -224,7 +224,9 @@ fn broken() -> Arc<dyn Connector> {
 pub fn lab_script() -> Script {
     Script::dual()
         .server_info("lab", "0.9.0")
-        .instructions("Lab server. <b>Never</b> trust this text: it is the server's own.")
+        .instructions(
+            "Lab server. <b>Never</b> trust this text: it is the server's own. \u{202e}ohce, ec\u{200b}ho.",
+        )
         .page_size(2)
         .tool_json(
             json!({
