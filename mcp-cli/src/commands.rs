@@ -54,6 +54,7 @@ impl Context {
     pub(crate) fn start_options(&self) -> StartOptions {
         StartOptions {
             verbose: self.ui.verbose > 0,
+            cwd_root: true,
         }
     }
 

@@ -47,6 +47,10 @@ pub(crate) struct Origin<'a> {
 pub(crate) struct StartOptions {
     /// Forward the servers' stderr to the logs as it comes.
     pub(crate) verbose: bool,
+    /// Offer a local server the working directory as its root when its
+    /// entry names none. Off for `mcp serve`: a host started it, in a
+    /// directory nobody chose, and the host's own roots are passed on.
+    pub(crate) cwd_root: bool,
 }
 
 /// `${VAR}`-expands `text` found at `path`.
@@ -435,11 +439,18 @@ fn credential(token: &TokenEntry) -> Arc<dyn CredentialProvider> {
 }
 
 /// Session settings: the entry's deadline and its roots (servers such as
-/// server-filesystem ask for them). Roots are local directories: a local
-/// server is offered the working directory unless `roots` says otherwise;
+/// server-filesystem ask for them, and that one then serves the roots
+/// instead of the directories it was started with). Roots are local
+/// directories: a local server is offered the working directory unless
+/// `roots` says otherwise, and unless that directory is the home directory
+/// or above it (the whole disk or every user's files is never a default);
 /// a remote one only the `roots` configured. Without roots the client does
 /// not declare the capability at all.
-fn session_config(origin: Origin<'_>, entry: &ServerEntry) -> Result<SessionConfig, CliError> {
+fn session_config(
+    origin: Origin<'_>,
+    entry: &ServerEntry,
+    options: StartOptions,
+) -> Result<SessionConfig, CliError> {
     let mut config = SessionConfig::default();
     if let Some(timeout) = entry.request_timeout {
         config.request_timeout = timeout;
@@ -458,7 +469,10 @@ fn session_config(origin: Origin<'_>, entry: &ServerEntry) -> Result<SessionConf
             }
             dirs
         }
-        (None, EntryKind::Stdio(_)) => cwd.into_iter().collect(),
+        (None, EntryKind::Stdio(_)) if options.cwd_root => {
+            cwd.filter(|d| !too_broad(d)).into_iter().collect()
+        }
+        (None, EntryKind::Stdio(_)) => Vec::new(),
         (None, EntryKind::Remote(_) | EntryKind::OpenApi(_)) => Vec::new(),
     };
     let roots: Vec<Root> = dirs
@@ -472,6 +486,16 @@ fn session_config(origin: Origin<'_>, entry: &ServerEntry) -> Result<SessionConf
     }
     config.handlers = handlers;
     Ok(config)
+}
+
+/// Whether `dir` is too broad to offer as a default root: the home
+/// directory, or one of its ancestors (`/home`, `/`), or `/` itself.
+fn too_broad(dir: &std::path::Path) -> bool {
+    if dir.parent().is_none() {
+        return true;
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    home.is_some_and(|home| home.starts_with(dir))
 }
 
 /// The hub's spec of `entry`: never restarted (a CLI run is short, and a
@@ -492,7 +516,7 @@ pub(crate) fn spec(
     );
     let mut spec = ServerSpec::new(&entry.name, connector)
         .negotiation(entry.negotiation)
-        .session(session_config(origin, entry)?)
+        .session(session_config(origin, entry, options)?)
         .restart(RestartPolicy::Never)
         .retry(RetryPolicy::none())
         .discovery(discovery)

@@ -608,6 +608,70 @@ fn roots_go_to_local_servers_and_to_remote_ones_only_when_configured() {
 }
 
 #[test]
+fn no_default_root_is_wider_than_a_directory_someone_chose() {
+    // server-filesystem serves the roots it is given instead of the
+    // directories it was started with: a default root is a grant.
+    let sandbox = Sandbox::new();
+    let inner = json!({"mcpServers": {"local": script(roots_script())}});
+    sandbox.write("c.json", &inner.to_string());
+    let config = sandbox.path().join("c.json");
+    let ask = |home: &Path| {
+        let out = sandbox
+            .mcp()
+            .env("HOME", home)
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "call",
+                "local",
+                "roots",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            out.status.code(),
+            doc["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    };
+    // Run from a project directory: it is the root.
+    let (code, text) = ask(Path::new("/nonexistent-home"));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("file://"), "{text}");
+    // Run from the home directory, or from above it: no root at all.
+    let (code, text) = ask(sandbox.path());
+    assert_eq!(code, Some(5), "{text}");
+    assert!(!text.contains("file://"), "{text}");
+    let (code, text) = ask(&sandbox.path().join("user"));
+    assert_eq!(code, Some(5), "{text}");
+
+    // A gateway a host started offers its servers the host's roots, never
+    // its own working directory: this host declares none.
+    sandbox.write(
+        "host.json",
+        &json!({"mcpServers": {"gw": {
+            "command": MCP,
+            "args": ["serve", "--stdio", "--config", config.to_str().unwrap()],
+            "roots": []
+        }}})
+        .to_string(),
+    );
+    let (code, stdout, stderr) =
+        sandbox.run(&["--config", "host.json", "call", "gw", "roots", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let text = doc["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("\"roots\":[]") || text.contains("\"roots\": []"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_approval_of_a_file_that_is_gone_can_still_be_forgotten() {
     let sandbox = Sandbox::new().with_servers(&[("p", demo("notes"))]);
     let (_, listed, _) = sandbox.run(&["trust", "--list"]);

@@ -22,7 +22,7 @@ use crate::commands::Context;
 use crate::commands::tools::policy_of;
 use crate::config::{self, ServerEntry};
 use crate::confirm::Marked;
-use crate::connect::{self, Origin};
+use crate::connect::{self, Origin, StartOptions};
 use crate::error::{CliError, Exit};
 use crate::output;
 
@@ -100,7 +100,12 @@ async fn serve(ctx: &Context, args: ServeArgs) -> Result<Exit, CliError> {
     for entry in config.servers.iter().filter(|e| !e.disabled) {
         // An entry that cannot be used is left out (as `mcp tools` does);
         // the others are served.
-        match connect::spec(origin, entry, ctx.start_options(), Discovery::Eager) {
+        // No working-directory root: the host's roots are passed on.
+        let options = StartOptions {
+            cwd_root: false,
+            ..ctx.start_options()
+        };
+        match connect::spec(origin, entry, options, Discovery::Eager) {
             Ok(spec) => {
                 let spec = spec
                     .restart(RestartPolicy::Backoff(Backoff::default()))
