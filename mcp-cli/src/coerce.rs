@@ -76,7 +76,45 @@ pub(crate) fn arguments(
         out.insert(key, value);
     }
     check_enums(schema, &out)?;
+    check_misspelt(schema, &out, &from_pairs)?;
     Ok(out)
+}
+
+/// Refuses a `key=value` whose key is not a property of the schema but is
+/// close to a required property that was not given (`mesage=hi` for
+/// `message`): sent, the call would be refused for the missing one without
+/// a word about the typo. A schema that allows no other property refuses
+/// the key already (`property_schema`).
+fn check_misspelt(
+    schema: Option<&Value>,
+    arguments: &Map<String, Value>,
+    keys: &[String],
+) -> Result<(), CliError> {
+    let Some(schema) = schema else {
+        return Ok(());
+    };
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let missing: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| !arguments.contains_key(*name))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    for key in keys {
+        if properties.is_some_and(|p| p.contains_key(key)) {
+            continue;
+        }
+        let closest = crate::suggest::closest(key, missing.iter().copied());
+        if !closest.is_empty() {
+            return Err(argument_error(key, ArgumentProblem::Misspelt { closest }));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a top-level argument outside its property's `enum`, listing
@@ -483,5 +521,25 @@ mod tests {
             err.to_string(),
             "argument `b`: the tool has no such argument (it takes: a)"
         );
+    }
+
+    #[test]
+    fn a_key_one_typo_from_a_missing_required_property_is_refused() {
+        let open = json!({"type": "object",
+            "properties": {"message": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["message"]});
+        let call = |words: &[&str]| {
+            let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            arguments(Some(&open), None, &words)
+        };
+        assert_eq!(
+            call(&["mesage=hi"]).unwrap_err().to_string(),
+            "argument `mesage`: the tool has no such argument; did you mean `message`?"
+        );
+        // The required one given, or nothing close: the key is sent as it is
+        // (the schema allows other properties).
+        assert!(call(&["message=hi", "mesage=x"]).is_ok());
+        assert!(call(&["message=hi", "limt=2"]).is_ok());
+        assert!(call(&["colour=red"]).is_ok());
     }
 }

@@ -300,6 +300,8 @@ pub(crate) enum ArgumentProblem {
     ArgsNotObject,
     /// The schema allows no such property.
     UnknownProperty { known: Vec<String> },
+    /// Not a property, and close to a required one that was not given.
+    Misspelt { closest: Vec<String> },
     /// A value outside the schema's `enum`: the allowed values (as JSON,
     /// at most [`ENUM_SHOWN`]) and how many more there are.
     NotOneOf { allowed: Vec<String>, more: usize },
@@ -336,6 +338,14 @@ impl fmt::Display for ArgumentProblem {
                     f,
                     "the tool has no such argument (it takes: {})",
                     known.join(", ")
+                )
+            }
+            ArgumentProblem::Misspelt { closest } => {
+                let quoted: Vec<String> = closest.iter().map(|s| format!("`{s}`")).collect();
+                write!(
+                    f,
+                    "the tool has no such argument; did you mean {}?",
+                    or_list(&quoted)
                 )
             }
             ArgumentProblem::NotOneOf { allowed, more } => {

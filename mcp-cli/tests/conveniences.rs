@@ -625,6 +625,15 @@ fn argument_errors_list_an_enums_values_and_unknown_tools_the_closest_names() {
     let (code, _, stderr) = sandbox.run(&["call", "kinds", "zzzzzz"]);
     assert_eq!(code, 1);
     assert!(!stderr.contains("did you mean"), "{stderr}");
+
+    // A mistyped argument name, close to the required `text` it leaves
+    // out: refused with the name it meant, before anything is sent.
+    let (code, _, stderr) = sandbox.run(&["call", "kinds", "echo", "txt=hi"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "mcp: error: argument `txt`: the tool has no such argument; did you mean `text`?\n"
+    );
 }
 
 // ---------------------------------------------------------------- the truth
