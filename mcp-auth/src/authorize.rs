@@ -253,6 +253,7 @@ mod tests {
             client_id_metadata_document_supported: false,
             grant_types: None,
             dpop_es256: false,
+            assumed: false,
         }
     }
 

@@ -74,6 +74,8 @@ pub(crate) struct AuthorizationServer {
     pub(crate) grant_types: Option<Vec<String>>,
     /// `dpop_signing_alg_values_supported` lists ES256.
     pub(crate) dpop_es256: bool,
+    /// No metadata anywhere: the 2025-03-26 default endpoints, assumed.
+    pub(crate) assumed: bool,
 }
 
 impl AuthorizationServer {
@@ -249,6 +251,7 @@ impl Discovery<'_> {
             dpop_es256: doc
                 .dpop_signing_alg_values_supported
                 .is_some_and(|a| a.iter().any(|a| a == "ES256")),
+            assumed: false,
         })
     }
 
@@ -275,6 +278,7 @@ impl Discovery<'_> {
                     client_id_metadata_document_supported: false,
                     grant_types: None,
                     dpop_es256: false,
+                    assumed: true,
                 }
             }
         };

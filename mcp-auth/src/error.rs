@@ -383,6 +383,13 @@ pub enum AuthError {
     /// `authorization_servers` is empty or lists no acceptable URL.
     #[error("the protected resource metadata lists no usable authorization server")]
     NoAuthorizationServer,
+    /// Nothing says the server uses OAuth: no protected resource metadata,
+    /// no authorization server metadata, and its 2025-03-26 default
+    /// registration endpoint (`/register`) is not found.
+    #[error(
+        "the server shows no sign of OAuth: no protected resource metadata, no authorization server metadata, and no registration endpoint at /register (it may need no sign-in)"
+    )]
+    NoOAuth,
     /// No metadata document at any of the well-known URLs of the issuer.
     #[error("the authorization server publishes no metadata at the well-known URLs")]
     NoServerMetadata,
@@ -635,6 +642,7 @@ impl AuthError {
             | AuthError::NoResourceMetadata
             | AuthError::ResourceMismatch
             | AuthError::NoAuthorizationServer
+            | AuthError::NoOAuth
             | AuthError::NoServerMetadata
             | AuthError::IssuerMismatch
             | AuthError::PkceNotSupported

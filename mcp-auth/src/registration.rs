@@ -219,6 +219,11 @@ impl Registrar<'_> {
         });
         let request = http::post_json(endpoint.clone(), Step::Registration, &body);
         let response = http::send(self.http, request, self.timeout).await?;
+        if response.status == 404 && server.assumed {
+            // Nothing published and nothing at the assumed endpoint: most
+            // likely a server without OAuth, not a broken one.
+            return Err(AuthError::NoOAuth);
+        }
         if !(200..300).contains(&response.status) {
             return Err(AuthError::UnexpectedStatus {
                 step: Step::Registration,

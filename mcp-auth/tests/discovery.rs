@@ -240,6 +240,26 @@ async fn without_any_metadata_the_default_endpoints_are_used() {
 }
 
 #[tokio::test]
+async fn no_metadata_and_no_default_registration_endpoint_is_named_as_no_oauth() {
+    // A server that asks for a token and publishes nothing about OAuth,
+    // with nothing at /register: not a registration failure.
+    let rs = ResourceServer::start(
+        RsConfig {
+            prm: PrmLoc::Absent,
+            ..RsConfig::default()
+        },
+        vec![],
+        vec![],
+    )
+    .await;
+    let p = provider(&rs.url(), |c| c);
+    let error = refused(&p, &rs.url(), "tools/list").await;
+    assert!(matches!(error, AuthError::NoOAuth), "{error:?}");
+    assert!(error.to_string().contains("no sign of OAuth"), "{error}");
+    assert_eq!(rs.log.to("/register").len(), 1);
+}
+
+#[tokio::test]
 async fn the_fallbacks_can_be_turned_off() {
     let rs = ResourceServer::start(
         RsConfig {

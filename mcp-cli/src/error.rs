@@ -814,6 +814,12 @@ impl CliError {
                 .collect();
             return Some(format!("did you mean {}?", or_list(&quoted)));
         }
+        if let CliError::Auth(mcp_auth::AuthError::NoOAuth) = self {
+            return Some(
+                "`mcp inspect SERVER` (or `mcp inspect --url URL`) shows whether the server answers without signing in"
+                    .to_owned(),
+            );
+        }
         let hub = self.hub()?;
         if let HubError::Denied {
             reason: DenyReason::MissingPermission,
