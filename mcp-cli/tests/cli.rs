@@ -828,7 +828,10 @@ fn login_and_logout() {
     assert!(stderr.contains("OAuth sign-in failed"), "{stderr}");
     // Said as what it most likely is (not a failed registration), with
     // the way to check.
-    assert!(stderr.contains("the server shows no sign of OAuth"), "{stderr}");
+    assert!(
+        stderr.contains("the server shows no sign of OAuth"),
+        "{stderr}"
+    );
     assert!(stderr.contains("hint: `mcp inspect SERVER`"), "{stderr}");
     // Nothing was stored: logout says so (and is not an error).
     let (code, stdout, stderr) = sandbox.run(&["logout", "remote"]);
