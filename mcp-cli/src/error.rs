@@ -732,6 +732,11 @@ impl CliError {
         self.hub().and_then(HubError::stderr_tail)
     }
 
+    /// The first line a dead server sent that was not JSON-RPC.
+    pub(crate) fn unparsed_line(&self) -> Option<&str> {
+        self.hub().and_then(HubError::unparsed_line)
+    }
+
     /// Our words: this error and its causes, one per line after the first.
     pub(crate) fn chain(&self) -> Vec<String> {
         let mut lines = vec![self.to_string()];
@@ -791,8 +796,11 @@ impl CliError {
     pub(crate) fn report(&self, paint: Paint, verbose: bool, one_off_url: Option<&str>) -> String {
         let mut out = render_report(
             &self.chain(),
-            self.server_message(),
-            self.stderr_tail(),
+            TheirWords {
+                message: self.server_message(),
+                stderr_tail: self.stderr_tail(),
+                unparsed_line: self.unparsed_line(),
+            },
             paint,
             verbose,
         );
@@ -900,6 +908,9 @@ pub(crate) fn hub_error_json(e: &HubError) -> Value {
     if let Some(t) = e.stderr_tail() {
         error["stderrTail"] = json!(t);
     }
+    if let Some(line) = e.unparsed_line() {
+        error["unparsedLine"] = json!(line);
+    }
     if let HubError::Ambiguous { candidates, .. } = e {
         error["candidates"] = json!(candidates);
     }
@@ -909,14 +920,30 @@ pub(crate) fn hub_error_json(e: &HubError) -> Value {
 /// Lines of a server's stderr shown on failure without `-v`.
 const STDERR_LINES: usize = 20;
 
+/// What a server said of itself around a failure, shown labelled after
+/// our words.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TheirWords<'a> {
+    /// Its JSON-RPC error message.
+    pub(crate) message: Option<&'a str>,
+    /// The last lines it wrote to stderr.
+    pub(crate) stderr_tail: Option<&'a str>,
+    /// The first line it sent that was not JSON-RPC.
+    pub(crate) unparsed_line: Option<&'a str>,
+}
+
 /// `mcp: <error>`, its causes, then the server's own words, labelled.
 pub(crate) fn render_report(
     chain: &[String],
-    server_message: Option<&str>,
-    stderr_tail: Option<&str>,
+    theirs: TheirWords<'_>,
     paint: Paint,
     verbose: bool,
 ) -> String {
+    let TheirWords {
+        message: server_message,
+        stderr_tail,
+        unparsed_line,
+    } = theirs;
     let mut out = String::new();
     // Our errors carry a server's strings escaped already; escaping every
     // line again keeps a cause from another crate honest too.
@@ -952,6 +979,15 @@ pub(crate) fn render_report(
         for line in shown {
             out.push_str(&format!("  | {}\n", escape_line(line)));
         }
+    }
+    if let Some(line) = unparsed_line {
+        out.push_str(&format!(
+            "  {}\n  | {}\n",
+            paint.dim(
+                "it sent a line that is not JSON-RPC (over stdio, only protocol messages may go to stdout; logs belong on stderr):"
+            ),
+            escape_line(line.trim_end())
+        ));
     }
     out
 }

@@ -403,6 +403,32 @@ fn a_warning_and_a_stderr_line_name_their_server() {
     assert!(line.contains("mcp.server{server=loud}"), "{line}");
 }
 
+#[test]
+fn a_server_that_logs_to_stdout_and_dies_is_shown_with_that_line() {
+    let sandbox = Sandbox::new().with_servers(&[(
+        "chatty",
+        json!({"command": "/bin/sh",
+               "args": ["-c", "echo 'Server listening \u{1b}[32mOK'; exit 1"]}),
+    )]);
+    let (code, _, stderr) = sandbox.run(&["call", "chatty", "x"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "  it sent a line that is not JSON-RPC (over stdio, only protocol messages may go to stdout; logs belong on stderr):\n  | Server listening \\u{1b}[32mOK\n"
+        ),
+        "{stderr}"
+    );
+    let (_, stdout, _) = sandbox.run(&["call", "chatty", "x", "--json"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        doc["error"]["unparsedLine"],
+        "Server listening \u{1b}[32mOK"
+    );
+    let (code, _, stderr) = sandbox.run(&["tools"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("  | Server listening"), "{stderr}");
+}
+
 // ---------------------------------------------------------------- read, prompt
 
 #[test]

@@ -482,6 +482,20 @@ impl HubError {
         }
     }
 
+    /// The start of the first line the server sent that was not a JSON-RPC
+    /// message, when the error carries a dead session's diagnostics (see
+    /// [`SessionError::unparsed_line`]).
+    pub fn unparsed_line(&self) -> Option<&str> {
+        match self {
+            HubError::Session { error, .. } => error.unparsed_line(),
+            HubError::ServerDied { exit, .. } | HubError::Exited { exit, .. } => {
+                exit.unparsed_line.as_deref()
+            }
+            HubError::RequiredServerFailed { source, .. } => source.unparsed_line(),
+            _ => None,
+        }
+    }
+
     /// The server the error concerns, when it concerns one.
     pub fn server(&self) -> Option<&ServerName> {
         match self {

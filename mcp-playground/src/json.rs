@@ -52,6 +52,10 @@ pub(crate) fn hub_error(error: &HubError) -> Value {
         // Already bounded by the transport (its last 64 KiB).
         out["stderrTail"] = json!(tail);
     }
+    if let Some(line) = error.unparsed_line() {
+        // Bounded by the session (`UNPARSED_LINE_BYTES`).
+        out["unparsedLine"] = json!(line);
+    }
     out
 }
 

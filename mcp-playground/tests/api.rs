@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Events, Session, api, open_session, send};
-use lab::{BROKEN_STDERR, LOGO_PNG, Lab};
+use lab::{BROKEN_STDERR, BROKEN_STDOUT, LOGO_PNG, Lab};
 use mcp_hub::{AuditOutcome, Hub, HubConfig, Operation};
 use mcp_playground::{Playground, PlaygroundConfig, PlaygroundError};
 use serde_json::{Value, json};
@@ -172,6 +172,8 @@ async fn servers_show_status_era_version_info_instructions_and_a_failures_stderr
             .contains(BROKEN_STDERR),
         "{error}"
     );
+    // The line it wrote on stdout, where only JSON-RPC belongs.
+    assert_eq!(error["unparsedLine"], BROKEN_STDOUT, "{error}");
     lab.stop().await;
 }
 

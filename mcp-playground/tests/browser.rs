@@ -10,7 +10,7 @@ mod lab;
 #[path = "support/webdriver.rs"]
 mod webdriver;
 
-use lab::{BROKEN_STDERR, Lab};
+use lab::{BROKEN_STDERR, BROKEN_STDOUT, Lab};
 use serde_json::{Value, json};
 use webdriver::Browser;
 
@@ -97,6 +97,9 @@ async fn the_page_shows_the_servers_and_calls_a_tool_from_its_generated_form() {
             ".server[data-server=broken] .stderr .label",
             "The server's stderr",
         )
+        .await;
+    browser
+        .wait_text(".server[data-server=broken] .theirs", BROKEN_STDOUT)
         .await;
     let servers_png = browser.screenshot("servers").await;
 

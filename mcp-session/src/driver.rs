@@ -161,6 +161,18 @@ impl Shared {
         self.exit.lock().map(|g| g.clone()).unwrap_or(None)
     }
 
+    /// `info` with the start of the first line the server sent that was
+    /// not JSON-RPC, when it sent one and `info` has none yet.
+    pub(crate) fn with_unparsed(&self, mut info: ExitInfo) -> ExitInfo {
+        if info.unparsed_line.is_none() {
+            info.unparsed_line = self
+                .core()
+                .first_unparsed()
+                .map(|b| String::from_utf8_lossy(b).into_owned());
+        }
+        info
+    }
+
     /// Replaces the diagnostics with the complete ones of our own shutdown.
     pub(crate) fn set_exit_info(&self, info: ExitInfo) {
         *self.exit.lock().unwrap_or_else(|p| p.into_inner()) = Some(info);
@@ -631,6 +643,7 @@ fn feed(shared: &Shared, msg: Option<Inbound>) -> bool {
 }
 
 fn close(shared: &Shared, info: ExitInfo) {
+    let info = shared.with_unparsed(info);
     if let Ok(mut slot) = shared.exit.lock() {
         slot.get_or_insert(info.clone());
     }

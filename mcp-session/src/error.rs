@@ -384,6 +384,16 @@ impl SessionError {
         }
     }
 
+    /// For a dead session, the start of the first line the server sent that
+    /// was not a JSON-RPC message (on stdio, often a banner written to
+    /// stdout); the server's words, to be shown labelled and escaped.
+    pub fn unparsed_line(&self) -> Option<&str> {
+        match self {
+            SessionError::Dead(info) => info.unparsed_line.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The JSON-RPC error code, for server errors.
     pub fn code(&self) -> Option<i64> {
         match self {

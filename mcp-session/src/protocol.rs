@@ -342,6 +342,9 @@ pub struct ProtocolCore<W> {
     limits: CoreLimits,
     stats: ProtocolStats,
     closed: bool,
+    /// The start of the first frame that was not a JSON-RPC message, kept
+    /// for the diagnostics of a session that ends (`ExitInfo::unparsed_line`).
+    first_unparsed: Option<Bytes>,
     /// What the start of the line being skipped said it is (a response?).
     skipped_response: Option<bool>,
     /// The client features the host offers (what server requests may ask).
@@ -381,6 +384,7 @@ impl<W> ProtocolCore<W> {
             limits,
             stats: ProtocolStats::default(),
             closed: false,
+            first_unparsed: None,
             skipped_response: None,
             offered: server_requests::Offered::default(),
             server_requests: HashSet::new(),
@@ -510,6 +514,10 @@ impl<W> ProtocolCore<W> {
         let incoming = match Incoming::parse(&frame) {
             Ok(m) => m,
             Err(_) => {
+                if self.first_unparsed.is_none() {
+                    let end = frame.len().min(mcp_transport::UNPARSED_LINE_BYTES);
+                    self.first_unparsed = Some(frame.slice(..end));
+                }
                 self.violation(Violation::Malformed);
                 return;
             }
@@ -867,6 +875,12 @@ impl<W> ProtocolCore<W> {
     /// before and after each request.
     pub fn take_timer_moved(&mut self) -> bool {
         std::mem::take(&mut self.timer_moved)
+    }
+
+    /// The start of the first frame the peer sent that was not a JSON-RPC
+    /// message (at most `mcp_transport::UNPARSED_LINE_BYTES`), if it sent one.
+    pub fn first_unparsed(&self) -> Option<&[u8]> {
+        self.first_unparsed.as_deref()
     }
 
     fn next_deadline(&mut self) -> Option<Instant> {

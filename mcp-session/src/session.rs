@@ -261,7 +261,7 @@ impl Link {
                         known.stderr_tail = known.stderr_tail.or(info.stderr_tail);
                         known
                     }
-                    None => info,
+                    None => self.shared.with_unparsed(info),
                 };
                 self.shared.set_exit_info(info.clone());
                 info

@@ -1061,3 +1061,33 @@ async fn a_deadline_still_fires_while_busy_polling() {
         .unwrap_err();
     assert!(matches!(err, SessionError::Timeout { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_server_that_wrote_a_banner_on_stdout_and_died_says_so() {
+    use mcp_session::{Failed, Session};
+    use mcp_transport::{StdioConfig, StdioConnector};
+    // The most common broken server: a log line on stdout, then an exit.
+    let config = StdioConfig::new("/bin/sh").args([
+        "-c",
+        "echo 'Listening on stdio \u{1b}[1m…'; echo 'stderr words' >&2; exit 1",
+    ]);
+    let session = Session::connect(Arc::new(StdioConnector::new(config)), quick_config())
+        .await
+        .unwrap();
+    let failed = session.negotiate(Negotiation::Legacy).await.unwrap_err();
+    let Failed::Dead(error, dead) = failed else {
+        panic!("the session should be dead: {failed:?}");
+    };
+    assert_eq!(
+        error.unparsed_line(),
+        Some("Listening on stdio \u{1b}[1m…"),
+        "{error:?}"
+    );
+    assert_eq!(
+        dead.info().unparsed_line.as_deref(),
+        Some("Listening on stdio \u{1b}[1m…")
+    );
+    // The server's words stay out of our message.
+    assert!(!error.to_string().contains("Listening"), "{error}");
+    assert_eq!(error.stderr_tail(), Some("stderr words\n"));
+}

@@ -271,7 +271,16 @@ pub struct ExitInfo {
     pub signal: Option<i32>,
     /// The last bytes the server wrote to stderr (bounded), if it has one.
     pub stderr_tail: Option<String>,
+    /// The start of the first line the server sent that was not a JSON-RPC
+    /// message (at most [`UNPARSED_LINE_BYTES`]), if it sent one: on stdio
+    /// typically a banner or a log line written to stdout, where only
+    /// protocol messages belong. The session fills it in; the server's own
+    /// text, never part of `Display`.
+    pub unparsed_line: Option<String>,
 }
+
+/// The most bytes of an unparsed line kept in [`ExitInfo::unparsed_line`].
+pub const UNPARSED_LINE_BYTES: usize = 200;
 
 impl ExitInfo {
     /// Diagnostics for a connection with no child process.
@@ -281,6 +290,7 @@ impl ExitInfo {
             exit_code: None,
             signal: None,
             stderr_tail: None,
+            unparsed_line: None,
         }
     }
 }

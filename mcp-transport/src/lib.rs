@@ -55,7 +55,7 @@ mod stream;
 
 pub use connection::{
     BoxFuture, CloseReason, Connection, Connector, Control, DEFAULT_QUEUE_FRAMES, ExitInfo,
-    FrameKind, FrameSender, Inbound, OutboundFrame, RequestFailure,
+    FrameKind, FrameSender, Inbound, OutboundFrame, RequestFailure, UNPARSED_LINE_BYTES,
 };
 pub use error::TransportError;
 #[cfg(feature = "http")]

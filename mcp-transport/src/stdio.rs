@@ -317,7 +317,10 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
     let tail = StderrTail::new(config.stderr_tail_bytes);
     // Forwarded stderr lines are logged in the span of whoever spawned the
     // server (the hub's `mcp.server`), so each names its server.
-    tokio::spawn(drain_stderr(stderr, tail.clone(), config.forward_stderr).in_current_span());
+    let (stderr_done_tx, stderr_done) = watch::channel(false);
+    tokio::spawn(
+        drain_stderr(stderr, tail.clone(), config.forward_stderr, stderr_done_tx).in_current_span(),
+    );
 
     let (exit_tx, exit_rx) = watch::channel(None::<ExitStatus>);
     tokio::spawn(async move {
@@ -331,6 +334,7 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
 
     let finish_exit = exit_rx.clone();
     let finish_tail = tail.clone();
+    let mut finish_stderr = stderr_done.clone();
     let finish: crate::stream::Finisher = Box::new(move |reason| {
         Box::pin(async move {
             // The server closed stdout: it is exiting or as good as dead. Give
@@ -345,6 +349,7 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
                     wait_exit(&mut rx, Duration::from_secs(2)).await
                 }
             };
+            settle_stderr(&mut finish_stderr).await;
             exit_info(reason, status, &finish_tail)
         })
     });
@@ -361,6 +366,7 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
         exit: exit_rx,
         close_stdin: pumps.close_writer,
         tail,
+        stderr_done,
         shutdown_grace: config.shutdown_grace,
         term_grace: config.term_grace,
         done: AtomicBool::new(false),
@@ -403,6 +409,16 @@ fn failed_status() -> ExitStatus {
     ExitStatus::from_raw(0xff00)
 }
 
+/// How long a report waits, once the process exited, for the last of its
+/// stderr to be read: the lines a crashing server writes last are the ones
+/// that explain it, and may still be in the pipe (a grandchild holding the
+/// pipe open only delays the report this long).
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
+
+async fn settle_stderr(done: &mut watch::Receiver<bool>) {
+    let _ = tokio::time::timeout(STDERR_SETTLE, done.wait_for(|d| *d)).await;
+}
+
 async fn wait_exit(
     rx: &mut watch::Receiver<Option<ExitStatus>>,
     limit: Duration,
@@ -421,6 +437,7 @@ fn exit_info(reason: CloseReason, status: Option<ExitStatus>, tail: &StderrTail)
         exit_code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
         stderr_tail: Some(tail.text()),
+        unparsed_line: None,
     }
 }
 
@@ -428,6 +445,7 @@ async fn drain_stderr(
     mut stderr: tokio::net::unix::pipe::Receiver,
     tail: StderrTail,
     forward: bool,
+    done: watch::Sender<bool>,
 ) {
     // Small: stderr is diagnostics, and a fleet of idle servers each keeps
     // one of these buffers.
@@ -444,6 +462,7 @@ async fn drain_stderr(
             }
         }
     }
+    let _ = done.send(true);
 }
 
 /// Forwards complete lines to tracing; a partial line is kept (bounded) until
@@ -472,6 +491,8 @@ struct StdioControl {
     exit: watch::Receiver<Option<ExitStatus>>,
     close_stdin: watch::Sender<bool>,
     tail: StderrTail,
+    /// Set once stderr reached its end.
+    stderr_done: watch::Receiver<bool>,
     shutdown_grace: Duration,
     term_grace: Duration,
     done: AtomicBool,
@@ -505,6 +526,7 @@ impl Control for StdioControl {
                 status = wait_exit(&mut rx, Duration::from_secs(5)).await;
             }
             self.done.store(true, Ordering::Release);
+            settle_stderr(&mut self.stderr_done.clone()).await;
             exit_info(CloseReason::Shutdown, status, &self.tail)
         })
     }

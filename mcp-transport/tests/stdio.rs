@@ -333,3 +333,26 @@ async fn on_a_socket_pair_a_child_that_exits_is_seen_to_end() {
     assert_eq!(frames, vec![Bytes::from_static(b"{\"x\":1}")]);
     assert_eq!(info.exit_code, Some(3));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_stderr_lines_of_a_crash_are_in_its_report() {
+    // A crashing server's last words are on stderr, written just before it
+    // exits: the report must not be taken before they are read. Many at
+    // once, so the exit is often seen before the pipe is drained.
+    let runs = (0..40).map(|i| async move {
+        let mut conn = open(sh(&format!(
+            "echo 'not json'; echo 'fatal error number {i}' >&2; exit 3"
+        )))
+        .await;
+        let (_, _, info) = drain(&mut conn).await;
+        (i, info)
+    });
+    for (i, info) in futures::future::join_all(runs).await {
+        assert_eq!(info.exit_code, Some(3));
+        assert_eq!(
+            info.stderr_tail.as_deref(),
+            Some(format!("fatal error number {i}\n").as_str()),
+            "{info:?}"
+        );
+    }
+}

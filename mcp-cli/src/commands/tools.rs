@@ -19,7 +19,7 @@ use crate::commands::{Context, interruptible};
 use crate::config::{self, ServerEntry};
 use crate::confirm::ConfirmCalls;
 use crate::connect::{self, Origin};
-use crate::error::{CliError, Exit, hub_chain, hub_error_json, render_report};
+use crate::error::{CliError, Exit, TheirWords, hub_chain, hub_error_json, render_report};
 use crate::output::{self, Paint, one_line, table, to_json};
 use crate::progress::StatusLines;
 
@@ -400,9 +400,13 @@ fn print(
         let Some(causes) = outcome.failure_chain() else {
             continue;
         };
-        let (server_message, stderr_tail) = match outcome {
-            Outcome::Failed(error) => (error.server_message(), error.stderr_tail()),
-            _ => (None, None),
+        let theirs = match outcome {
+            Outcome::Failed(error) => TheirWords {
+                message: error.server_message(),
+                stderr_tail: error.stderr_tail(),
+                unparsed_line: error.unparsed_line(),
+            },
+            _ => TheirWords::default(),
         };
         let what = match outcome {
             Outcome::Misconfigured(_) => "was not started",
@@ -412,13 +416,7 @@ fn print(
         chain.extend(causes);
         eprint!(
             "{}",
-            render_report(
-                &chain,
-                server_message,
-                stderr_tail,
-                ctx.ui.err(),
-                ctx.ui.verbose > 0,
-            )
+            render_report(&chain, theirs, ctx.ui.err(), ctx.ui.verbose > 0)
         );
     }
     let refused = Refusal::of(namespace);

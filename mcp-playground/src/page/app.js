@@ -160,6 +160,9 @@ async function api(path, body) {
   return parsed.result;
 }
 
+const UNPARSED_LABEL =
+  "A line it sent that is not JSON-RPC (over stdio only protocol messages may go to stdout; logs belong on stderr):";
+
 /// The hub's or server's error, ours and theirs apart.
 function errorView(err) {
   const e = err.hubError;
@@ -167,6 +170,7 @@ function errorView(err) {
     el("div", { class: "ours-error" }, e ? `${e.kind}: ${e.message}` : String(err.message)));
   if (e && e.serverMessage) box.append(theirs("The server's message:", e.serverMessage));
   if (e && e.stderrTail) box.append(theirs("The server's stderr (last lines):", e.stderrTail));
+  if (e && e.unparsedLine) box.append(theirs(UNPARSED_LABEL, e.unparsedLine));
   return box;
 }
 
@@ -210,6 +214,7 @@ function renderServers() {
         t.classList.add("stderr");
         card.append(t);
       }
+      if (s.error.unparsedLine) card.append(theirs(UNPARSED_LABEL, s.error.unparsedLine));
     }
     if (s.capabilities) {
       card.append(el("details", {}, el("summary", {}, "capabilities"),

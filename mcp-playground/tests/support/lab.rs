@@ -36,6 +36,8 @@ pub const LOGO_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAABlklE
 
 /// What the failing server writes to stderr before it exits.
 pub const BROKEN_STDERR: &str = "fatal: cannot open /var/lib/inventory.db";
+/// What the broken server writes to stdout first (a log line, not JSON-RPC).
+pub const BROKEN_STDOUT: &str = "inventory server starting";
 
 /// The approval hook: approves everything and remembers what it was asked.
 #[derive(Debug, Default)]
@@ -214,7 +216,7 @@ fn memory(script: Script) -> (Arc<dyn Connector>, Recorder) {
 
 /// A program that fails at once, with words on stderr.
 fn broken() -> Arc<dyn Connector> {
-    let script = format!("echo '{BROKEN_STDERR}' >&2; exit 3");
+    let script = format!("echo '{BROKEN_STDOUT}'; echo '{BROKEN_STDERR}' >&2; exit 3");
     Arc::new(StdioConnector::new(
         StdioConfig::new("/bin/sh").args(["-c".to_owned(), script]),
     ))
