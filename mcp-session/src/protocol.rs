@@ -515,8 +515,10 @@ impl<W> ProtocolCore<W> {
             Ok(m) => m,
             Err(_) => {
                 if self.first_unparsed.is_none() {
+                    // A copy: a slice would keep the whole frame (up to the
+                    // frame bound) alive for the session's life.
                     let end = frame.len().min(mcp_transport::UNPARSED_LINE_BYTES);
-                    self.first_unparsed = Some(frame.slice(..end));
+                    self.first_unparsed = Some(Bytes::copy_from_slice(&frame[..end]));
                 }
                 self.violation(Violation::Malformed);
                 return;
