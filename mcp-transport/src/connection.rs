@@ -106,8 +106,11 @@ pub enum RequestFailure {
     /// The session the server had given us is gone (404 on a request that
     /// carried a session id).
     SessionExpired,
-    /// The connection failed (refused, reset, TLS) before an answer.
+    /// The connection failed (reset, closed, not HTTP) before an answer.
     Network,
+    /// Nothing accepted the connection: no server listens at that address
+    /// and port (or a firewall refused it).
+    Refused,
     /// No answer within the transport's own time-out.
     TimedOut,
     /// The reply stream broke before the answer and could not be resumed.
@@ -152,6 +155,7 @@ impl RequestFailure {
             RequestFailure::Status { status, .. } => crate::error::status_cause(*status),
             RequestFailure::SessionExpired
             | RequestFailure::Network
+            | RequestFailure::Refused
             | RequestFailure::Tls { .. }
             | RequestFailure::StreamBroken => ErrorCause::Connection,
             RequestFailure::TimedOut => ErrorCause::Server,
@@ -168,6 +172,9 @@ impl fmt::Display for RequestFailure {
             RequestFailure::Status { status, .. } => write!(f, "the server answered HTTP {status}"),
             RequestFailure::SessionExpired => f.write_str("the server's session expired"),
             RequestFailure::Network => f.write_str("the connection to the server failed"),
+            RequestFailure::Refused => f.write_str(
+                "the connection was refused: nothing listens at the server's address and port (is it running?)",
+            ),
             RequestFailure::Tls { reason } => {
                 write!(f, "the TLS handshake with the server failed: {reason}")
             }

@@ -636,7 +636,8 @@ async fn credential_checks() {
         .await
         .unwrap();
     let failure = failure_of(&mut refused, 1).await;
-    assert_eq!(failure, RequestFailure::Network);
+    assert_eq!(failure, RequestFailure::Refused);
+    assert!(failure.to_string().contains("is it running?"), "{failure}");
     shown.push(format!("{failure} {failure:?}"));
     let sse_error = mcp_transport::SseConnector::new(refused_config)
         .connect()

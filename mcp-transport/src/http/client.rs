@@ -66,6 +66,21 @@ fn tls_reason(error: &reqwest::Error) -> Option<String> {
     None
 }
 
+/// Whether `error` (or what caused it) is a refused connection.
+fn refused(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    for _ in 0..16 {
+        let Some(at) = next else { return false };
+        next = match at.downcast_ref::<std::io::Error>() {
+            Some(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => return true,
+            // (An `io::Error`'s `source` skips the error it wraps.)
+            Some(io) => io.get_ref().map(|inner| inner as _),
+            None => at.source(),
+        };
+    }
+    false
+}
+
 /// Why an exchange produced no response.
 #[derive(Debug)]
 pub(crate) enum SendError {
@@ -90,8 +105,10 @@ impl SendError {
             SendError::TimedOut => RequestFailure::TimedOut,
             SendError::Network(e) => match tls_reason(e) {
                 Some(reason) => RequestFailure::Tls { reason },
+                None if refused(e) => RequestFailure::Refused,
                 None => RequestFailure::Network,
             },
+            SendError::Io(e) if refused(e) => RequestFailure::Refused,
             SendError::Io(_) | SendError::Client(_) => RequestFailure::Network,
             SendError::Credential(_) => RequestFailure::Credentials,
         }
