@@ -290,6 +290,9 @@ impl fmt::Display for AddRefusal {
 pub(crate) enum ArgumentProblem {
     /// Not `key=value` or `key:=json`.
     NotKeyValue,
+    /// A prompt argument that is not `key=value` (prompt arguments are
+    /// strings: no `key:=json`).
+    NotPromptPair,
     /// The same key twice.
     Duplicate,
     /// The value does not read as the schema's type.
@@ -320,6 +323,7 @@ impl fmt::Display for ArgumentProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ArgumentProblem::NotKeyValue => f.write_str("expected KEY=VALUE or KEY:=JSON"),
+            ArgumentProblem::NotPromptPair => f.write_str("expected KEY=VALUE"),
             ArgumentProblem::Duplicate => f.write_str("given more than once"),
             ArgumentProblem::NotOfType { expected } => {
                 write!(
@@ -829,6 +833,11 @@ impl CliError {
             );
         }
         let hub = self.hub()?;
+        if let Some(status) = session_of(hub).and_then(endpoint_missing) {
+            return Some(format!(
+                "the URL answered HTTP {status} to the first request: is its path the server's MCP endpoint? (Streamable HTTP servers often serve `/mcp`, legacy SSE ones `/sse`)"
+            ));
+        }
         if let HubError::Denied {
             reason: DenyReason::MissingPermission,
             ..
@@ -850,6 +859,33 @@ impl CliError {
         };
         (hub.cause() == ErrorCause::Authorization && !missing_token)
             .then(|| format!("if the server signs in with OAuth, run `{login}` first"))
+    }
+}
+
+/// The session error inside a hub error, when there is one.
+fn session_of(e: &HubError) -> Option<&SessionError> {
+    match e {
+        HubError::Session { error, .. } => Some(error),
+        HubError::RequiredServerFailed { source, .. } => session_of(source),
+        _ => None,
+    }
+}
+
+/// The HTTP status with which a URL turned down the very first request
+/// (`initialize` or `server/discover`, and the legacy fallback's stream
+/// too, if tried) when it says nothing serves MCP there: 404, 405 or 501.
+fn endpoint_missing(e: &SessionError) -> Option<u16> {
+    match e {
+        SessionError::FallbackFailed { first, .. } => endpoint_missing(first),
+        SessionError::Http {
+            method,
+            failure: mcp_transport::RequestFailure::Status { status, .. },
+        } if (method == "initialize" || method == "server/discover")
+            && matches!(status, 404 | 405 | 501) =>
+        {
+            Some(*status)
+        }
+        _ => None,
     }
 }
 

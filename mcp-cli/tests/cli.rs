@@ -491,7 +491,7 @@ fn prompt_with_arguments() {
     let (code, _, stderr) = sandbox.run(&["prompt", "rich", "greet", "who"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(
-        stderr.contains("argument `who`: expected KEY=VALUE"),
+        stderr.ends_with("argument `who`: expected KEY=VALUE\n"),
         "{stderr}"
     );
 }
@@ -832,6 +832,33 @@ fn add_without_a_config_creates_the_user_file() {
 }
 
 // ---------------------------------------------------------------- login, usage
+
+#[test]
+fn a_url_whose_path_serves_no_mcp_gets_a_hint_about_the_path() {
+    use mcp_testkit::{HttpFakeServer, HttpServerOptions};
+    let rt = runtime();
+    let server = rt
+        .block_on(HttpFakeServer::start(
+            http_script(),
+            HttpServerOptions::default(),
+        ))
+        .unwrap();
+    let url = server.url();
+    let wrong = format!("{}/not-here", url.trim_end_matches('/'));
+    let sandbox = Sandbox::new();
+    let (code, _, stderr) = sandbox.run(&["inspect", "--url", &wrong]);
+    // (A 404 is the server's answer: exit 4, as for any protocol error.)
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("answered HTTP 404"), "{stderr}");
+    assert!(
+        stderr.contains("hint: the URL answered HTTP 404 to the first request: is its path the server's MCP endpoint?"),
+        "{stderr}"
+    );
+    // The right path: no hint, it works.
+    let (code, _, stderr) = sandbox.run(&["inspect", "--url", &url]);
+    assert_eq!(code, 0, "{stderr}");
+    rt.block_on(server.shutdown());
+}
 
 #[test]
 fn login_and_logout() {

@@ -49,7 +49,7 @@ fn arguments(args: &PromptArgs, pairs: &[String]) -> Result<BTreeMap<String, Str
         let (key, value) = pair
             .split_once('=')
             .filter(|(k, _)| !k.is_empty())
-            .ok_or_else(|| argument(pair, ArgumentProblem::NotKeyValue))?;
+            .ok_or_else(|| argument(pair, ArgumentProblem::NotPromptPair))?;
         if arguments.insert(key.to_owned(), value.to_owned()).is_some() {
             return Err(argument(key, ArgumentProblem::Duplicate));
         }
