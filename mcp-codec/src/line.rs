@@ -1,7 +1,10 @@
 //! Newline-delimited frames, as used by the MCP stdio transport.
 //!
 //! One frame per line, terminated by `\n` (a `\r` just before it is accepted
-//! and removed too). Blank lines between frames are skipped.
+//! and removed too). Blank lines between frames are skipped. A UTF-8 byte
+//! order mark at the very start of the stream is ignored, as RFC 8259 §8.1
+//! allows a parser to: a program whose console encoding writes one would
+//! otherwise lose its first message (often the answer to `initialize`).
 
 use std::collections::VecDeque;
 
@@ -56,7 +59,13 @@ pub struct LineDecoder {
     tail: Vec<u8>,
     /// Ends of skipped lines not taken yet.
     edges: VecDeque<SkippedEdge>,
+    /// No line has been returned or skipped yet: a byte order mark may
+    /// still open the stream.
+    at_start: bool,
 }
+
+/// The UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl LineDecoder {
     /// A decoder bounded to [`DEFAULT_MAX_FRAME`] bytes per frame.
@@ -72,6 +81,15 @@ impl LineDecoder {
             discarding: false,
             tail: Vec::new(),
             edges: VecDeque::new(),
+            at_start: true,
+        }
+    }
+
+    /// Drops a byte order mark opening the stream (once; see the module
+    /// docs).
+    fn strip_bom(&mut self, line: &mut Bytes) {
+        if std::mem::take(&mut self.at_start) && line.starts_with(BOM) {
+            line.advance(BOM.len());
         }
     }
 
@@ -174,6 +192,7 @@ impl LineDecoder {
                     buf.advance(window_end);
                     self.next_index = 0;
                     self.discarding = true;
+                    self.at_start = false;
                     return Err(self.too_large());
                 }
                 self.next_index = window_end;
@@ -184,6 +203,7 @@ impl LineDecoder {
             self.next_index = 0;
             let mut line = buf.split_to(newline + 1).freeze();
             line.truncate(strip_carriage_return(&line[..newline]).len());
+            self.strip_bom(&mut line);
             if line.len() > self.max_frame {
                 self.skip_whole(&line);
                 return Err(self.too_large());
@@ -211,6 +231,7 @@ impl LineDecoder {
         }
         let mut line = buf.split().freeze();
         line.truncate(strip_carriage_return(&line).len());
+        self.strip_bom(&mut line);
         if line.len() > self.max_frame {
             self.skip_whole(&line);
             return Err(self.too_large());

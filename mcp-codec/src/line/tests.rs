@@ -73,6 +73,22 @@ fn crlf_split_between_chunks_is_one_ending() {
 }
 
 #[test]
+fn a_byte_order_mark_opening_the_stream_is_ignored_and_only_there() {
+    let bom = "\u{feff}";
+    let mut decoder = LineDecoder::new();
+    let out = decode_chunks(
+        &mut decoder,
+        &[b"\xEF", b"\xBB\xBF{\"a\":1}\n\xEF\xBB\xBF{\"b\":2}\n"],
+    );
+    assert_eq!(out, frames(&["{\"a\":1}", &format!("{bom}{{\"b\":2}}")]));
+    // On a line of its own; and as the whole input.
+    let out = decode_chunks(&mut LineDecoder::new(), &[b"\xEF\xBB\xBF\r\n{}\n"]);
+    assert_eq!(out, frames(&["{}"]));
+    let out = decode_chunks(&mut LineDecoder::new(), &[b"\xEF\xBB\xBF[]"]);
+    assert_eq!(out, frames(&["[]"]));
+}
+
+#[test]
 fn blank_and_whitespace_only_lines_are_skipped() {
     let mut decoder = LineDecoder::new();
     let out = decode_chunks(&mut decoder, &[b"\n \t\r\n\r\n{}\n\n  \n[]\n \t"]);
