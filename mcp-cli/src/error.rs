@@ -872,8 +872,9 @@ fn session_of(e: &HubError) -> Option<&SessionError> {
 }
 
 /// The HTTP status with which a URL turned down the very first request
-/// (`initialize` or `server/discover`, and the legacy fallback's stream
-/// too, if tried) when it says nothing serves MCP there: 404, 405 or 501.
+/// (`initialize` or `server/discover`; after a legacy fallback that failed
+/// too, the first attempt's), when it says nothing serves MCP there: 404,
+/// 405 or 501.
 fn endpoint_missing(e: &SessionError) -> Option<u16> {
     match e {
         SessionError::FallbackFailed { first, .. } => endpoint_missing(first),
