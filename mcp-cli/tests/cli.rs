@@ -835,14 +835,8 @@ fn add_without_a_config_creates_the_user_file() {
 
 #[test]
 fn a_url_whose_path_serves_no_mcp_gets_a_hint_about_the_path() {
-    use mcp_testkit::{HttpFakeServer, HttpServerOptions};
     let rt = runtime();
-    let server = rt
-        .block_on(HttpFakeServer::start(
-            http_script(),
-            HttpServerOptions::default(),
-        ))
-        .unwrap();
+    let server = rich_http_server(&rt);
     let url = server.url();
     let wrong = format!("{}/not-here", url.trim_end_matches('/'));
     let sandbox = Sandbox::new();
@@ -862,16 +856,10 @@ fn a_url_whose_path_serves_no_mcp_gets_a_hint_about_the_path() {
 
 #[test]
 fn login_and_logout() {
-    use mcp_testkit::{HttpFakeServer, HttpServerOptions};
     let rt = runtime();
     // A server that publishes no OAuth metadata: login fails as
     // authentication (3), naming why.
-    let server = rt
-        .block_on(HttpFakeServer::start(
-            http_script(),
-            HttpServerOptions::default(),
-        ))
-        .unwrap();
+    let server = rich_http_server(&rt);
     let sandbox = Sandbox::new().with_servers(&[
         ("remote", json!({"url": server.url()})),
         ("local", demo("notes")),
@@ -976,16 +964,19 @@ fn http_script() -> mcp_testkit::Script {
     mcp_testkit::Script::from_json(&rich_script().to_string()).unwrap()
 }
 
+/// The rich script served over Streamable HTTP on loopback.
+fn rich_http_server(rt: &tokio::runtime::Runtime) -> mcp_testkit::RunningHttpServer {
+    rt.block_on(mcp_testkit::HttpFakeServer::start(
+        http_script(),
+        mcp_testkit::HttpServerOptions::default(),
+    ))
+    .unwrap()
+}
+
 #[test]
 fn http_servers_by_url_and_by_configuration() {
-    use mcp_testkit::{HttpFakeServer, HttpServerOptions};
     let rt = runtime();
-    let server = rt
-        .block_on(HttpFakeServer::start(
-            http_script(),
-            HttpServerOptions::default(),
-        ))
-        .unwrap();
+    let server = rich_http_server(&rt);
     let url = server.url();
     let sandbox = Sandbox::new().with_servers(&[
         (
