@@ -358,6 +358,13 @@ impl Control for NoControl {
 
 impl Session<Spawned> {
     /// Opens a connection from `connector` (for stdio: spawns the server).
+    ///
+    /// The connection's background tasks (its driver, a stdio server's
+    /// stderr reader, an HTTP transport's exchanges) log in the `tracing`
+    /// span current when this is called, and hold it for the connection's
+    /// life: connect inside a span of the connection's own (the hub uses
+    /// one `mcp.server` span per server), not inside a short one such as an
+    /// incoming request's, which would then last as long as the connection.
     pub async fn connect(
         connector: Arc<dyn Connector>,
         config: SessionConfig,
