@@ -470,30 +470,26 @@ impl HubError {
         }
     }
 
-    /// The last bytes a dead server wrote to stderr, when known.
-    pub fn stderr_tail(&self) -> Option<&str> {
+    /// The diagnostics of the ended connection this error carries, if any.
+    fn exit_info(&self) -> Option<&ExitInfo> {
         match self {
-            HubError::Session { error, .. } => error.stderr_tail(),
-            HubError::ServerDied { exit, .. } | HubError::Exited { exit, .. } => {
-                exit.stderr_tail.as_deref()
-            }
-            HubError::RequiredServerFailed { source, .. } => source.stderr_tail(),
+            HubError::Session { error, .. } => error.exit_info(),
+            HubError::ServerDied { exit, .. } | HubError::Exited { exit, .. } => Some(exit),
+            HubError::RequiredServerFailed { source, .. } => source.exit_info(),
             _ => None,
         }
+    }
+
+    /// The last bytes a dead server wrote to stderr, when known.
+    pub fn stderr_tail(&self) -> Option<&str> {
+        self.exit_info()?.stderr_tail.as_deref()
     }
 
     /// The start of the first line the server sent that was not a JSON-RPC
     /// message, when the error carries a dead session's diagnostics (see
     /// [`SessionError::unparsed_line`]).
     pub fn unparsed_line(&self) -> Option<&str> {
-        match self {
-            HubError::Session { error, .. } => error.unparsed_line(),
-            HubError::ServerDied { exit, .. } | HubError::Exited { exit, .. } => {
-                exit.unparsed_line.as_deref()
-            }
-            HubError::RequiredServerFailed { source, .. } => source.unparsed_line(),
-            _ => None,
-        }
+        self.exit_info()?.unparsed_line.as_deref()
     }
 
     /// The server the error concerns, when it concerns one.

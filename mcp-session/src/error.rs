@@ -378,18 +378,20 @@ impl SessionError {
     /// The last bytes the server wrote to stderr, when the server is a local
     /// process that ended.
     pub fn stderr_tail(&self) -> Option<&str> {
-        match self {
-            SessionError::Dead(info) => info.stderr_tail.as_deref(),
-            _ => None,
-        }
+        self.exit_info()?.stderr_tail.as_deref()
     }
 
     /// For a dead session, the start of the first line the server sent that
     /// was not a JSON-RPC message (on stdio, often a banner written to
     /// stdout); the server's words, to be shown labelled and escaped.
     pub fn unparsed_line(&self) -> Option<&str> {
+        self.exit_info()?.unparsed_line.as_deref()
+    }
+
+    /// A dead session's exit diagnostics.
+    pub fn exit_info(&self) -> Option<&ExitInfo> {
         match self {
-            SessionError::Dead(info) => info.unparsed_line.as_deref(),
+            SessionError::Dead(info) => Some(info),
             _ => None,
         }
     }
