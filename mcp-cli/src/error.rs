@@ -726,21 +726,6 @@ impl CliError {
         }
     }
 
-    /// The server's own words, when it sent any (shown labelled).
-    pub(crate) fn server_message(&self) -> Option<&str> {
-        self.hub().and_then(HubError::server_message)
-    }
-
-    /// The last lines a dead server wrote to stderr.
-    pub(crate) fn stderr_tail(&self) -> Option<&str> {
-        self.hub().and_then(HubError::stderr_tail)
-    }
-
-    /// The first line a dead server sent that was not JSON-RPC.
-    pub(crate) fn unparsed_line(&self) -> Option<&str> {
-        self.hub().and_then(HubError::unparsed_line)
-    }
-
     /// Our words: this error and its causes, one per line after the first.
     pub(crate) fn chain(&self) -> Vec<String> {
         let mut lines = vec![self.to_string()];
@@ -800,11 +785,7 @@ impl CliError {
     pub(crate) fn report(&self, paint: Paint, verbose: bool, one_off_url: Option<&str>) -> String {
         let mut out = render_report(
             &self.chain(),
-            TheirWords {
-                message: self.server_message(),
-                stderr_tail: self.stderr_tail(),
-                unparsed_line: self.unparsed_line(),
-            },
+            self.hub().map(TheirWords::of).unwrap_or_default(),
             paint,
             verbose,
         );
@@ -967,6 +948,17 @@ pub(crate) struct TheirWords<'a> {
     pub(crate) stderr_tail: Option<&'a str>,
     /// The first line it sent that was not JSON-RPC.
     pub(crate) unparsed_line: Option<&'a str>,
+}
+
+impl<'a> TheirWords<'a> {
+    /// What a hub error carries of the server's own words.
+    pub(crate) fn of(e: &'a HubError) -> Self {
+        Self {
+            message: e.server_message(),
+            stderr_tail: e.stderr_tail(),
+            unparsed_line: e.unparsed_line(),
+        }
+    }
 }
 
 /// `mcp: <error>`, its causes, then the server's own words, labelled.

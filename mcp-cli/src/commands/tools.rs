@@ -401,11 +401,7 @@ fn print(
             continue;
         };
         let theirs = match outcome {
-            Outcome::Failed(error) => TheirWords {
-                message: error.server_message(),
-                stderr_tail: error.stderr_tail(),
-                unparsed_line: error.unparsed_line(),
-            },
+            Outcome::Failed(error) => TheirWords::of(error),
             _ => TheirWords::default(),
         };
         let what = match outcome {
