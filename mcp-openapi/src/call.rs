@@ -329,6 +329,8 @@ fn prepare(plan: &CallPlan, mut args: JsonObject, env: &Environment) -> Result<P
     let why =
         |key: &str, problem: &str| invalid(format!("argument `{}` {problem}", Untrusted::new(key)));
     let mut url = plan.base.clone();
+    // Where each path argument's text lies in `url`.
+    let mut placed: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
     for part in &plan.path {
         match part {
             PathPart::Literal(text) => url.push_str(text),
@@ -339,9 +341,16 @@ fn prepare(plan: &CallPlan, mut args: JsonObject, env: &Environment) -> Result<P
                 };
                 let text = style::path_value(&p.name, v, p.style, p.explode, p.json)
                     .map_err(|problem| why(&p.key, problem))?;
+                placed.push((url.len()..url.len() + text.len(), &p.key));
                 url.push_str(&text);
             }
         }
+    }
+    if let Some(key) = dot_segment_argument(&url, plan.base.len(), &placed) {
+        return Err(why(
+            key,
+            "would make a `.` or `..` path segment, which would send the call to another endpoint",
+        ));
     }
     let resource = url.clone();
     let mut query: Vec<String> = Vec::new();
@@ -434,6 +443,35 @@ fn prepare(plan: &CallPlan, mut args: JsonObject, env: &Environment) -> Result<P
         headers,
         body,
     })
+}
+
+/// The argument whose text makes a whole segment of `url`'s path (after
+/// the base, at `from`) a dot segment: `.` or `..`, spelt with `%2e` too. A
+/// URL parser removes such a segment and the one before it, so an argument
+/// `..` in `/pets/{id}/photo` would reach `/photo`, an operation nobody
+/// allowed.
+fn dot_segment_argument<'a>(
+    url: &str,
+    from: usize,
+    placed: &[(std::ops::Range<usize>, &'a str)],
+) -> Option<&'a str> {
+    let is_dots = |segment: &str| {
+        let lower = segment.to_ascii_lowercase().replace("%2e", ".");
+        lower == "." || lower == ".."
+    };
+    let mut start = from;
+    for segment in url[from..].split('/') {
+        let end = start + segment.len();
+        if is_dots(segment)
+            && let Some((_, key)) = placed
+                .iter()
+                .find(|(range, _)| range.start <= end && range.end >= start)
+        {
+            return Some(key);
+        }
+        start = end + 1;
+    }
+    None
 }
 
 fn encode_body(media: Media, value: Value) -> Result<Vec<u8>, &'static str> {

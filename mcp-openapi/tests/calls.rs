@@ -613,3 +613,48 @@ async fn fused_documents_route_each_tool_to_its_own_base() {
     assert_eq!(failure(&result), None, "{}", result.text());
     assert_eq!(f.api.last().target, "/v1/pets/4");
 }
+
+/// A URL parser drops a `.` segment and climbs out of the one before a `..`,
+/// so a path argument that makes one would reach an operation nobody allowed
+/// (`/pets/../photo` is `/photo`). Such an argument is refused and nothing is
+/// sent; dots inside a segment, and `%2e` typed by the caller (sent as
+/// `%252e`), are just text.
+#[tokio::test]
+async fn a_path_argument_cannot_make_a_dot_segment() {
+    let f = Fixture::start().await;
+    let service = f.service().await;
+    let before = f.api.seen().len();
+    for (tool, arguments) in [
+        ("getPhoto", json!({"petId": ".."})),
+        ("getPhoto", json!({"petId": "."})),
+        ("getFile", json!({"path": ".."})),
+        // label style: an empty array is the prefix `.` alone
+        ("getGrid", json!({"point": []})),
+    ] {
+        let result = service.call(tool, args(arguments.clone())).await;
+        assert_eq!(
+            failure(&result),
+            Some(CallFailure::InvalidArguments),
+            "{arguments}: {}",
+            result.text()
+        );
+        assert!(
+            result.text().contains("path segment"),
+            "{arguments}: {}",
+            result.text()
+        );
+    }
+    assert_eq!(f.api.seen().len(), before, "nothing was sent");
+
+    for (value, target) in [
+        ("...", "/v1/pets/.../photo"),
+        ("..x", "/v1/pets/..x/photo"),
+        ("%2e%2e", "/v1/pets/%252e%252e/photo"),
+    ] {
+        let result = service
+            .call("getPhoto", args(json!({"petId": value})))
+            .await;
+        assert_eq!(failure(&result), None, "{value}: {}", result.text());
+        assert_eq!(f.api.last().target, target);
+    }
+}
