@@ -73,8 +73,25 @@ struct Param<'a> {
     location: Location,
 }
 
-/// Header parameters the OpenAPI specification says to ignore.
-const IGNORED_HEADERS: [&str; 3] = ["accept", "content-type", "authorization"];
+/// Header parameters the OpenAPI specification says to ignore, and those
+/// the HTTP client writes itself: a caller's `Host` would send the request,
+/// credentials included, to another site behind the same address (a CDN's),
+/// and the framing and hop-by-hop headers are not the caller's to set.
+const IGNORED_HEADERS: [&str; 13] = [
+    "accept",
+    "content-type",
+    "authorization",
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "expect",
+    "proxy-authorization",
+];
 
 /// Keywords a request body schema may have and still be spread into the
 /// tool's arguments.

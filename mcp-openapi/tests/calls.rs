@@ -658,3 +658,74 @@ async fn a_path_argument_cannot_make_a_dot_segment() {
         assert_eq!(f.api.last().target, target);
     }
 }
+
+/// Header parameters named like the headers the HTTP client writes itself
+/// are not arguments: a caller's `Host` would send the request, credentials
+/// included, to another site behind the same address; framing headers are
+/// not the caller's to set. The document's other header parameter still is.
+#[tokio::test]
+async fn header_parameters_the_http_client_owns_are_not_arguments() {
+    let api = Server::start(String::new(), String::new()).await;
+    let headers = [
+        "Host",
+        "Content-Length",
+        "Transfer-Encoding",
+        "Connection",
+        "Upgrade",
+        "TE",
+        "Expect",
+        "Proxy-Authorization",
+        "X-Trace",
+    ];
+    let parameters: Vec<Value> = headers
+        .iter()
+        .map(|name| json!({"name": name, "in": "header", "schema": {"type": "string"}}))
+        .collect();
+    let document = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/notes": {"post": {
+            "operationId": "note",
+            "parameters": parameters,
+            "requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}},
+            "responses": {"200": {"description": "ok"}}
+        }}}
+    });
+    let config = OpenApiConfig::new(vec![DocumentConfig::new(
+        SpecSource::Inline(document.to_string()),
+        format!("{}/v1", api.origin),
+    )]);
+    let service = OpenApiService::load(config).await.expect("loads");
+    let schema = service
+        .tool("note")
+        .expect("the tool")
+        .input_schema
+        .to_value()
+        .unwrap();
+    let keys: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["X-Trace", "body"]);
+
+    let refused = service
+        .call(
+            "note",
+            args(json!({"Host": "elsewhere.example", "body": "x"})),
+        )
+        .await;
+    assert_eq!(failure(&refused), Some(CallFailure::InvalidArguments));
+    let sent = service
+        .call("note", args(json!({"X-Trace": "t1", "body": "hello"})))
+        .await;
+    assert_eq!(failure(&sent), None, "{}", sent.text());
+    let seen = api.last();
+    assert_eq!(
+        seen.headers["host"],
+        api.origin.trim_start_matches("http://")
+    );
+    assert_eq!(seen.headers["x-trace"], "t1");
+    assert_eq!(seen.body, b"hello");
+}
