@@ -136,7 +136,38 @@ async fn the_page_shows_the_servers_and_calls_a_tool_from_its_generated_form() {
         json!({"city": "Lisbon", "nights": 3, "class": "business", "tags": ["sea"],
                "traveller": {"name": "Ana"}})
     );
-    assert_eq!(lab.approvals.asked(), [("lab".into(), "book_trip".into())]);
+
+    // A server's enum value with a direction override: its option shows it
+    // escaped, and so does the raw JSON made from the form, as a JSON
+    // escape that still sends the value itself.
+    browser
+        .wait_text(
+            "select[data-path=class] option[value='2']",
+            "\\u{202e}yrxul",
+        )
+        .await;
+    browser
+        .click_on("select[data-path=class] option[value='2']")
+        .await;
+    browser.click_on("#raw-toggle").await;
+    let raw = browser
+        .script(
+            "return document.getElementById('raw-json').value;",
+            json!([]),
+        )
+        .await;
+    let raw = raw.as_str().expect("the raw JSON");
+    assert!(raw.contains(r#""class": "\u202eyrxul""#), "{raw}");
+    assert!(!raw.contains('\u{202e}'), "{raw}");
+    browser.click_on("#call").await;
+    browser
+        .wait_text("#result .block-text", "3 nights in \\u{202e}yrxul")
+        .await;
+    let calls = lab.recorders[3].1.with_method("tools/call");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1]["params"]["arguments"]["class"], "\u{202e}yrxul");
+    let trip = ("lab".to_owned(), "book_trip".to_owned());
+    assert_eq!(lab.approvals.asked(), [trip.clone(), trip]);
 
     // The next page; a tool error is marked and its text stays text.
     browser.click_on("#next-page").await;
@@ -157,7 +188,7 @@ async fn the_page_shows_the_servers_and_calls_a_tool_from_its_generated_form() {
     browser
         .wait_text("#result .structured", "\"count\": 42")
         .await;
-    assert_eq!(lab.received("lab", "tools/call"), 3);
+    assert_eq!(lab.received("lab", "tools/call"), 4);
 
     browser.quit().await;
     lab.stop().await;

@@ -79,6 +79,18 @@ function pretty(value) {
   try { return JSON.stringify(value, null, 2); } catch (e) { return String(value); }
 }
 
+/// `value` as JSON for a field the user edits: `pretty`, with the
+/// characters `visible` shows written as JSON `\uXXXX` escapes, so a
+/// direction override in a server's enum value cannot reorder the field's
+/// text, and the JSON still means the same.
+function editableJson(value) {
+  return pretty(value).replace(HIDDEN, (c) => {
+    let out = "";
+    for (let i = 0; i < c.length; i++) out += "\\u" + c.charCodeAt(i).toString(16).padStart(4, "0");
+    return out;
+  });
+}
+
 /// A server's words, labelled as such.
 function theirs(label, text, max) {
   return el("div", { class: "theirs" },
@@ -324,7 +336,7 @@ function openTool(server, tool) {
     rawMode = !rawMode;
     if (rawMode) {
       const { value } = form.read();
-      raw.value = pretty(value === undefined ? {} : value);
+      raw.value = editableJson(value === undefined ? {} : value);
     }
     raw.hidden = !rawMode;
     fields.hidden = rawMode;

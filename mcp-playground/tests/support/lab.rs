@@ -253,7 +253,7 @@ pub fn lab_script() -> Script {
                         "nights": {"type": "integer", "minimum": 1, "maximum": 30},
                         "budget": {"type": "number"},
                         "refundable": {"type": "boolean"},
-                        "class": {"type": "string", "enum": ["economy", "business"]},
+                        "class": {"type": "string", "enum": ["economy", "business", "\u{202e}yrxul"]},
                         "tags": {"type": "array", "items": {"type": "string"}},
                         "traveller": {
                             "type": "object",
