@@ -731,6 +731,15 @@ enum Part {
 }
 
 fn parse_template(path: &str, at: &str) -> Result<Vec<Part>, OpenApiError> {
+    if path
+        .split('/')
+        .any(|segment| !segment.contains('{') && style::is_dot_segment(segment))
+    {
+        return Err(OpenApiError::invalid(
+            at,
+            "the path has a `.` or `..` segment, which would leave the base URL's path",
+        ));
+    }
     let mut out = Vec::new();
     let mut rest = path;
     while let Some(open) = rest.find('{') {

@@ -455,14 +455,10 @@ fn dot_segment_argument<'a>(
     from: usize,
     placed: &[(std::ops::Range<usize>, &'a str)],
 ) -> Option<&'a str> {
-    let is_dots = |segment: &str| {
-        let lower = segment.to_ascii_lowercase().replace("%2e", ".");
-        lower == "." || lower == ".."
-    };
     let mut start = from;
     for segment in url[from..].split('/') {
         let end = start + segment.len();
-        if is_dots(segment)
+        if style::is_dot_segment(segment)
             && let Some((_, key)) = placed
                 .iter()
                 .find(|(range, _)| range.start <= end && range.end >= start)

@@ -189,6 +189,14 @@ pub(crate) fn path_literal(text: &str) -> String {
     utf8_percent_encode(text, PATH_LITERAL).to_string()
 }
 
+/// Whether a whole path segment is `.` or `..` to a URL parser, which
+/// reads `%2e` as a dot: such a segment is removed (`..` with the one
+/// before it), so the request would reach another path.
+pub(crate) fn is_dot_segment(segment: &str) -> bool {
+    let dots = segment.to_ascii_lowercase().replace("%2e", ".");
+    dots == "." || dots == ".."
+}
+
 /// A path parameter's text, percent-encoded (`/` included).
 pub(crate) fn path_value(
     name: &str,

@@ -604,3 +604,36 @@ async fn local_references_follow_json_pointer_escapes() {
         "{e}"
     );
 }
+
+/// A path whose own text has a `.` or `..` segment would climb out of the
+/// base URL's path (a URL parser resolves it): refused at load, naming
+/// where. Dots inside a segment are just text.
+#[tokio::test]
+async fn a_path_with_a_dot_segment_is_refused_at_load() {
+    let doc = |path: &str| {
+        json!({
+            "openapi": "3.1.0",
+            "info": {"title": "t", "version": "1"},
+            "paths": {path: {"get": {
+                "operationId": "op",
+                "responses": {"200": {"description": "ok"}}
+            }}}
+        })
+        .to_string()
+    };
+    for path in ["/../admin", "/a/./b", "/a/%2E%2e/b", "/x/{id}/.."] {
+        let e = load(inline(doc(path))).await.unwrap_err();
+        match e.innermost() {
+            OpenApiError::InvalidDocument { at, problem } => {
+                let pointer = format!("/paths/{}/get", path.replace('/', "~1"));
+                assert_eq!(at, &pointer, "{path}");
+                assert!(problem.contains("`..` segment"), "{path}: {problem}");
+            }
+            other => panic!("{path}: {other}"),
+        }
+    }
+    for path in ["/a.b/...", "/v1/.well-known", "/v1/..x"] {
+        let service = load(inline(doc(path))).await.unwrap();
+        assert_eq!(names(&service), ["op"], "{path}");
+    }
+}
