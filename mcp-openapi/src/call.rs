@@ -54,6 +54,11 @@ pub enum CallFailure {
     Network,
     /// The caller cancelled the call; the request was dropped.
     Cancelled,
+    /// The API answered with success, but not as its document says (the
+    /// operation's response schema, which is the tool's `outputSchema`):
+    /// the result says where it differs and carries the answer as text,
+    /// without `structuredContent`.
+    UnexpectedAnswer,
 }
 
 impl CallFailure {
@@ -69,10 +74,11 @@ impl CallFailure {
             CallFailure::TimedOut => "timed_out",
             CallFailure::Network => "network",
             CallFailure::Cancelled => "cancelled",
+            CallFailure::UnexpectedAnswer => "unexpected_answer",
         }
     }
 
-    const ALL: [CallFailure; 9] = [
+    const ALL: [CallFailure; 10] = [
         CallFailure::UnknownTool,
         CallFailure::InvalidArguments,
         CallFailure::MissingCredential,
@@ -82,6 +88,7 @@ impl CallFailure {
         CallFailure::TimedOut,
         CallFailure::Network,
         CallFailure::Cancelled,
+        CallFailure::UnexpectedAnswer,
     ];
 
     /// The failure a result of this crate reports, if any.
@@ -114,7 +121,9 @@ impl CallFailure {
         match self {
             CallFailure::UnknownTool | CallFailure::InvalidArguments => ErrorCause::Input,
             CallFailure::MissingCredential => ErrorCause::Authorization,
-            CallFailure::HttpStatus | CallFailure::Redirect => ErrorCause::Server,
+            CallFailure::HttpStatus | CallFailure::Redirect | CallFailure::UnexpectedAnswer => {
+                ErrorCause::Server
+            }
             CallFailure::ResponseTooLarge => ErrorCause::Bound,
             CallFailure::TimedOut => ErrorCause::Server,
             CallFailure::Network => ErrorCause::Connection,

@@ -110,8 +110,10 @@
 //! blob resource; an error status → `isError` with the status and an
 //! excerpt; all bounded ([`Limits`]), with [`CallFailure`] in `_meta`.
 //! `outputSchema` is set when the operation has exactly one success
-//! response and its JSON schema is an object; `GET` and `HEAD` tools get
-//! `readOnlyHint` (a hint, never policy).
+//! response and its JSON schema is an object; a success answer that does
+//! not match it is [`CallFailure::UnexpectedAnswer`], naming where, with
+//! the answer as text (never structured content that breaks the schema).
+//! `GET` and `HEAD` tools get `readOnlyHint` (a hint, never policy).
 //!
 //! # Credentials
 //!

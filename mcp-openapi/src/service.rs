@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use mcp_types::text::Untrusted;
 use mcp_types::{CallToolResult, JsonObject, JsonSchemaDoc, Meta, Tool, ToolAnnotations};
@@ -31,6 +32,9 @@ pub const OPERATION_META_KEY: &str = "mcp-openapi/operation";
 pub struct OpenApiService {
     tools: Vec<Tool>,
     plans: Vec<CallPlan>,
+    /// Each tool's `outputSchema` compiled, at its first successful call
+    /// (`None`: no schema, or one the checker cannot use).
+    output_checks: Vec<OnceLock<Option<jsonschema::Validator>>>,
     by_name: HashMap<String, usize>,
     runtime: Runtime,
 }
@@ -96,6 +100,7 @@ impl OpenApiService {
             plans.push(plan);
         }
         Ok(Self {
+            output_checks: tools.iter().map(|_| OnceLock::new()).collect(),
             tools,
             plans,
             by_name,
@@ -141,9 +146,65 @@ impl OpenApiService {
             )
             .into_result();
         };
-        call::execute(&self.runtime, &self.plans[i], arguments, options).await
+        let result = call::execute(&self.runtime, &self.plans[i], arguments, options).await;
+        self.as_documented(i, result)
+    }
+
+    /// `result` as it is when it is an error or matches the tool's
+    /// `outputSchema`; otherwise a [`CallFailure::UnexpectedAnswer`] that
+    /// carries the answer as text. A server must not send structured
+    /// content that breaks its own output schema (a client that checks it
+    /// would refuse the whole result), and documents are often wrong about
+    /// their APIs: a `null` where they say string, an id as text.
+    fn as_documented(&self, i: usize, result: CallToolResult) -> CallToolResult {
+        if result.is_error == Some(true) {
+            return result;
+        }
+        let Some(schema) = &self.tools[i].output_schema else {
+            return result;
+        };
+        let check = self.output_checks[i].get_or_init(|| {
+            let schema = schema.to_value().ok()?;
+            jsonschema::draft202012::new(&schema).ok()
+        });
+        let Some(check) = check else {
+            return result;
+        };
+        let instance = result.structured_content.as_ref().unwrap_or(&Value::Null);
+        let failures: Vec<String> = check
+            .iter_errors(instance)
+            .take(MAX_SHOWN_FAILURES)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let path = if path.is_empty() {
+                    "/".to_owned()
+                } else {
+                    path
+                };
+                // `masked`: the API's values are the answer's, shown below.
+                format!("{path}: {}", e.masked())
+            })
+            .collect();
+        if failures.is_empty() {
+            return result;
+        }
+        let mut failed = Failed::new(
+            CallFailure::UnexpectedAnswer,
+            format!(
+                "{}: the API answered with success, but not as its document says ({}); the answer follows, as text only",
+                self.plans[i].label,
+                failures.join("; ")
+            ),
+        )
+        .into_result();
+        failed.content.extend(result.content);
+        failed
     }
 }
+
+/// Differences from the output schema named in an
+/// [`CallFailure::UnexpectedAnswer`] result.
+const MAX_SHOWN_FAILURES: usize = 5;
 
 /// The service's own client: redirects only within the origin asked, at
 /// most [`MAX_REDIRECTS`].

@@ -17,7 +17,7 @@ use mcp_openapi::{
     CallFailure, CallOptions, CancellationToken, CredentialRef, DocumentConfig, Environment,
     Limits, OpenApiConfig, OpenApiService, SpecSource,
 };
-use mcp_types::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
+use mcp_types::{CallToolResult, ContentBlock, ErrorCause, JsonObject, ResourceContents};
 use serde_json::{Value, json};
 
 /// One request as the server saw it.
@@ -119,6 +119,11 @@ async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Respons
             vec![0x89u8, b'P', b'N', b'G', 0, 1, 2],
         )
             .into_response(),
+        // Not as the document says: an id as text, a name missing.
+        ("GET", "/v1/pets/odd") => json(StatusCode::OK, json!({"id": "seven", "tag": "x"})),
+        ("GET", "/v1/pets/text") => {
+            ([(header::CONTENT_TYPE, "text/plain")], "gone fishing").into_response()
+        }
         ("GET", p) if p.starts_with("/v1/pets/") => {
             json(StatusCode::OK, json!({"id": 1, "name": "Rex", "tag": null}))
         }
@@ -728,4 +733,36 @@ async fn header_parameters_the_http_client_owns_are_not_arguments() {
     );
     assert_eq!(seen.headers["x-trace"], "t1");
     assert_eq!(seen.body, b"hello");
+}
+
+/// A success answer that is not what the document says the operation
+/// returns cannot be served as structured content under the tool's
+/// `outputSchema` (a client that checks it would refuse the whole result):
+/// it is an `UnexpectedAnswer` failure naming where it differs, with the
+/// answer itself as text. An answer as documented is structured.
+#[tokio::test]
+async fn an_answer_unlike_the_document_is_named_and_still_shown() {
+    let f = Fixture::start().await;
+    let service = f.service().await;
+    assert!(service.tool("getPet").unwrap().output_schema.is_some());
+
+    let fine = service.call("getPet", args(json!({"petId": "1"}))).await;
+    assert_eq!(failure(&fine), None, "{}", fine.text());
+    assert_eq!(fine.structured_content.as_ref().unwrap()["name"], "Rex");
+
+    let odd = service.call("getPet", args(json!({"petId": "odd"}))).await;
+    assert_eq!(failure(&odd), Some(CallFailure::UnexpectedAnswer));
+    assert_eq!(CallFailure::UnexpectedAnswer.cause(), ErrorCause::Server);
+    assert!(odd.structured_content.is_none());
+    let text = odd.text();
+    assert!(text.contains("GET /pets/{petId}"), "{text}");
+    assert!(text.contains("not as its document says"), "{text}");
+    assert!(text.contains("/id: "), "{text}");
+    assert!(text.contains("\"name\""), "{text}");
+    // The answer is there for the reader, after the explanation.
+    assert!(text.contains(r#"{"id":"seven","tag":"x"}"#), "{text}");
+
+    let prose = service.call("getPet", args(json!({"petId": "text"}))).await;
+    assert_eq!(failure(&prose), Some(CallFailure::UnexpectedAnswer));
+    assert!(prose.text().contains("gone fishing"), "{}", prose.text());
 }
