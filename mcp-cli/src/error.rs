@@ -926,6 +926,9 @@ pub(crate) fn hub_error_json(e: &HubError) -> Value {
     if let Some(t) = e.stderr_tail() {
         error["stderrTail"] = json!(t);
     }
+    if let Some(result) = e.received_result() {
+        error["receivedResult"] = serde_json::to_value(result).unwrap_or(Value::Null);
+    }
     if let Some(line) = e.unparsed_line() {
         error["unparsedLine"] = json!(line);
     }
@@ -948,6 +951,9 @@ pub(crate) struct TheirWords<'a> {
     pub(crate) stderr_tail: Option<&'a str>,
     /// The first line it sent that was not JSON-RPC.
     pub(crate) unparsed_line: Option<&'a str>,
+    /// A tool result refused for breaking its output schema: the
+    /// structured content it carried (`Some(None)`: none).
+    pub(crate) structured: Option<Option<&'a Value>>,
 }
 
 impl<'a> TheirWords<'a> {
@@ -957,9 +963,14 @@ impl<'a> TheirWords<'a> {
             message: e.server_message(),
             stderr_tail: e.stderr_tail(),
             unparsed_line: e.unparsed_line(),
+            structured: e.received_result().map(|r| r.structured_content.as_ref()),
         }
     }
 }
+
+/// Lines of a refused result's structured content shown (all of it is in
+/// `--json`'s `receivedResult`).
+const STRUCTURED_LINES: usize = 40;
 
 /// `mcp: <error>`, its causes, then the server's own words, labelled.
 pub(crate) fn render_report(
@@ -972,6 +983,7 @@ pub(crate) fn render_report(
         message: server_message,
         stderr_tail,
         unparsed_line,
+        structured,
     } = theirs;
     let mut out = String::new();
     // Our errors carry a server's strings escaped already; escaping every
@@ -1017,6 +1029,38 @@ pub(crate) fn render_report(
             ),
             escape_line(line.trim_end())
         ));
+    }
+    match structured {
+        Some(Some(value)) => {
+            let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+            let all: Vec<&str> = pretty.lines().collect();
+            let shown = &all[..all.len().min(STRUCTURED_LINES)];
+            out.push_str(&format!(
+                "  {}
+",
+                paint.dim("the structured content it sent:")
+            ));
+            for line in shown {
+                out.push_str(&format!(
+                    "  | {}
+",
+                    escape_line(line)
+                ));
+            }
+            if shown.len() < all.len() {
+                out.push_str(&format!(
+                    "  | … {} more lines (`--json` has them all)
+",
+                    all.len() - shown.len()
+                ));
+            }
+        }
+        Some(None) => out.push_str(&format!(
+            "  {}
+",
+            paint.dim("it sent no structured content")
+        )),
+        None => {}
     }
     out
 }

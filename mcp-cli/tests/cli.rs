@@ -833,6 +833,54 @@ fn add_without_a_config_creates_the_user_file() {
 
 // ---------------------------------------------------------------- login, usage
 
+/// A result refused for breaking its tool's output schema is exit 4 naming
+/// the difference, and what the server sent is shown (labelled, escaped,
+/// bounded; whole in `--json`): the CLI is where a server's author finds out.
+#[test]
+fn a_result_that_breaks_its_output_schema_is_shown_with_the_refusal() {
+    let rows: Vec<Value> = (0..60).map(|i| json!(i)).collect();
+    let sandbox = Sandbox::new().with_servers(&[(
+        "s",
+        script(json!({"tools": [
+            {"name": "shaped", "inputSchema": schema_object(),
+             "outputSchema": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]},
+             "behavior": {"kind": "structured", "value": {"n": 1, "note": "\u{1b}[2Jhi", "rows": rows}}},
+            {"name": "bare", "inputSchema": schema_object(),
+             "outputSchema": {"type": "object", "required": ["n"]},
+             "behavior": {"kind": "echo"}}
+        ]})),
+    )]);
+    let (code, stdout, stderr) = sandbox.run(&["call", "s", "shaped"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains("does not match its output schema: /n: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the structured content it sent:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("  |   \"n\": 1,\n"), "{stderr}");
+    assert!(stderr.contains(r#""note": "\u001b[2Jhi""#), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    assert!(
+        stderr.contains("more lines (`--json` has them all)"),
+        "{stderr}"
+    );
+
+    let (code, stdout, _) = sandbox.run(&["call", "s", "shaped", "--json"]);
+    assert_eq!(code, 4);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let received = &json["error"]["receivedResult"]["structuredContent"];
+    assert_eq!(received["n"], 1);
+    assert_eq!(received["rows"].as_array().unwrap().len(), 60);
+
+    let (code, _, stderr) = sandbox.run(&["call", "s", "bare", "text=x"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("it sent no structured content"), "{stderr}");
+}
+
 #[test]
 fn a_url_whose_path_serves_no_mcp_gets_a_hint_about_the_path() {
     let rt = runtime();

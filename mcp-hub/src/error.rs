@@ -470,6 +470,16 @@ impl HubError {
         }
     }
 
+    /// The tool result as the server sent it, when the session refused it
+    /// for breaking the tool's output schema (see
+    /// [`SessionError::received_result`]).
+    pub fn received_result(&self) -> Option<&mcp_types::CallToolResult> {
+        match self {
+            HubError::Session { error, .. } => error.received_result(),
+            _ => None,
+        }
+    }
+
     /// The diagnostics of the ended connection this error carries, if any.
     fn exit_info(&self) -> Option<&ExitInfo> {
         match self {

@@ -388,6 +388,17 @@ impl SessionError {
         self.exit_info()?.unparsed_line.as_deref()
     }
 
+    /// The tool result as the server sent it, when it was refused for
+    /// breaking the tool's output schema
+    /// ([`InvalidStructuredContent`](SessionError::InvalidStructuredContent)):
+    /// the server's words, to be shown labelled and escaped.
+    pub fn received_result(&self) -> Option<&mcp_types::CallToolResult> {
+        match self {
+            SessionError::InvalidStructuredContent { result, .. } => Some(result),
+            _ => None,
+        }
+    }
+
     /// A dead session's exit diagnostics.
     pub fn exit_info(&self) -> Option<&ExitInfo> {
         match self {
