@@ -51,6 +51,7 @@
 //! |---|---|---|
 //! | request body | 4 MiB | `413` naming the bound |
 //! | connections | 256 | a plain connection is answered `503` and closed; a TLS one is closed before its handshake |
+//! | a request's head, then its body | 30 s each | the connection is closed (a late body is answered `408` first); a kept-alive connection idle that long is closed too |
 //! | legacy sessions | 128 | `initialize` is answered `503` |
 //! | idle session | 30 min | the session ends (later requests: `404`) |
 //! | messages waiting on one response stream | 64 | a notification is dropped (logged at debug); answers never are |
@@ -95,6 +96,12 @@ pub struct HttpConfig {
     pub max_body: usize,
     /// Connections served at once (default 256).
     pub max_connections: usize,
+    /// A request's head must arrive within this, and then its body within
+    /// this again (default 30 s); otherwise the connection is closed (a
+    /// late body: answered `408` first). A kept-alive connection idle
+    /// this long is closed too. So a peer that connects and sends nothing,
+    /// or trickles, cannot hold a place under `max_connections` forever.
+    pub request_read_timeout: Duration,
     /// Legacy sessions open at once (default 128).
     pub max_sessions: usize,
     /// A legacy session without requests for this long ends (default 30
@@ -123,6 +130,7 @@ impl Default for HttpConfig {
             bearer: None,
             max_body: 4 * 1024 * 1024,
             max_connections: 256,
+            request_read_timeout: Duration::from_secs(30),
             max_sessions: 128,
             session_idle: Duration::from_secs(30 * 60),
             resume: ResumeConfig::default(),
@@ -177,6 +185,12 @@ impl HttpConfig {
     /// Sets [`max_connections`](Self::max_connections).
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
+        self
+    }
+
+    /// Sets [`request_read_timeout`](Self::request_read_timeout).
+    pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
+        self.request_read_timeout = timeout;
         self
     }
 
@@ -469,15 +483,14 @@ impl HttpServer {
             .with_state(Arc::clone(&shared));
         let listener = listen::Listener::new(listener, tls, config.max_connections);
         let closing = Arc::clone(&shared);
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                // Open streams end, so that their connections can close.
-                closing.end_all();
-            })
-            .await;
+        listen::serve(listener, router, config.request_read_timeout, async move {
+            shutdown.await;
+            // Open streams end, so that their connections can close.
+            closing.end_all();
+        })
+        .await;
         sweeper.abort();
         shared.end_all();
-        served.map_err(|source| ServerError::Bind { addr, source })
+        Ok(())
     }
 }

@@ -716,3 +716,78 @@ async fn shutdown_ends_open_streams_and_sessions() {
     drop(session);
     let _ = Duration::ZERO;
 }
+
+/// Reads until the server closes the connection (or the test's own guard
+/// of 20 s, which only a regression reaches); what it answered first.
+async fn until_closed(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut got)).await;
+    assert!(
+        read.is_ok(),
+        "the server kept the connection open; it answered {:?}",
+        String::from_utf8_lossy(&got)
+    );
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// A peer that connects and sends nothing, half a head, or a head and too
+/// little body, gives its place under the connection bound back within
+/// `request_read_timeout` (a late body is answered 408), so the bound
+/// cannot be held by idle sockets; a long answer is not cut by it.
+#[tokio::test]
+async fn a_request_that_does_not_arrive_in_time_gives_its_connection_back() {
+    use tokio::io::AsyncWriteExt;
+    let timeout = Duration::from_millis(300);
+    let running = start(
+        HttpConfig::default()
+            .max_connections(3)
+            .request_read_timeout(timeout),
+    )
+    .await;
+    let address = running
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let connect = || tokio::net::TcpStream::connect(address.clone());
+
+    let mut silent = connect().await.unwrap();
+    let mut half_head = connect().await.unwrap();
+    half_head
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let mut short_body = connect().await.unwrap();
+    short_body
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+              accept: application/json, text/event-stream\r\ncontent-length: 100\r\n\r\n{",
+        )
+        .await
+        .unwrap();
+    // The bound is full: another connection is turned away at once.
+    let mut fourth = connect().await.unwrap();
+    assert!(until_closed(&mut fourth).await.starts_with("HTTP/1.1 503"));
+
+    assert_eq!(until_closed(&mut silent).await, "");
+    assert_eq!(until_closed(&mut half_head).await, "");
+    let answer = until_closed(&mut short_body).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within"), "{answer}");
+
+    // Their places are free again; a call that runs longer than the read
+    // time is not cut (it ends on the client's own time-out).
+    let session = ready(connector(&running.url), Negotiation::Legacy).await;
+    let options = CallOptions::new().timeout(timeout * 5);
+    let error = session
+        .call_tool_with("slow", (), &options)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, mcp_session::SessionError::Timeout { .. }),
+        "{error}"
+    );
+    session.close().await;
+    running.stop().await;
+}

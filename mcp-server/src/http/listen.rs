@@ -113,11 +113,10 @@ impl AsyncWrite for Conn {
     }
 }
 
-/// axum's listener: connections accepted (and TLS ones shaken hands with)
-/// by a task of its own, handed over ready.
+/// Connections accepted (and TLS ones shaken hands with) by a task of its
+/// own, handed over ready.
 pub(super) struct Listener {
     ready: mpsc::Receiver<(Conn, SocketAddr)>,
-    addr: io::Result<SocketAddr>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -129,11 +128,10 @@ impl Drop for Listener {
 
 impl Listener {
     pub(super) fn new(listener: TcpListener, tls: Option<TlsAcceptor>, max: usize) -> Self {
-        let addr = listener.local_addr();
         let (tx, ready) = mpsc::channel(max.max(1));
         let permits = Arc::new(Semaphore::new(max));
         let task = tokio::spawn(accept_loop(listener, tls, permits, tx));
-        Self { ready, addr, task }
+        Self { ready, task }
     }
 }
 
@@ -195,22 +193,72 @@ async fn accept_loop(
     }
 }
 
-impl axum::serve::Listener for Listener {
-    type Io = Conn;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+impl Listener {
+    /// The next connection, ready to be served.
+    async fn accept(&mut self) -> Conn {
         match self.ready.recv().await {
-            Some(ready) => ready,
+            Some((conn, _peer)) => conn,
             // The accept task ended (it never does on its own).
             None => std::future::pending().await,
         }
     }
+}
 
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        match &self.addr {
-            Ok(addr) => Ok(*addr),
-            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-        }
+/// Serves `router` on every connection `listener` hands over until
+/// `shutdown` resolves; then stops accepting, lets each connection finish
+/// its exchange in progress, and returns once all are closed.
+///
+/// Each connection is hyper's HTTP/1.1 server with a timer: a request's
+/// head must arrive within `head_timeout` of the connection's being ready
+/// for it, so a peer that opens a connection and sends nothing, or half a
+/// head, gives its place under the connection bound back instead of
+/// holding it forever (a kept-alive connection idle that long is closed
+/// too). A request's body is read under the same time in `session.rs`.
+pub(super) async fn serve(
+    mut listener: Listener,
+    router: axum::Router,
+    head_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    // Told once, at shutdown; every connection holds a `closed` receiver
+    // until it is closed.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let (closed_tx, closed) = tokio::sync::watch::channel(());
+    tokio::pin!(shutdown);
+    loop {
+        let conn = tokio::select! {
+            conn = listener.accept() => conn,
+            () = &mut shutdown => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut stopping = stopping.clone();
+        let closed = closed.clone();
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(head_timeout);
+            let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(conn), service);
+            tokio::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => Some(ended),
+                _ = stopping.wait_for(|stop| *stop) => None,
+            };
+            let ended = match ended {
+                Some(ended) => ended,
+                None => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "an HTTP connection ended with an error");
+            }
+            drop(closed);
+        });
     }
+    drop(listener);
+    let _ = stop.send(true);
+    drop(closed);
+    closed_tx.closed().await;
 }

@@ -559,9 +559,30 @@ async fn post<H: ServerHandler>(shared: &Arc<Shared<H>>, request: Request) -> Re
         );
     }
     let limit = shared.config.max_body;
-    let body = match axum::body::to_bytes(body, limit).await {
-        Ok(body) => body,
+    let read = tokio::time::timeout(
+        shared.config.request_read_timeout,
+        axum::body::to_bytes(body, limit),
+    );
+    let body = match read.await {
+        Ok(Ok(body)) => body,
         Err(_) => {
+            let mut answer = wire::error(
+                StatusCode::REQUEST_TIMEOUT,
+                wire::SERVER_ERROR,
+                &format!(
+                    "the request body did not arrive within {:?}",
+                    shared.config.request_read_timeout
+                ),
+            );
+            // The rest of the body may still come: the connection is not
+            // reused.
+            answer.headers_mut().insert(
+                header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return answer;
+        }
+        Ok(Err(_)) => {
             return wire::error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 wire::SERVER_ERROR,
