@@ -146,6 +146,10 @@ pub struct HttpServerOptions {
     /// Hold each `GET /mcp` this long before handling it (its stream opens,
     /// and its head is sent, only then): a server slow to take the stream.
     pub get_delay: Option<std::time::Duration>,
+    /// SEP-1699 polling: a resumed reply stream (`GET` with
+    /// `Last-Event-ID`) ends when no event of it comes within this long, so
+    /// the client comes back again after the `retry` time, until the answer.
+    pub poll_hold: Option<std::time::Duration>,
 }
 
 impl Default for HttpServerOptions {
@@ -162,6 +166,7 @@ impl Default for HttpServerOptions {
             max_sessions: 1024,
             max_request_bytes: 64 << 20,
             get_delay: None,
+            poll_hold: None,
         }
     }
 }
@@ -176,6 +181,14 @@ impl HttpServerOptions {
     /// Sets how `server/discover` is answered.
     pub fn probe(mut self, probe: HttpProbe) -> Self {
         self.probe = probe;
+        self
+    }
+
+    /// Holds each resumed reply stream at most `hold` before ending it (see
+    /// [`poll_hold`](Self::poll_hold)); with [`close_early`](Self::close_early),
+    /// the server that polls its clients to the answer.
+    pub fn poll(mut self, hold: std::time::Duration) -> Self {
+        self.poll_hold = Some(hold);
         self
     }
 

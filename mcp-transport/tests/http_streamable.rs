@@ -311,6 +311,43 @@ async fn a_stream_closed_early_is_resumed_after_the_retry_time() {
     );
 }
 
+/// A server that polls (SEP-1699): the call's stream ends right after its
+/// priming event, and every resumed one after a short hold without news,
+/// each time with its `retry` time. The client comes back as often as it
+/// takes to get the answer: far more often than the five failed resumes
+/// it gives up after, since a stream the server ended is no failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_polls_is_followed_to_the_answer() {
+    let options = HttpServerOptions::default()
+        .reply(ReplyMode::Sse)
+        .close_early(10, &["tools/call"])
+        .poll(Duration::from_millis(20));
+    let slow = Behavior::Sleep {
+        ms: 1000,
+        progress_steps: 0,
+    };
+    let server = serve(Script::legacy().tool("slow", slow), options).await;
+    let mut conn = connect(&server.url()).await;
+    handshake(&mut conn).await;
+    let call = request(
+        2,
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+        Some(LEGACY),
+    );
+    conn.outbound.send(call).await.unwrap();
+    let reply = next_frame(&mut conn).await;
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert!(reply.get("result").is_some(), "{reply}");
+    let polls = server
+        .requests
+        .with_method("GET")
+        .into_iter()
+        .filter(|r| r.header("last-event-id").is_some())
+        .count();
+    assert!(polls > 5, "came back {polls} times");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_reported_and_forgotten() {
     let server = serve(

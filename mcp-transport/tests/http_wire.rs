@@ -425,3 +425,52 @@ async fn a_proxy_from_the_environment_still_carries_the_requests() {
         "{heads:?}"
     );
 }
+
+/// A server that polls its session's GET stream (SEP-1699): each GET is
+/// answered with a priming event and a `retry` time, then ended; the eighth
+/// carries a notification. The client keeps coming back (a stream the
+/// server ended after saying when to return is no failed attempt; five of
+/// those in a row ended the GET stream for good before) and hears it.
+#[tokio::test]
+async fn a_get_stream_the_server_polls_is_kept_however_quiet() {
+    let gets = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&gets);
+    let (url, _seen) = server(move |head, id| {
+        if head.starts_with("GET") {
+            let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut body = format!("id: g-{n}\nretry: 5\ndata: \n\n");
+            if n == 8 {
+                body += "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+            }
+            return Act::Answer(chunked_answer("text/event-stream", &body, 1));
+        }
+        let body = answer_text(id, "ok");
+        Act::Answer(
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\n\
+                 content-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes(),
+        )
+    })
+    .await;
+    let mut conn = open(HttpConfig::new(&url)).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}});
+    let mut frame = OutboundFrame::request(body.to_string(), 1, "tools/call".into());
+    frame.protocol_version = Some("2025-11-25");
+    conn.outbound.send(frame).await.unwrap();
+    loop {
+        match next(&mut conn).await {
+            Inbound::Frame(bytes) => {
+                let value: Value = serde_json::from_slice(&bytes).unwrap();
+                if value["method"] == "notifications/tools/list_changed" {
+                    break;
+                }
+                assert_eq!(value["id"], 1, "{value}");
+            }
+            other => panic!("expected frames, got {other:?}"),
+        }
+    }
+    assert!(gets.load(Ordering::SeqCst) >= 8);
+}

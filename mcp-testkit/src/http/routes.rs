@@ -176,6 +176,7 @@ async fn dispatch(
                 priming: close.is_some(),
                 retry_ms: close.map(|c| c.retry_ms),
                 close_early: close.is_some(),
+                hold: None,
             };
             event_stream(Body::from_stream(reply_body(log, 0, start)))
         }
@@ -260,6 +261,7 @@ fn get_mcp(app: &App, headers: &HeaderMap) -> Response {
             priming: false,
             retry_ms: None,
             close_early: false,
+            hold: app.options.poll_hold,
         };
         return event_stream(Body::from_stream(reply_body(log, from, start)));
     }

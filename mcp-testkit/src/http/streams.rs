@@ -135,6 +135,8 @@ pub(crate) struct StreamStart {
     pub(crate) retry_ms: Option<u64>,
     /// End the body right after the priming event, before any message.
     pub(crate) close_early: bool,
+    /// End the body when no event comes within this long (polling).
+    pub(crate) hold: Option<std::time::Duration>,
 }
 
 /// The body of a reply stream from event index `from`.
@@ -152,6 +154,7 @@ pub(crate) fn reply_body(
         Bytes::from(text)
     });
     let close_early = start.close_early;
+    let hold = start.hold;
     futures::stream::unfold(
         (log, from, prime, false),
         move |(log, index, prime, primed)| async move {
@@ -161,7 +164,10 @@ pub(crate) fn reply_body(
             if primed && close_early {
                 return None;
             }
-            let event = log.event(index).await?;
+            let event = match hold {
+                Some(hold) => tokio::time::timeout(hold, log.event(index)).await.ok()??,
+                None => log.event(index).await?,
+            };
             let text = format!("id: {}-{}\ndata: {}\n\n", log.number, index + 1, event);
             Some((Ok(Bytes::from(text)), (log, index + 1, None, primed)))
         },

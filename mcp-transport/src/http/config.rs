@@ -51,7 +51,8 @@ pub struct HttpConfig {
     /// The wait before resuming a broken stream when the server sent no
     /// `retry` field.
     pub default_retry: Duration,
-    /// Consecutive failed attempts to resume one stream before giving up.
+    /// Consecutive failed attempts to resume one stream before giving up
+    /// (a stream the server ended cleanly, polling, is not a failed one).
     pub max_resume_attempts: u32,
     /// Where the `Authorization` (or other credential) header comes from.
     pub credentials: Option<Arc<dyn CredentialProvider>>,

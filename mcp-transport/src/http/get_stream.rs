@@ -6,7 +6,10 @@
 //! refusal) means there is no such stream: the task ends quietly. When the
 //! stream ends or breaks it is opened again after the server's `retry` time
 //! (with `Last-Event-ID` when events had ids); after `max_resume_attempts`
-//! consecutive attempts that delivered nothing, the task gives up.
+//! consecutive attempts that delivered nothing, the task gives up. A stream
+//! the server ended cleanly after telling its `retry` time is a poll
+//! (SEP-1699), not a fruitless attempt: the server keeps the session's
+//! stream by being polled, however long it stays quiet.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +42,7 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
     let mut first = true;
     loop {
         if !std::mem::take(&mut first) {
-            tokio::time::sleep(reader.retry().unwrap_or(config.default_retry)).await;
+            tokio::time::sleep(crate::http::post::reconnect_wait(&reader, config)).await;
         }
         if fruitless >= config.max_resume_attempts {
             tracing::debug!("giving up on the GET stream");
@@ -111,6 +114,10 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
                     shared
                         .deliver(Inbound::FrameError(TransportError::Codec(e)))
                         .await;
+                }
+                SseStep::End if reader.retry().is_some() => {
+                    fruitless = 0;
+                    break;
                 }
                 SseStep::End | SseStep::Broken | SseStep::TimedOut => break,
             }

@@ -221,13 +221,20 @@ impl Post<'_> {
     }
 
     /// Reads an event-stream reply until the answer; resumes it when it
-    /// breaks first (legacy era, with an event id to resume from).
+    /// ends or breaks first (legacy era, with an event id to resume from).
+    ///
+    /// A stream the server ended cleanly is a poll (SEP-1699: a server may
+    /// close it at will once it has sent an event id, and the client comes
+    /// back after `retry`), however many in a row: the request's deadline
+    /// bounds them. Only resumes that fail (a broken connection, a refused
+    /// or failed `GET`) count towards `max_resume_attempts`.
     async fn reply_stream(&self, id: i64, first: Reply) {
         let config = &self.shared.http.config;
         let mut reader = SseReader::new(config.max_body);
         let mut response = first;
         let mut attempts = 0u32;
         loop {
+            let mut ended_cleanly = false;
             loop {
                 match reader
                     .next(&mut response, Some(config.response_timeout))
@@ -252,7 +259,11 @@ impl Post<'_> {
                             .deliver(Inbound::FrameError(TransportError::Codec(e)))
                             .await;
                     }
-                    SseStep::End | SseStep::Broken => break,
+                    SseStep::End => {
+                        ended_cleanly = true;
+                        break;
+                    }
+                    SseStep::Broken => break,
                     SseStep::TimedOut => return self.fail(RequestFailure::TimedOut).await,
                 }
             }
@@ -263,6 +274,9 @@ impl Post<'_> {
             }
             if self.modern || reader.last_event_id().is_none() {
                 return self.fail(RequestFailure::StreamBroken).await;
+            }
+            if ended_cleanly {
+                attempts = 0;
             }
             // Boxed: resuming is rare, and its exchange would make every
             // POST's future larger.
@@ -283,7 +297,7 @@ impl Post<'_> {
                 return None;
             }
             *attempts += 1;
-            tokio::time::sleep(reader.retry().unwrap_or(config.default_retry)).await;
+            tokio::time::sleep(reconnect_wait(reader, config)).await;
             let session = self.shared.session_id();
             let mut headers = match message_headers(self.frame, session.as_ref()) {
                 Ok(headers) => headers,
@@ -360,6 +374,22 @@ impl Post<'_> {
 /// The headers of one message: session id, protocol version, and the
 /// per-message headers the session computed (checked here: an illegal one
 /// fails the message, it is never sent).
+/// The least wait before reconnecting, whatever `retry` the server asked
+/// for: a server that ends every stream at once with `retry: 0` is polled
+/// at most this often, not in a busy loop.
+const MIN_RECONNECT_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// How long to wait before reconnecting a stream: the server's `retry`
+/// (never less than [`MIN_RECONNECT_WAIT`]), else the configured default.
+pub(crate) fn reconnect_wait(
+    reader: &SseReader,
+    config: &crate::http::config::HttpConfig,
+) -> std::time::Duration {
+    reader
+        .retry()
+        .map_or(config.default_retry, |retry| retry.max(MIN_RECONNECT_WAIT))
+}
+
 pub(crate) fn message_headers(
     frame: &OutboundFrame,
     session: Option<&HeaderValue>,
