@@ -814,6 +814,14 @@ impl CliError {
             );
         }
         let hub = self.hub()?;
+        if let Some(SessionError::Timeout { method, .. }) = session_of(hub)
+            && method == "tools/call"
+        {
+            return Some(
+                "a tool that takes longer needs `--timeout SECONDS` (up to 600), or `request_timeout_ms` in its server's entry"
+                    .to_owned(),
+            );
+        }
         if let Some(status) = session_of(hub).and_then(endpoint_missing) {
             return Some(format!(
                 "the URL answered HTTP {status} to the first request: is its path the server's MCP endpoint? (Streamable HTTP servers often serve `/mcp`, legacy SSE ones `/sse`)"

@@ -234,6 +234,10 @@ fn call_exit_codes_for_tool_errors_protocol_errors_time_outs_and_deaths() {
     let (code, _, stderr) = sandbox.run(&["call", "rich", "hangs", "--timeout", "1"]);
     assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("got no answer within"), "{stderr}");
+    assert!(
+        stderr.contains("hint: a tool that takes longer needs `--timeout SECONDS`"),
+        "{stderr}"
+    );
     assert!(began.elapsed() < Duration::from_secs(20));
 
     let (code, _, stderr) = sandbox.run(&["call", "rich", "crashes"]);
