@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use document::{Document, OrderedObject, SERVERS_KEY};
 pub(crate) use entry::{
-    AuthEntry, EntryKind, OpenApiEntry, RemoteEntry, SchemeSecret, ServerEntry, SourceEntry,
-    StdioEntry, TokenEntry, child, is_permission_name,
+    AuthEntry, EntryKind, MAX_TIMEOUT_MS, OpenApiEntry, RemoteEntry, SchemeSecret, ServerEntry,
+    SourceEntry, StdioEntry, TokenEntry, child, is_permission_name,
 };
 pub(crate) use expand::{expand_only, is_variable_name};
 pub(crate) use url_check::{UrlProblem, check_url};

@@ -20,8 +20,8 @@ use mcp_types::Root;
 
 use crate::args::RemoteTransport;
 use crate::config::{
-    EntryKind, OpenApiEntry, RemoteEntry, SchemeSecret, ServerEntry, SourceEntry, StdioEntry,
-    TokenEntry, UrlProblem, check_url, child, expand_only,
+    EntryKind, MAX_TIMEOUT_MS, OpenApiEntry, RemoteEntry, SchemeSecret, ServerEntry, SourceEntry,
+    StdioEntry, TokenEntry, UrlProblem, check_url, child, expand_only,
 };
 use crate::confirm::{ConfirmCalls, Yeses};
 use crate::error::{CliError, ConfigProblem};
@@ -266,8 +266,7 @@ fn remote_connector(
         };
         return Err(CliError::config(origin.file, &path("url"), problem));
     }
-    let mut config = HttpConfig::new(url);
-    config.user_agent = concat!("mcp-cli/", env!("CARGO_PKG_VERSION")).to_owned();
+    let mut config = http_config(url);
     for (name, value) in &remote.headers {
         let at = member_path(origin, entry, "headers", name);
         let value = expanded(origin, &at, value)?;
@@ -295,6 +294,20 @@ fn remote_connector(
         RemoteTransport::Http => Arc::new(HttpConnector::new(config)),
         RemoteTransport::Sse => Arc::new(SseConnector::new(config)),
     })
+}
+
+/// The transport settings every remote server starts from: our user agent,
+/// and a transport time-out (how long an answer's head, a JSON body, or a
+/// silence in an event stream may take) longer than any request deadline
+/// the CLI lets a user set (`--timeout`, `request_timeout_ms`: up to 600 s),
+/// so that deadline, reset by progress, is the one that ends a slow call.
+fn http_config(url: String) -> HttpConfig {
+    let mut config = HttpConfig::new(url);
+    config.user_agent = concat!("mcp-cli/", env!("CARGO_PKG_VERSION")).to_owned();
+    config.response_timeout = config
+        .response_timeout
+        .max(Duration::from_millis(MAX_TIMEOUT_MS) + Duration::from_secs(10));
+    config
 }
 
 /// The OAuth settings of a remote entry at `url`: the grant its `auth`
@@ -582,4 +595,18 @@ pub(crate) async fn start_one(
         builder = builder.approval(hook);
     }
     Ok(builder.start().await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call the user allows 600 s is ended by its own deadline, not by the
+    /// transport's shorter default (300 s) while the server still works.
+    #[test]
+    fn the_transport_waits_longer_than_any_deadline_a_user_can_set() {
+        let config = http_config("https://mcp.example.com/mcp".to_owned());
+        assert!(config.response_timeout > Duration::from_millis(MAX_TIMEOUT_MS));
+        assert!(config.user_agent.starts_with("mcp-cli/"));
+    }
 }

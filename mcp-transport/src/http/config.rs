@@ -37,8 +37,11 @@ pub struct HttpConfig {
     /// Bound on establishing a TCP (and TLS) connection.
     pub connect_timeout: Duration,
     /// Bound on waiting for a response's head, for a whole JSON body, and
-    /// between two chunks of a reply's event stream. Sessions keep their own
-    /// (shorter) request deadlines; this is the transport's safety net.
+    /// between two chunks of a reply's event stream (default 300 s).
+    /// Sessions keep their own request deadlines; this is the transport's
+    /// safety net, so a host that allows some request longer than this
+    /// should raise it too (the `mcp` CLI sets it above its largest
+    /// deadline, 600 s).
     pub response_timeout: Duration,
     /// Bound on the `DELETE` sent at shutdown, and on waiting for the legacy
     /// `endpoint` event at connect.
