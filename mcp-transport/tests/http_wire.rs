@@ -474,3 +474,103 @@ async fn a_get_stream_the_server_polls_is_kept_however_quiet() {
     }
     assert!(gets.load(Ordering::SeqCst) >= 8);
 }
+
+/// Warning events, their messages sent to a channel.
+struct Warnings(tokio::sync::mpsc::UnboundedSender<String>);
+
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        let _ = self.0.send(message.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A server that forgets the session while we listen (it restarted): the
+/// GET stream that was open gets `404` when it comes back, and says so as a
+/// warning, since the session hears nothing from the server until its next
+/// request; a server that never had a GET stream is not warned about.
+#[tokio::test]
+async fn losing_a_get_stream_that_was_open_is_a_warning() {
+    let (tx, mut warnings) = tokio::sync::mpsc::unbounded_channel();
+    let _guard = tracing::subscriber::set_default(Warnings(tx));
+    for had_stream in [false, true] {
+        let gets = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&gets);
+        let (url, _seen) = server(move |head, id| {
+            if head.starts_with("GET") {
+                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                if had_stream && n == 1 {
+                    return Act::Answer(chunked_answer(
+                        "text/event-stream",
+                        "id: g-1\ndata: \n\n",
+                        1,
+                    ));
+                }
+                return Act::Answer(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_vec(),
+                );
+            }
+            let body = answer_text(id, "ok");
+            Act::Answer(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\n\
+                     content-length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .into_bytes(),
+            )
+        })
+        .await;
+        let mut config = HttpConfig::new(&url);
+        config.default_retry = Duration::from_millis(10);
+        let mut conn = open(config).await;
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}});
+        let mut frame = OutboundFrame::request(body.to_string(), 1, "tools/call".into());
+        frame.protocol_version = Some("2025-11-25");
+        conn.outbound.send(frame).await.unwrap();
+        assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
+        if had_stream {
+            let warning = tokio::time::timeout(WAIT, warnings.recv())
+                .await
+                .expect("a warning in time")
+                .unwrap();
+            assert!(
+                warning.contains("no longer knows this session (did it restart?)"),
+                "{warning}"
+            );
+            assert_eq!(gets.load(Ordering::SeqCst), 2);
+        } else {
+            // The GET is refused; two more exchanges after the server saw
+            // it give its answer time to be read (one runtime thread), and
+            // no warning was given.
+            while gets.load(Ordering::SeqCst) == 0 {
+                assert_eq!(call(&mut conn, 2).await, "ok");
+            }
+            assert_eq!(call(&mut conn, 3).await, "ok");
+            assert_eq!(call(&mut conn, 4).await, "ok");
+            assert_eq!(gets.load(Ordering::SeqCst), 1);
+            assert!(warnings.try_recv().is_err());
+        }
+    }
+}

@@ -40,12 +40,22 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
     // Consecutive attempts that delivered no message.
     let mut fruitless = 0u32;
     let mut first = true;
+    // Whether the stream was ever open: losing it then is worth a warning
+    // (the session stops hearing the server), unlike a server without one.
+    let mut was_open = false;
     loop {
         if !std::mem::take(&mut first) {
             tokio::time::sleep(crate::http::post::reconnect_wait(&reader, config)).await;
         }
         if fruitless >= config.max_resume_attempts {
-            tracing::debug!("giving up on the GET stream");
+            if was_open {
+                tracing::warn!(
+                    attempts = fruitless,
+                    "the server's event stream could not be opened again: its notifications and requests stop reaching us until the next request"
+                );
+            } else {
+                tracing::debug!("giving up on the GET stream");
+            }
             return;
         }
         fruitless += 1;
@@ -95,12 +105,19 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
             return;
         }
         if !status.is_success() || body_kind(&response) != BodyKind::EventStream {
-            tracing::debug!(
-                status = status.as_u16(),
-                "the server refused the GET stream"
-            );
+            if was_open && status == StatusCode::NOT_FOUND {
+                tracing::warn!(
+                    "the server no longer knows this session (did it restart?): its notifications and requests stop reaching us until the next request starts a new one"
+                );
+            } else {
+                tracing::debug!(
+                    status = status.as_u16(),
+                    "the server refused the GET stream"
+                );
+            }
             return;
         }
+        was_open = true;
         loop {
             match reader.next(&mut response, None).await {
                 SseStep::Message(bytes) => {
