@@ -371,9 +371,6 @@ impl Post<'_> {
     }
 }
 
-/// The headers of one message: session id, protocol version, and the
-/// per-message headers the session computed (checked here: an illegal one
-/// fails the message, it is never sent).
 /// The least wait before reconnecting, whatever `retry` the server asked
 /// for: a server that ends every stream at once with `retry: 0` is polled
 /// at most this often, not in a busy loop.
@@ -390,6 +387,9 @@ pub(crate) fn reconnect_wait(
         .map_or(config.default_retry, |retry| retry.max(MIN_RECONNECT_WAIT))
 }
 
+/// The headers of one message: session id, protocol version, and the
+/// per-message headers the session computed (checked here: an illegal one
+/// fails the message, it is never sent).
 pub(crate) fn message_headers(
     frame: &OutboundFrame,
     session: Option<&HeaderValue>,
