@@ -1043,31 +1043,22 @@ pub(crate) fn render_report(
             let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
             let all: Vec<&str> = pretty.lines().collect();
             let shown = &all[..all.len().min(STRUCTURED_LINES)];
-            out.push_str(&format!(
-                "  {}
-",
-                paint.dim("the structured content it sent:")
-            ));
+            let label = paint.dim("the structured content it sent:");
+            out.push_str(&format!("  {label}\n"));
             for line in shown {
-                out.push_str(&format!(
-                    "  | {}
-",
-                    escape_line(line)
-                ));
+                out.push_str(&format!("  | {}\n", escape_line(line)));
             }
             if shown.len() < all.len() {
+                let more = all.len() - shown.len();
                 out.push_str(&format!(
-                    "  | … {} more lines (`--json` has them all)
-",
-                    all.len() - shown.len()
+                    "  | … {more} more lines (`--json` has them all)\n"
                 ));
             }
         }
-        Some(None) => out.push_str(&format!(
-            "  {}
-",
-            paint.dim("it sent no structured content")
-        )),
+        Some(None) => {
+            let label = paint.dim("it sent no structured content");
+            out.push_str(&format!("  {label}\n"));
+        }
         None => {}
     }
     out
