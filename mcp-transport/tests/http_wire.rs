@@ -426,6 +426,24 @@ async fn a_proxy_from_the_environment_still_carries_the_requests() {
     );
 }
 
+/// A JSON answer that opens the legacy session `s1`.
+fn session_answer(id: Option<i64>) -> Vec<u8> {
+    let body = answer_text(id, "ok");
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Request `id` in the 2025-11-25 era, whose success opens the GET stream.
+fn legacy_request(id: i64) -> OutboundFrame {
+    let mut frame = request(id);
+    frame.protocol_version = Some("2025-11-25");
+    frame
+}
+
 /// A server that polls its session's GET stream (SEP-1699): each GET is
 /// answered with a priming event and a `retry` time, then ended; the eighth
 /// carries a notification. The client keeps coming back (a stream the
@@ -444,22 +462,11 @@ async fn a_get_stream_the_server_polls_is_kept_however_quiet() {
             }
             return Act::Answer(chunked_answer("text/event-stream", &body, 1));
         }
-        let body = answer_text(id, "ok");
-        Act::Answer(
-            format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\n\
-                 content-length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .into_bytes(),
-        )
+        Act::Answer(session_answer(id))
     })
     .await;
     let mut conn = open(HttpConfig::new(&url)).await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}});
-    let mut frame = OutboundFrame::request(body.to_string(), 1, "tools/call".into());
-    frame.protocol_version = Some("2025-11-25");
-    conn.outbound.send(frame).await.unwrap();
+    conn.outbound.send(legacy_request(1)).await.unwrap();
     loop {
         match next(&mut conn).await {
             Inbound::Frame(bytes) => {
@@ -531,24 +538,13 @@ async fn losing_a_get_stream_that_was_open_is_a_warning() {
                     b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_vec(),
                 );
             }
-            let body = answer_text(id, "ok");
-            Act::Answer(
-                format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\n\
-                     content-length: {}\r\n\r\n{body}",
-                    body.len()
-                )
-                .into_bytes(),
-            )
+            Act::Answer(session_answer(id))
         })
         .await;
         let mut config = HttpConfig::new(&url);
         config.default_retry = Duration::from_millis(10);
         let mut conn = open(config).await;
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}});
-        let mut frame = OutboundFrame::request(body.to_string(), 1, "tools/call".into());
-        frame.protocol_version = Some("2025-11-25");
-        conn.outbound.send(frame).await.unwrap();
+        conn.outbound.send(legacy_request(1)).await.unwrap();
         assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
         if had_stream {
             let warning = tokio::time::timeout(WAIT, warnings.recv())
