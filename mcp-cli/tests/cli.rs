@@ -407,6 +407,44 @@ fn a_warning_and_a_stderr_line_name_their_server() {
     assert!(line.contains("mcp.server{server=loud}"), "{line}");
 }
 
+/// A server that lists one name twice (its mistake): the first definition
+/// is used, and a warning names the tool, escaped, and the server.
+#[test]
+fn a_tool_name_listed_twice_is_a_warning_naming_it() {
+    // A minimal stdio server in Python: initialize, a listing with `echo`
+    // twice (the second hidden behind the first), and a call.
+    let server = r#"
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    tool = lambda d: {"name": "ec\u202eho", "description": d, "inputSchema": {"type": "object"}}
+    result = {
+        "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                       "serverInfo": {"name": "twice", "version": "1"}},
+        "tools/list": {"tools": [tool("first"), tool("second")]},
+        "tools/call": {"content": [{"type": "text", "text": "called"}]},
+    }.get(m["method"], {})
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+"#;
+    let sandbox = Sandbox::new().with_servers(&[(
+        "twice",
+        json!({"command": "python3", "args": ["-c", server]}),
+    )]);
+    let (code, stdout, stderr) = sandbox.run(&["tools"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("first"), "{stdout}");
+    assert!(!stdout.contains("second"), "{stdout}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("WARN") && l.contains("more than once"))
+        .unwrap_or_else(|| panic!("no warning: {stderr}"));
+    assert!(warning.contains("mcp.server{server=twice}"), "{warning}");
+    assert!(warning.contains(r"ec\u{202e}ho"), "{warning}");
+    assert!(!warning.contains('\u{202e}'), "{warning}");
+}
+
 #[test]
 fn a_server_that_logs_to_stdout_and_dies_is_shown_with_that_line() {
     let sandbox = Sandbox::new().with_servers(&[(

@@ -53,7 +53,8 @@ impl ToolSnapshot {
     }
 
     /// A snapshot of a session's catalogue, shared when no name is listed
-    /// twice (the catalogue finds the first definition of a name).
+    /// twice (the catalogue finds the first definition of a name); a name
+    /// listed twice is a warning naming it.
     pub(crate) fn from_catalog(
         server: ServerName,
         generation: u64,
@@ -71,7 +72,25 @@ impl ToolSnapshot {
                 tools: Tools::Shared(catalog),
             }
         } else {
-            Self::new(server, generation, catalog.tools())
+            let snapshot = Self::new(server, generation, catalog.tools());
+            // The server's mistake, and it hides a definition: say which
+            // names (escaped, a few), so its author can find it.
+            let mut listed: HashMap<&str, usize> = HashMap::new();
+            for tool in catalog.tools() {
+                *listed.entry(tool.name.as_str()).or_default() += 1;
+            }
+            let twice: Vec<String> = snapshot
+                .tools()
+                .iter()
+                .filter(|kept| listed.get(kept.name.as_str()).is_some_and(|&n| n > 1))
+                .take(5)
+                .map(|t| format!("`{}`", mcp_types::text::Untrusted::new(&t.name)))
+                .collect();
+            tracing::warn!(
+                tools = %twice.join(", "),
+                "the server listed a tool name more than once; only its first definition is used"
+            );
+            snapshot
         }
     }
 
