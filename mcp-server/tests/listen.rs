@@ -331,6 +331,9 @@ async fn too_many_resources_or_tasks_on_one_stream_are_refused_by_name() {
 /// own, cancelled by closing it: when the client drops it, the connection
 /// ends and its resources are let go. (Keep-alive comments every 20 ms run
 /// meanwhile, and the client reads past them.)
+// Over HTTP: only with the `http` feature, so the rest of this file runs
+// without it.
+#[cfg(feature = "http")]
 #[tokio::test]
 async fn a_listen_stream_a_client_drops_over_http_lets_its_resources_go() {
     use mcp_server::http::{HttpConfig, HttpServer};
