@@ -2,7 +2,6 @@
 //! refused by name), TLS handshakes on their own tasks under a deadline.
 
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -116,7 +115,7 @@ impl AsyncWrite for Conn {
 /// Connections accepted (and TLS ones shaken hands with) by a task of its
 /// own, handed over ready.
 pub(super) struct Listener {
-    ready: mpsc::Receiver<(Conn, SocketAddr)>,
+    ready: mpsc::Receiver<Conn>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -139,10 +138,10 @@ async fn accept_loop(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     permits: Arc<Semaphore>,
-    tx: mpsc::Sender<(Conn, SocketAddr)>,
+    tx: mpsc::Sender<Conn>,
 ) {
     loop {
-        let (stream, peer) = match listener.accept().await {
+        let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of descriptors and the like: wait a moment.
@@ -168,7 +167,7 @@ async fn accept_loop(
                     io: Io::Plain(stream),
                     _permit: permit,
                 };
-                if tx.send((conn, peer)).await.is_err() {
+                if tx.send(conn).await.is_err() {
                     return;
                 }
             }
@@ -182,7 +181,7 @@ async fn accept_loop(
                                 io: Io::Tls(Box::new(tls)),
                                 _permit: permit,
                             };
-                            let _ = tx.send((conn, peer)).await;
+                            let _ = tx.send(conn).await;
                         }
                         Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
                         Err(_) => tracing::debug!("a TLS handshake took too long"),
@@ -197,7 +196,7 @@ impl Listener {
     /// The next connection, ready to be served.
     async fn accept(&mut self) -> Conn {
         match self.ready.recv().await {
-            Some((conn, _peer)) => conn,
+            Some(conn) => conn,
             // The accept task ended (it never does on its own).
             None => std::future::pending().await,
         }
