@@ -2,7 +2,8 @@
 //! the notice after three failures), a server that changes its tools (held
 //! for review, adopted by a command on stdin), a subscribed resource that
 //! changes (read on subscribing, re-read on update), log messages and
-//! progress of reads, Ctrl-C ending it with nothing left running.
+//! progress of reads, an HTTP server that forgot the session heard again,
+//! Ctrl-C ending it with nothing left running.
 
 mod support;
 
@@ -372,6 +373,68 @@ fn changed_tools_wait_for_review_and_a_subscribed_resource_is_followed() {
         rest.last().is_some_and(|l| l.contains("\"shutdown\"")),
         "{rest:?}"
     );
+    rt.block_on(server.shutdown());
+}
+
+/// A legacy server over Streamable HTTP forgets our session (as it does
+/// when it restarts) while the watch only listens: the watch says so, and
+/// the session goes on with a new server session: the log level set again,
+/// the tools listed again and the resource subscribed again, all on it.
+#[test]
+fn a_server_that_forgot_the_session_is_heard_again() {
+    let rt = runtime();
+    let script = Script::legacy()
+        .versions(["2025-06-18"])
+        .tool("echo", mcp_testkit::Behavior::Echo)
+        .resource(ResourceSpec::text("notes://a", "a", "alpha"));
+    let server = rt
+        .block_on(HttpFakeServer::start(script, HttpServerOptions::default()))
+        .unwrap();
+    let sandbox = Sandbox::new().with_servers(&[("notes", json!({"url": server.url()}))]);
+    let mut watch = Watching::start(&sandbox, &["--resource", "notes://a", "--json"]);
+    watch.until("ready", |v| event(v, "ready", "notes"));
+    let first = watch.until("the first read", |v| event(v, "resource", "notes"));
+    assert_eq!(first["contents"][0]["text"], "alpha");
+    // The session's GET stream is open before the server forgets it.
+    assert!(rt.block_on(server.requests.wait_until(WAIT, |seen| {
+        seen.iter()
+            .any(|r| r.method == "GET" && r.header("mcp-session-id") == Some("session-1"))
+    })));
+
+    server.expire_sessions();
+    watch.until("the notice", |v| event(v, "session_reestablished", "notes"));
+    // The subscription ended when the session was found forgotten, which
+    // may be shown before or after the notice.
+    let resubscribing = |l: &String| l.contains("\"resubscribing\"") && l.contains("notes://a");
+    if !watch.seen.iter().any(resubscribing) {
+        watch.until("the subscription made again", |v| {
+            event(v, "resubscribing", "notes") && v["uri"] == "notes://a"
+        });
+    }
+    let on_new_session = |method: &str| {
+        server
+            .requests
+            .posts_of(method)
+            .iter()
+            .filter(|r| r.header("mcp-session-id") == Some("session-2"))
+            .count()
+    };
+    assert!(rt.block_on(server.requests.wait_until(WAIT, |seen| {
+        seen.iter().any(|r| {
+            r.jsonrpc_method.as_deref() == Some("resources/subscribe")
+                && r.header("mcp-session-id") == Some("session-2")
+        })
+    })));
+    assert_eq!(on_new_session("resources/subscribe"), 1);
+    assert_eq!(on_new_session("logging/setLevel"), 1);
+    assert_eq!(on_new_session("tools/list"), 1);
+    assert!(
+        !watch.seen.iter().any(|l| l.contains("\"restarting\"")),
+        "the server was not restarted: {:?}",
+        watch.seen
+    );
+    let (code, rest) = watch.interrupt();
+    assert_eq!(code, 0, "{rest:?}");
     rt.block_on(server.shutdown());
 }
 

@@ -62,6 +62,15 @@ pub enum HubEvent {
         /// Failures in a row.
         consecutive: u32,
     },
+    /// The server (legacy Streamable HTTP) had forgotten our session, as a
+    /// server does when it restarts; a new one is established, the log
+    /// level set again and the tools listed again (a change shows as a
+    /// snapshot event), and subscriptions are made again
+    /// ([`HubEvent::SubscriptionReconnecting`]).
+    SessionReestablished {
+        /// The server.
+        server: ServerName,
+    },
     /// The server is stopped and will not be started again (shutdown, or
     /// `restart: never` after a death).
     Stopped {

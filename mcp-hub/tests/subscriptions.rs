@@ -1,5 +1,6 @@
 //! Resource subscriptions: subscribe before the first read, start / update /
-//! reconnect reads, deduplication, handler deadlines, the host's explicit
+//! reconnect reads (after a restart, and after an HTTP server forgot the
+//! session), deduplication, handler deadlines, the host's explicit
 //! mechanism, the allow-list, and shutdown cancelling the streams.
 
 #[path = "support/common.rs"]
@@ -327,6 +328,86 @@ async fn legacy_reconnects_after_a_restart() {
 #[tokio::test]
 async fn modern_reconnects_after_a_restart() {
     reconnects_after_a_restart(true).await;
+}
+
+/// A legacy server over Streamable HTTP that forgets our session (it
+/// restarted) while the hub only listens: the session starts a new one at
+/// once, the hub says so, sets the log level again, lists the tools again
+/// and subscribes again, and the handler gets the reconnect read from the
+/// new server session. The server was never restarted by the hub.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn a_legacy_http_server_that_forgot_the_session_is_followed_again() {
+    let http = mcp_testkit::HttpFakeServer::start(
+        script(false),
+        mcp_testkit::HttpServerOptions::default(),
+    )
+    .await
+    .expect("http server");
+    let mut transport = mcp_transport::HttpConfig::new(http.url());
+    transport.default_retry = Duration::from_millis(10);
+    let spec = ServerSpec::new(
+        "docs",
+        Arc::new(mcp_transport::HttpConnector::new(transport)),
+    )
+    .session(quick_session())
+    .negotiation(Negotiation::Legacy)
+    .log_level(mcp_types::LoggingLevel::Warning);
+    let (handler, mut calls) = recording(false);
+    let hub = Hub::builder(config())
+        .server(spec)
+        .subscription(SubscriptionSpec::new(
+            "docs",
+            NOTES,
+            Mechanism::ResourcesSubscribe,
+            handler,
+        ))
+        .start()
+        .await
+        .expect("hub starts");
+    let mut events = hub.take_events().unwrap();
+    assert_eq!(next(&mut calls).await.reason, Reason::Start);
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
+    assert_eq!(text(&next(&mut calls).await), "v2");
+    drain(&mut events);
+
+    // The server forgets every session; the new one starts over at "v1".
+    http.expire_sessions();
+    let mut seen = Vec::new();
+    wait_for(&mut events, WAIT, |e| {
+        seen.push(format!("{e:?}"));
+        matches!(e, HubEvent::SessionReestablished { server } if server.as_str() == "docs")
+            .then_some(())
+    })
+    .await;
+    let again = next(&mut calls).await;
+    assert_eq!((again.reason, text(&again)), (Reason::Reconnect, "v1"));
+    assert!(
+        !seen
+            .iter()
+            .any(|e| e.starts_with("Restarting") || e.starts_with("Failed")),
+        "the hub did not restart the server: {seen:?}"
+    );
+    assert_eq!(stats(&hub).reconnects, 1);
+    let on_new_session = |method: &str| {
+        http.requests
+            .posts_of(method)
+            .iter()
+            .filter(|r| r.header("mcp-session-id") == Some("session-2"))
+            .count()
+    };
+    assert_eq!(http.requests.posts_of("initialize").len(), 2);
+    assert_eq!(on_new_session("resources/subscribe"), 1);
+    assert_eq!(on_new_session("logging/setLevel"), 1);
+    assert_eq!(on_new_session("tools/list"), 1);
+
+    // The new subscription delivers updates.
+    hub.call("change", json!({})).await.unwrap();
+    hub.call("touch", json!({})).await.unwrap();
+    let update = next(&mut calls).await;
+    assert_eq!((update.reason, text(&update)), (Reason::Update, "v2"));
+    hub.shutdown().await;
 }
 
 /// The slow handler's time-outs and the reads of `notes://other`, among

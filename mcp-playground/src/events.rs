@@ -158,6 +158,9 @@ fn hub_event(event: &HubEvent) -> Option<Value> {
             json!({"kind": "repeatedFailures", "server": server.as_str(), "consecutive": consecutive})
         }
         HubEvent::Stopped { server } => json!({"kind": "stopped", "server": server.as_str()}),
+        HubEvent::SessionReestablished { server } => {
+            json!({"kind": "sessionReestablished", "server": server.as_str()})
+        }
         HubEvent::SnapshotAdopted {
             server,
             generation,

@@ -25,6 +25,7 @@ use tracing::Instrument as _;
 use crate::SessionError;
 use crate::busy_poll::BusyPoll;
 use crate::events::{SessionEvent, SessionEvents};
+use crate::expiry::Expiry;
 use crate::handler::ClientHandlers;
 use crate::params::Params;
 use crate::protocol::subscriptions::MAX_SUBSCRIPTIONS;
@@ -50,8 +51,9 @@ pub(crate) struct Shared {
     version: Mutex<Option<&'static str>>,
     events: mpsc::Sender<SessionEvent>,
     dropped_events: AtomicU64,
-    /// `list_changed` kinds (bit per [`ListKind`]) that found the event
-    /// queue full and wait for room: coalesced, never lost.
+    /// `list_changed` kinds (bit per [`ListKind`]), and
+    /// [`SessionEvent::Reestablished`] ([`REESTABLISHED_BIT`]), that found
+    /// the event queue full and wait for room: coalesced, never lost.
     held_list_changed: AtomicU8,
     list_changed_coalesced: AtomicU64,
     handlers: ClientHandlers,
@@ -67,6 +69,8 @@ pub(crate) struct Shared {
     /// Whether, and how long, a request's caller keeps the runtime polling
     /// for its answer ([`SessionConfig::busy_poll`](crate::SessionConfig::busy_poll)).
     busy_poll: Option<BusyPoll>,
+    /// Starting a new server session when the server forgot ours.
+    pub(crate) expiry: Expiry,
 }
 
 impl std::fmt::Debug for Shared {
@@ -143,6 +147,7 @@ impl Shared {
             next_subscription: AtomicU64::new(1),
             server_tasks: Mutex::new(HashMap::new()),
             busy_poll: busy_poll.and_then(BusyPoll::new),
+            expiry: Expiry::default(),
         });
         // The driver logs in the span of whoever connected (the hub's
         // `mcp.server`), so its warnings name the server.
@@ -465,8 +470,8 @@ impl Shared {
         }
     }
 
-    /// Hands the host the held `list_changed` notifications there is room
-    /// for now.
+    /// Hands the host the held `list_changed` notifications (and a held
+    /// [`SessionEvent::Reestablished`]) there is room for now.
     fn release_held(&self) {
         for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
             let bit = list_bit(kind);
@@ -479,8 +484,45 @@ impl Shared {
             self.held_list_changed.fetch_and(!bit, Ordering::AcqRel);
             permit.send(held_event(kind));
         }
+        if self.held_list_changed.load(Ordering::Acquire) & REESTABLISHED_BIT != 0
+            && let Ok(permit) = self.events.try_reserve()
+        {
+            self.held_list_changed
+                .fetch_and(!REESTABLISHED_BIT, Ordering::AcqRel);
+            permit.send(SessionEvent::Reestablished);
+        }
+    }
+
+    /// The server forgot our session: the core ends its subscriptions, the
+    /// driver delivers the ends.
+    pub(crate) fn end_subscriptions_on_expiry(&self) {
+        self.core().handle_session_expired();
+        self.wake.notify_one();
+    }
+
+    /// A new server session replaced the one the server forgot: every
+    /// listing is stale, and the host is told (held, never dropped, when
+    /// its queue is full).
+    pub(crate) fn reestablished(&self) {
+        for generation in &self.generations {
+            generation.fetch_add(1, Ordering::AcqRel);
+        }
+        match self.events.try_send(SessionEvent::Reestablished) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.held_list_changed
+                    .fetch_or(REESTABLISHED_BIT, Ordering::AcqRel);
+                // The driver waits for room only while something is held.
+                self.wake.notify_one();
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
     }
 }
+
+/// The bit of a held [`SessionEvent::Reestablished`] in
+/// [`Shared::held_list_changed`].
+const REESTABLISHED_BIT: u8 = 8;
 
 /// Cancels a request when its caller's future is dropped before the answer.
 struct CancelOnDrop<'a> {
@@ -602,7 +644,7 @@ fn take_events(
 /// Feeds one inbound message to the core and takes its events; true when
 /// the connection ended.
 fn handle_inbound(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     msg: Option<Inbound>,
     events: &mut Vec<(CoreEvent<Waiter>, Option<ProgressSink>)>,
 ) -> bool {
@@ -611,7 +653,7 @@ fn handle_inbound(
     closed
 }
 
-fn feed(shared: &Shared, msg: Option<Inbound>) -> bool {
+fn feed(shared: &Arc<Shared>, msg: Option<Inbound>) -> bool {
     match msg {
         Some(Inbound::Frame(frame)) => {
             shared.core().handle_frame(Instant::now(), frame);
@@ -627,6 +669,10 @@ fn feed(shared: &Shared, msg: Option<Inbound>) -> bool {
         }
         Some(Inbound::Skipped { edge, limit }) => {
             shared.core().handle_skipped_edge(edge, limit);
+            false
+        }
+        Some(Inbound::SessionExpired) => {
+            shared.renew_unprompted();
             false
         }
         Some(Inbound::Closed(info)) => {

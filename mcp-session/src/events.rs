@@ -35,6 +35,14 @@ pub enum SessionEvent {
         /// Dropped over the budget on this connection so far.
         over_budget: u64,
     },
+    /// Legacy Streamable HTTP: the server had forgotten our session (it
+    /// restarted, say), and the session established a new one. What the
+    /// host knew of the server may be out of date: its lists (every listing
+    /// stopped being [fresh](crate::Session::is_fresh)), the log level it
+    /// was asked for, its subscriptions (each ended with
+    /// [`SubscriptionEnd::SessionExpired`](crate::SubscriptionEnd::SessionExpired)).
+    /// Never dropped for a full queue: held until there is room.
+    Reestablished,
     /// The connection ended; no event follows.
     Closed(ExitInfo),
 }

@@ -1,30 +1,201 @@
-//! Recovering a request an HTTP transport lost, when that is safe.
+//! Starting a new server session when a legacy Streamable HTTP server forgot
+//! ours, and recovering a request an HTTP transport lost, when that is safe.
 //!
-//! - Legacy Streamable HTTP: the server forgot our session (404 on a request
-//!   that carried `Mcp-Session-Id`). The session is established again once —
-//!   `initialize` without a session id, then `initialized` — and the request
-//!   is retried once, unless it was a `tools/call`: a tool call is never
-//!   replayed (it may have run), it fails with [`SessionError::NotReplayed`].
+//! - The server forgot our session (it restarted, say): it answered
+//!   something that carried `Mcp-Session-Id` with `404`, or with `400` and
+//!   an error naming the session (the transport tells which,
+//!   [`RequestFailure::SessionExpired`]). A new one is established once
+//!   however many noticed — `initialize` without a session id, asking for
+//!   the negotiated version, then `initialized` — and:
+//!   - every subscription of the session ends with
+//!     [`SubscriptionEnd::SessionExpired`] (the new server session has
+//!     none of them: its holder subscribes again);
+//!   - every listing stops being fresh ([`Session::is_fresh`]);
+//!   - the host is told with [`SessionEvent::Reestablished`], which is never
+//!     dropped for a full queue (it is held, like `list_changed`);
+//!   - a request that met the refusal is retried once, unless it was a
+//!     `tools/call`: a tool call is never replayed (it may have run), it
+//!     fails with [`SessionError::NotReplayed`].
+//!
+//!   When no request meets the refusal (the GET stream or a notification did,
+//!   [`Inbound::SessionExpired`](mcp_transport::Inbound::SessionExpired)),
+//!   the session starts the new one itself, so a host that only listens
+//!   goes on hearing the server. Those unprompted renewals are spaced out
+//!   (see [`Expiry::unprompted_delay`]): a server that forgets every
+//!   session at once costs one `initialize` a minute, not a loop.
 //! - A reply stream that broke before its answer and could not be resumed
 //!   (always so in 2026, where streams are not resumable): the request is
 //!   sent again once, with a new id, unless it is a `tools/call`.
 
 use mcp_types::notifications::Initialized;
-use mcp_types::requests::CallTool;
-use mcp_types::{Notification as _, Request as _};
+use mcp_types::requests::{CallTool, Initialize};
+use mcp_types::{InitializeParams, Notification as _, Request as _};
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use mcp_transport::RequestFailure;
 use mcp_types::ProtocolVersion;
+use tracing::Instrument as _;
 
 use crate::SessionError;
+use crate::driver::{RequestOptions, Shared};
+use crate::params::Params;
 use crate::protocol::RequestTiming;
 use crate::session::{Ready, Session};
+#[cfg(doc)]
+use crate::{SessionEvent, SubscriptionEnd};
+
+/// Unprompted renewals closer together than this are a streak, spaced out
+/// more and more.
+const STREAK_WINDOW: Duration = Duration::from_secs(60);
+/// The wait before the second renewal of a streak; doubled for each later
+/// one, up to [`STREAK_WINDOW`].
+const STREAK_FIRST_WAIT: Duration = Duration::from_secs(1);
+
+/// The renewal state of one connection (in its [`Shared`]).
+#[derive(Debug, Default)]
+pub(crate) struct Expiry {
+    /// Serialises renewals.
+    lock: tokio::sync::Mutex<()>,
+    /// Bumped by every renewal: a request that saw the session expire under
+    /// generation `g` renews only if nobody did since.
+    generation: AtomicU64,
+    /// What a renewal sends; set once a legacy session is ready (a session
+    /// without it never renews).
+    renewal: OnceLock<Renewal>,
+    /// Unprompted renewals in a row, and when the last one was asked for.
+    streak: Mutex<(u32, Option<Instant>)>,
+}
+
+/// The `initialize` a renewal sends, and what its answer must say.
+#[derive(Debug)]
+pub(crate) struct Renewal {
+    pub(crate) params: InitializeParams,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) timeout: Duration,
+}
+
+impl Expiry {
+    /// Makes the session renewable: `renewal` is what it sends again.
+    pub(crate) fn arm(&self, renewal: Renewal) {
+        let _ = self.renewal.set(renewal);
+    }
+
+    /// How long an unprompted renewal asked for now waits: nothing for the
+    /// first; then, while they keep coming less than [`STREAK_WINDOW`]
+    /// apart, 1 s, 2 s, 4 s … up to that window. `None` for a session that
+    /// does not renew.
+    fn unprompted_delay(&self) -> Option<Duration> {
+        self.renewal.get()?;
+        let mut streak = self.streak.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let (count, last) = &mut *streak;
+        *count = match last {
+            Some(at) if now.duration_since(*at) < STREAK_WINDOW => count.saturating_add(1),
+            _ => 1,
+        };
+        *last = Some(now);
+        Some(match *count {
+            1 => Duration::ZERO,
+            n => STREAK_FIRST_WAIT
+                .saturating_mul(1 << (n - 2).min(16))
+                .min(STREAK_WINDOW),
+        })
+    }
+}
+
+impl Shared {
+    /// The transport says the server forgot our session and no request of
+    /// ours met it: starts the new one in the background (spaced out, see
+    /// [`Expiry::unprompted_delay`]).
+    pub(crate) fn renew_unprompted(self: &Arc<Self>) {
+        let Some(delay) = self.expiry.unprompted_delay() else {
+            return;
+        };
+        let seen = self.expiry.generation.load(Ordering::Acquire);
+        let weak = Arc::downgrade(self);
+        tokio::spawn(
+            async move {
+                if !delay.is_zero() {
+                    tracing::debug!(?delay, "the server forgot our session again; waiting");
+                    tokio::time::sleep(delay).await;
+                }
+                // A session the host dropped meanwhile needs nothing.
+                let Some(shared) = weak.upgrade() else { return };
+                match shared.renew(seen).await {
+                    Ok(()) => {}
+                    Err(e) if e.is_dead() => {}
+                    Err(e) => tracing::warn!(
+                        error = %e,
+                        "the server no longer knows this session (did it restart?) and a new one could not be started: the next request tries again"
+                    ),
+                }
+            }
+            .in_current_span(),
+        );
+    }
+
+    /// Establishes a new server session, once per expiry however many
+    /// callers noticed it (`seen` is the generation they saw it under).
+    pub(crate) async fn renew(self: &Arc<Self>, seen: u64) -> Result<(), SessionError> {
+        let Some(renewal) = self.expiry.renewal.get() else {
+            return Err(SessionError::InvalidSetting {
+                setting: "session",
+                problem: "only a legacy-era session over HTTP has a server session to renew",
+            });
+        };
+        let _guard = self.expiry.lock.lock().await;
+        if self.expiry.generation.load(Ordering::Acquire) != seen {
+            // Someone else already established the new one.
+            return Ok(());
+        }
+        // The subscriptions were made on the session the server forgot.
+        self.end_subscriptions_on_expiry();
+        let method: Arc<str> = Arc::from(Initialize::METHOD);
+        let timing = RequestTiming {
+            timeout: renewal.timeout,
+            cancellable: false,
+            ..RequestTiming::default()
+        };
+        let raw = self
+            .call(
+                &method,
+                Params::encode(&renewal.params, false)?,
+                None,
+                RequestOptions {
+                    timing,
+                    ..RequestOptions::default()
+                },
+            )
+            .await?;
+        let result: mcp_types::InitializeResult =
+            raw.decode_json()
+                .map_err(|source| SessionError::BadResult {
+                    method: Initialize::METHOD.to_owned(),
+                    source,
+                })?;
+        if ProtocolVersion::parse(&result.protocol_version) != Some(renewal.version) {
+            // The era and version are fixed for the connection; a server that
+            // now speaks another version is a different server.
+            return Err(SessionError::UnsupportedVersion {
+                offered: result.protocol_version,
+            });
+        }
+        self.notify(Initialized::METHOD, None).await?;
+        self.expiry.generation.fetch_add(1, Ordering::AcqRel);
+        self.reestablished();
+        tracing::info!(
+            "the server no longer knew this session (did it restart?): a new one is established"
+        );
+        Ok(())
+    }
+}
 
 impl Session<Ready> {
-    /// Runs `attempt`; on an expired server session re-establishes it and,
-    /// for anything but `tools/call`, runs `attempt` once more.
+    /// Runs `attempt`; on an expired server session establishes a new one
+    /// and, for anything but `tools/call`, runs `attempt` once more.
     pub(crate) async fn with_expiry<T, F, Fut>(
         &self,
         method: &str,
@@ -34,14 +205,14 @@ impl Session<Ready> {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<T, SessionError>>,
     {
-        let generation = self.state.expiry.generation.load(Ordering::Acquire);
+        let generation = self.link.shared.expiry.generation.load(Ordering::Acquire);
         match attempt().await {
             Err(SessionError::Http {
                 failure: RequestFailure::SessionExpired,
                 ..
             }) => {
                 // Boxed: the rare path must not grow every request's future.
-                Box::pin(self.reinitialize(generation)).await?;
+                Box::pin(self.link.shared.renew(generation)).await?;
                 if method == CallTool::METHOD {
                     return Err(SessionError::NotReplayed {
                         method: method.to_owned(),
@@ -56,37 +227,33 @@ impl Session<Ready> {
             other => other,
         }
     }
+}
 
-    /// `initialize` + `initialized` again, once per expiry however many
-    /// requests noticed it.
-    async fn reinitialize(&self, seen: u64) -> Result<(), SessionError> {
-        let _guard = self.state.expiry.lock.lock().await;
-        if self.state.expiry.generation.load(Ordering::Acquire) != seen {
-            // Someone else already re-established the session.
-            return Ok(());
-        }
-        let params = mcp_types::InitializeParams::new(
-            ProtocolVersion::V2025_11_25.as_str(),
-            self.link.config.declared_capabilities(false),
-            self.link.config.client_info.clone(),
-        );
-        let timing = RequestTiming {
-            cancellable: false,
-            ..self.link.timing(self.link.config.request_timeout)
-        };
-        let result = self
-            .link
-            .request::<mcp_types::requests::Initialize>(&params, None, timing)
-            .await?;
-        if ProtocolVersion::parse(&result.protocol_version) != Some(self.state.version) {
-            // The era and version are fixed for the connection; a server that
-            // now speaks another version is a different server.
-            return Err(SessionError::UnsupportedVersion {
-                offered: result.protocol_version,
-            });
-        }
-        self.link.shared.notify(Initialized::METHOD, None).await?;
-        self.state.expiry.generation.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn armed() -> Expiry {
+        let expiry = Expiry::default();
+        expiry.arm(Renewal {
+            params: InitializeParams::default(),
+            version: ProtocolVersion::V2025_11_25,
+            timeout: Duration::from_secs(1),
+        });
+        expiry
+    }
+
+    #[test]
+    fn unprompted_renewals_in_a_row_are_spaced_out_up_to_a_minute() {
+        assert_eq!(Expiry::default().unprompted_delay(), None, "not armed");
+        let expiry = armed();
+        let delays: Vec<u64> = (0..10)
+            .map(|_| expiry.unprompted_delay().unwrap().as_secs())
+            .collect();
+        assert_eq!(delays, [0, 1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        // A streak ends once a minute passes without one.
+        let past = Instant::now().checked_sub(STREAK_WINDOW);
+        expiry.streak.lock().unwrap().1 = past;
+        assert_eq!(expiry.unprompted_delay(), Some(Duration::ZERO));
     }
 }

@@ -219,7 +219,6 @@ async fn into_modern(
         instructions: result.instructions.clone(),
         request_meta: Some(std::sync::RwLock::new(Arc::new(meta))),
         catalog: Mutex::new(None),
-        expiry: Default::default(),
     };
     Ok(session.into_phase(ready))
 }

@@ -687,6 +687,19 @@ impl<W> ProtocolCore<W> {
         self.routes.add(key, filter, modern)
     }
 
+    /// A legacy HTTP server forgot our session: its subscriptions end
+    /// ([`SubscriptionEnd::SessionExpired`](subscriptions::SubscriptionEnd::SessionExpired))
+    /// and are routed nothing more. Requests are not touched: each learns it
+    /// from its own answer.
+    pub fn handle_session_expired(&mut self) {
+        for (key, event) in self.routes.expired() {
+            self.events.push_back(CoreEvent::Subscription {
+                key,
+                event: Box::new(event),
+            });
+        }
+    }
+
     /// Stops routing to subscription `key`.
     pub(crate) fn remove_route(&mut self, key: u64) {
         self.routes.remove(key);

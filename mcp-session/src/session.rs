@@ -57,15 +57,6 @@ pub struct Ready {
     /// The `_meta` keys every 2026 request carries; `None` in the legacy era.
     pub(crate) request_meta: Option<RwLock<Arc<Map<String, Value>>>>,
     pub(crate) catalog: Mutex<Option<Arc<ToolCatalog>>>,
-    /// Re-establishing an expired HTTP session (legacy era).
-    pub(crate) expiry: Expiry,
-}
-
-/// Serialises re-initialisation after a server session expired.
-#[derive(Debug, Default)]
-pub(crate) struct Expiry {
-    pub(crate) lock: tokio::sync::Mutex<()>,
-    pub(crate) generation: std::sync::atomic::AtomicU64,
 }
 
 /// Phase: the connection is over.
@@ -433,6 +424,17 @@ impl Session<Initialized> {
             return Err(self.fail(e).await);
         }
         self.link.shared.watch_roots();
+        // What a new server session is asked for if the server forgets this
+        // one (legacy Streamable HTTP): the version already agreed.
+        self.link.shared.expiry.arm(crate::expiry::Renewal {
+            params: mcp_types::InitializeParams::new(
+                version.as_str(),
+                self.link.config.declared_capabilities(false),
+                self.link.config.client_info.clone(),
+            ),
+            version,
+            timeout: self.link.config.request_timeout,
+        });
         let result = &self.state.result;
         let ready = Ready {
             era: Era::Legacy,
@@ -442,7 +444,6 @@ impl Session<Initialized> {
             instructions: result.instructions.clone(),
             request_meta: None,
             catalog: Mutex::new(None),
-            expiry: Expiry::default(),
         };
         Ok(self.into_phase(ready))
     }

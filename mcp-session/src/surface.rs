@@ -47,9 +47,11 @@ pub struct Listing<T> {
 }
 
 impl Session<Ready> {
-    /// Whether a listing is still fresh: its `ttlMs` has not run out and no
-    /// matching `list_changed` notification arrived since it was fetched. A
-    /// listing without `ttlMs` is fresh until such a notification.
+    /// Whether a listing is still fresh: its `ttlMs` has not run out, no
+    /// matching `list_changed` notification arrived since it was fetched,
+    /// and the session did not have to start a new server session
+    /// ([`SessionEvent::Reestablished`](crate::SessionEvent::Reestablished)).
+    /// A listing without `ttlMs` is fresh until one of those.
     pub fn is_fresh<T>(&self, listing: &Listing<T>) -> bool {
         let unchanged = self.link.shared.list_generation(listing.kind) == listing.generation;
         let in_time = listing

@@ -7,7 +7,10 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mcp_session::{Negotiation, Session, SessionConfig, SessionError};
+use mcp_session::{
+    Negotiation, Session, SessionConfig, SessionError, SessionEvent, SubscriptionEnd,
+    SubscriptionEvent,
+};
 use mcp_testkit::http::HttpProbe;
 use mcp_testkit::{
     Behavior, HttpFakeServer, HttpServerOptions, OnProbe, RunningHttpServer, Script,
@@ -15,6 +18,9 @@ use mcp_testkit::{
 use mcp_transport::{Connector, HttpConfig, HttpConnector, RequestFailure};
 use mcp_types::Era;
 use serde_json::json;
+
+/// How long any one expected event may take.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 async fn server(script: Script, options: HttpServerOptions) -> RunningHttpServer {
     HttpFakeServer::start(script, options)
@@ -204,10 +210,19 @@ async fn a_left_out_tool_names_the_annotation_with_the_servers_property_names_es
 
 #[tokio::test]
 async fn an_expired_session_is_reinitialized_and_reads_are_retried() {
+    for options in [
+        HttpServerOptions::default(),
+        HttpServerOptions::default().unknown_session_400(),
+    ] {
+        expired_session_reinitialized(options).await;
+    }
+}
+
+async fn expired_session_reinitialized(options: HttpServerOptions) {
     let script = Script::legacy()
         .tool("echo", Behavior::Echo)
         .resource(mcp_testkit::ResourceSpec::text("note://a", "a", "alpha"));
-    let http = server(script, HttpServerOptions::default()).await;
+    let http = server(script, options).await;
     let session = ready(connector(&http.url()), quick_config(), Negotiation::Legacy).await;
     session.list_tools().await.unwrap();
     http.expire_sessions();
@@ -228,6 +243,132 @@ async fn an_expired_session_is_reinitialized_and_reads_are_retried() {
         .call_tool("echo", args(json!({"text": "y"})))
         .await
         .unwrap();
+}
+
+/// A server that forgets the session while we only listen (it restarted):
+/// the GET stream finds out, and the session starts a new server session at
+/// once, without waiting for a request of ours. The host is told; the
+/// subscription made on the old session ends, saying why; listings are no
+/// longer fresh; the new GET stream carries the new session. The server
+/// says it forgot with `404`, or with `400` naming the session as servers
+/// made from the TypeScript SDK's examples do.
+#[tokio::test]
+async fn a_session_the_server_forgot_is_started_again_without_a_request() {
+    forgotten_session_started_again(HttpServerOptions::default()).await;
+}
+
+#[tokio::test]
+async fn a_session_the_server_forgot_by_a_400_is_started_again_without_a_request() {
+    forgotten_session_started_again(HttpServerOptions::default().unknown_session_400()).await;
+}
+
+async fn forgotten_session_started_again(options: HttpServerOptions) {
+    // A server of an older version: the new session asks for the version
+    // agreed, not our newest.
+    let script = Script::legacy()
+        .versions(["2025-06-18"])
+        .tool(
+            "touch",
+            Behavior::TouchResource {
+                uri: "note://a".into(),
+            },
+        )
+        .resource(mcp_testkit::ResourceSpec::text("note://a", "a", "alpha"));
+    let http = server(script, options).await;
+    let mut config = HttpConfig::new(http.url());
+    config.default_retry = std::time::Duration::from_millis(10);
+    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
+    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    let listing = session.list_resources().await.unwrap();
+    let filter = mcp_types::SubscriptionFilter {
+        resource_subscriptions: Some(vec!["note://a".into()]),
+        ..mcp_types::SubscriptionFilter::default()
+    };
+    let mut subscription = session.subscribe(filter.clone()).await.unwrap();
+    // The GET stream of the first session is open.
+    assert!(
+        http.requests
+            .wait_until(WAIT, |seen| seen.iter().any(
+                |r| r.method == "GET" && r.header("mcp-session-id") == Some("session-1")
+            ))
+            .await
+    );
+    let posts_before = http.requests.with_method("POST").len();
+    http.expire_sessions();
+
+    let told = tokio::time::timeout(WAIT, async {
+        loop {
+            match events.next().await {
+                Some(SessionEvent::Reestablished) => return true,
+                Some(SessionEvent::Closed(_)) | None => return false,
+                Some(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("the host is told in time");
+    assert!(told, "the session ended instead");
+    let ended = tokio::time::timeout(WAIT, subscription.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            ended,
+            Some(SubscriptionEvent::Ended(SubscriptionEnd::SessionExpired))
+        ),
+        "{ended:?}"
+    );
+    assert!(!session.is_fresh(&listing));
+    // After the expiry, the session sent only the new `initialize` (asking
+    // for the version agreed before, with no session id) and `initialized`:
+    // no request of ours prompted it. (`initialized` is on its way when the
+    // event comes.)
+    assert!(
+        http.requests
+            .wait_until(WAIT, |seen| seen
+                .iter()
+                .filter(|r| r.method == "POST")
+                .count()
+                >= posts_before + 2)
+            .await
+    );
+    let posts: Vec<_> = http.requests.with_method("POST")[posts_before..].to_vec();
+    let sent: Vec<_> = posts.iter().map(|r| r.jsonrpc_method.clone()).collect();
+    assert_eq!(
+        sent,
+        [
+            Some("initialize".to_owned()),
+            Some("notifications/initialized".to_owned())
+        ]
+    );
+    assert_eq!(posts[0].header("mcp-session-id"), None);
+    let init = http.recorder.received();
+    let asked = init
+        .iter()
+        .filter(|m| m["method"] == "initialize")
+        .map(|m| m["params"]["protocolVersion"].clone())
+        .collect::<Vec<_>>();
+    assert_eq!(asked, [json!("2025-11-25"), json!("2025-06-18")]);
+    assert_eq!(posts[1].header("mcp-session-id"), Some("session-2"));
+    // The new session's GET stream follows.
+    assert!(
+        http.requests
+            .wait_until(WAIT, |seen| seen.iter().any(
+                |r| r.method == "GET" && r.header("mcp-session-id") == Some("session-2")
+            ))
+            .await
+    );
+    // Subscribing again works on the new session, and hears its updates.
+    let mut again = session.subscribe(filter).await.unwrap();
+    session.call_tool("touch", args(json!({}))).await.unwrap();
+    let update = tokio::time::timeout(WAIT, again.next()).await.unwrap();
+    assert!(
+        matches!(&update, Some(SubscriptionEvent::ResourceUpdated { uri }) if uri == "note://a"),
+        "{update:?}"
+    );
+    assert_eq!(http.requests.posts_of("initialize").len(), 2);
+    session.close().await;
 }
 
 #[tokio::test]

@@ -150,6 +150,10 @@ pub struct HttpServerOptions {
     /// `Last-Event-ID`) ends when no event of it comes within this long, so
     /// the client comes back again after the `retry` time, until the answer.
     pub poll_hold: Option<std::time::Duration>,
+    /// Answer a session id it does not know (a forgotten session) with
+    /// `400` and `"Bad Request: No valid session ID provided"`, as servers
+    /// built from the TypeScript SDK's examples do, instead of `404`.
+    pub unknown_session_400: bool,
 }
 
 impl Default for HttpServerOptions {
@@ -167,6 +171,7 @@ impl Default for HttpServerOptions {
             max_request_bytes: 64 << 20,
             get_delay: None,
             poll_hold: None,
+            unknown_session_400: false,
         }
     }
 }
@@ -199,6 +204,13 @@ impl HttpServerOptions {
             methods: methods.iter().map(|m| (*m).to_owned()).collect(),
             times: None,
         });
+        self
+    }
+
+    /// Answers an unknown session id with `400` (see
+    /// [`unknown_session_400`](Self::unknown_session_400)).
+    pub fn unknown_session_400(mut self) -> Self {
+        self.unknown_session_400 = true;
         self
     }
 

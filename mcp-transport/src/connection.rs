@@ -103,8 +103,9 @@ pub enum RequestFailure {
         /// The `WWW-Authenticate` header of a 401 or 403.
         www_authenticate: Option<String>,
     },
-    /// The session the server had given us is gone (404 on a request that
-    /// carried a session id).
+    /// The session the server had given us is gone: it answered a request
+    /// that carried the session id with `404` (or with `400` and an error
+    /// naming the session, as some servers do).
     SessionExpired,
     /// The connection failed (reset, closed, not HTTP) before an answer.
     Network,
@@ -225,6 +226,15 @@ pub enum Inbound {
         /// Why.
         failure: RequestFailure,
     },
+    /// Legacy Streamable HTTP: the server no longer knows the session it
+    /// gave us (it answered the standalone GET stream or a notification as
+    /// it answers an unknown session, typically because it restarted: see
+    /// [`RequestFailure::SessionExpired`]), and no request of
+    /// ours was there to fail with
+    /// [`RequestFailure::SessionExpired`]. The transport has forgotten the
+    /// session id, so the session's next `initialize` starts a new one; until
+    /// then no server notification or request reaches us.
+    SessionExpired,
     /// The connection ended. Nothing follows this event.
     Closed(ExitInfo),
 }

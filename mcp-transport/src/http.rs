@@ -9,14 +9,20 @@
 //! - Every message is a POST; the reply is a JSON body or an event stream,
 //!   both read within [`HttpConfig::max_body`] per body and per event.
 //! - Legacy era: the `Mcp-Session-Id` of any successful reply is kept and sent
-//!   on every later request; a 404 to a request that carried it is
-//!   [`RequestFailure::SessionExpired`](crate::RequestFailure::SessionExpired)
-//!   and the id is forgotten (so the session's next `initialize` goes out
-//!   without one); a 404 to a notification forgets it too, and later
-//!   requests of that session then fail as expired without being sent,
-//!   until a new session id arrives. The standalone GET stream is opened after the first
-//!   successful POST carrying a legacy version (405 tolerated). A reply
-//!   stream that ends before its answer is resumed with GET +
+//!   on every later request. The server does not know the session any more
+//!   when it answers a message that carried the id with `404` (as the
+//!   specification says) or with `400` and an error naming the session (as
+//!   servers built from the TypeScript SDK's examples do, `"Bad Request: No
+//!   valid session ID provided"`). Then the id is forgotten, so the
+//!   session's next `initialize` goes out without one, and: a request that
+//!   met it fails with
+//!   [`RequestFailure::SessionExpired`](crate::RequestFailure::SessionExpired);
+//!   a notification, or the standalone GET stream opened again, delivers
+//!   [`Inbound::SessionExpired`](crate::Inbound::SessionExpired). Later
+//!   requests of that session fail as expired without being sent, until a
+//!   new session id arrives. The standalone GET stream is opened after the
+//!   first successful POST carrying a legacy version (405 tolerated). A
+//!   reply stream that ends before its answer is resumed with GET +
 //!   `Last-Event-ID` after the server's `retry` time (else
 //!   [`HttpConfig::default_retry`]), at most
 //!   [`HttpConfig::max_resume_attempts`] times in a row. Shutdown sends

@@ -704,7 +704,8 @@ async fn credential_checks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_notification_that_meets_an_expired_session_fails_the_next_request_as_expired() {
+async fn a_notification_that_meets_an_expired_session_is_told_and_fails_the_next_request_as_expired()
+ {
     let server = serve(Script::legacy(), HttpServerOptions::default()).await;
     let mut conn = connect(&server.url()).await;
     handshake(&mut conn).await;
@@ -725,6 +726,11 @@ async fn a_notification_that_meets_an_expired_session_fails_the_next_request_as_
         ))
         .await
         .unwrap();
+    // No request of ours failed with the news: the session is told.
+    let told = tokio::time::timeout(WAIT, conn.inbound.recv())
+        .await
+        .expect("told in time");
+    assert!(matches!(told, Some(Inbound::SessionExpired)), "{told:?}");
     conn.outbound
         .send(request(2, "tools/list", json!({}), Some(LEGACY)))
         .await

@@ -514,11 +514,13 @@ impl tracing::Subscriber for Warnings {
 }
 
 /// A server that forgets the session while we listen (it restarted): the
-/// GET stream that was open gets `404` when it comes back, and says so as a
-/// warning, since the session hears nothing from the server until its next
-/// request; a server that never had a GET stream is not warned about.
+/// GET stream that was open gets `404` when it comes back; the transport
+/// forgets the session and tells the session, so it can start a new one
+/// (the session's own test shows it does). A server that never had a GET
+/// stream, and answers the GET with `404`, is neither forgotten nor told
+/// about.
 #[tokio::test]
-async fn losing_a_get_stream_that_was_open_is_a_warning() {
+async fn a_get_stream_that_meets_a_forgotten_session_tells_the_session() {
     let (tx, mut warnings) = tokio::sync::mpsc::unbounded_channel();
     let _guard = tracing::subscriber::set_default(Warnings(tx));
     for had_stream in [false, true] {
@@ -547,26 +549,30 @@ async fn losing_a_get_stream_that_was_open_is_a_warning() {
         conn.outbound.send(legacy_request(1)).await.unwrap();
         assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
         if had_stream {
-            let warning = tokio::time::timeout(WAIT, warnings.recv())
-                .await
-                .expect("a warning in time")
-                .unwrap();
-            assert!(
-                warning.contains("no longer knows this session (did it restart?)"),
-                "{warning}"
-            );
+            let told = next(&mut conn).await;
+            assert!(matches!(told, Inbound::SessionExpired), "{told:?}");
             assert_eq!(gets.load(Ordering::SeqCst), 2);
+            // The session is forgotten: a request of it fails as expired
+            // (the session's new `initialize` is what goes out next).
+            conn.outbound.send(legacy_request(5)).await.unwrap();
+            match next(&mut conn).await {
+                Inbound::RequestFailed { id: 5, failure } => {
+                    assert_eq!(failure, RequestFailure::SessionExpired);
+                }
+                other => panic!("{other:?}"),
+            }
         } else {
             // The GET is refused; two more exchanges after the server saw
-            // it give its answer time to be read (one runtime thread), and
-            // no warning was given.
+            // it give its answer time to be read (one runtime thread): they
+            // went out with the session, and nothing else came.
             while gets.load(Ordering::SeqCst) == 0 {
                 assert_eq!(call(&mut conn, 2).await, "ok");
             }
             assert_eq!(call(&mut conn, 3).await, "ok");
             assert_eq!(call(&mut conn, 4).await, "ok");
             assert_eq!(gets.load(Ordering::SeqCst), 1);
-            assert!(warnings.try_recv().is_err());
+            assert!(conn.inbound.try_recv().is_err());
         }
+        assert!(warnings.try_recv().is_err(), "nothing to warn about");
     }
 }

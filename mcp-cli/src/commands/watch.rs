@@ -437,6 +437,18 @@ impl Printer {
             HubEvent::Stopped { server } => {
                 self.line("stopped", Some(server.as_str()), "stopped", json!({}))
             }
+            HubEvent::SessionReestablished { server } => {
+                let human = format!(
+                    "{} the server had forgotten our session (did it restart?); a new one is established and its tools listed again",
+                    p.yellow("notice:")
+                );
+                self.line(
+                    "session_reestablished",
+                    Some(server.as_str()),
+                    &human,
+                    json!({}),
+                )
+            }
             HubEvent::SnapshotPending {
                 server,
                 generation,

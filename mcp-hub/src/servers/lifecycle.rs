@@ -438,6 +438,26 @@ async fn watch_session(
                     }
                 }
             }
+            // The server forgot our session (it restarted, say) and the
+            // session started a new one: what the old one was told (the log
+            // level) is said again, and the tools are listed again, as the
+            // server may have changed. Subscriptions renew themselves.
+            Some(SessionEvent::Reestablished) => {
+                hub.events.emit(HubEvent::SessionReestablished {
+                    server: cell.spec.name.clone(),
+                });
+                if let Some(level) = cell.spec.log_level
+                    && session.server_capabilities().logging.is_some()
+                    && let Err(e) = session.set_log_level(level).await
+                {
+                    tracing::debug!(server = %cell.spec.name, error = %e, "setting the log level again failed");
+                }
+                tokio::select! {
+                    biased;
+                    _ = stopped(shutdown) => return End::Shutdown,
+                    _ = refresh(hub, cell, session) => {}
+                }
+            }
             Some(SessionEvent::NotificationsDropped { over_budget }) => {
                 hub.events.emit(HubEvent::NotificationsDropped {
                     server: cell.spec.name.clone(),

@@ -849,6 +849,7 @@ function describe(e) {
     case "restarting": return `${e.server} restarts in ${e.delayMs} ms (attempt ${e.attempt})`;
     case "repeatedFailures": return `${e.server} failed ${e.consecutive} times in a row`;
     case "stopped": return `${e.server} stopped`;
+    case "sessionReestablished": return `${e.server} had forgotten our session (did it restart?): a new one is established`;
     case "toolsPending": return `${e.server}: a changed tool listing (${e.generation}) waits for review: +${e.diff.added.length} −${e.diff.removed.length} ~${e.diff.changed.length}`;
     case "toolsAdopted": return `${e.server}: tool listing ${e.generation} adopted`;
     case "toolsRejected": return `${e.server}: tool listing ${e.generation} rejected`;

@@ -83,6 +83,11 @@ pub enum SubscriptionEnd {
     Graceful,
     /// The connection ended under it.
     Abrupt,
+    /// Legacy Streamable HTTP: the server forgot the session the
+    /// subscription was made on (it restarted, say). The session went on
+    /// with a new server session, which knows nothing of this subscription:
+    /// subscribe again (and read again what may have changed meanwhile).
+    SessionExpired,
     /// The server refused or broke it (an error answer to the listen request).
     Failed {
         /// The JSON-RPC code, when the server sent one.
@@ -190,6 +195,24 @@ impl Routes {
             .filter(|r| r.listen.is_none())
             .map(|r| (r.key, SubscriptionEvent::Ended(SubscriptionEnd::Abrupt)))
             .collect()
+    }
+
+    /// The server forgot the session: the legacy subscriptions end, and no
+    /// later notification is routed to them (2026 streams are not tied to a
+    /// session).
+    pub(crate) fn expired(&mut self) -> Vec<(u64, SubscriptionEvent)> {
+        let mut ended = Vec::new();
+        self.routes.retain(|r| {
+            if r.listen.is_some() {
+                return true;
+            }
+            ended.push((
+                r.key,
+                SubscriptionEvent::Ended(SubscriptionEnd::SessionExpired),
+            ));
+            false
+        });
+        ended
     }
 }
 

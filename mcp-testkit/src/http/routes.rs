@@ -106,10 +106,7 @@ async fn post_mcp(app: &Arc<App>, headers: &HeaderMap, frame: Option<Value>) -> 
     let (conn, new_session) = match header(headers, SESSION_HEADER) {
         Some(session) => match lock(&app.sessions).get(session).cloned() {
             Some(conn) => (conn, None),
-            None => {
-                let reply = error(&Value::Null, -32001, "Session not found");
-                return json(StatusCode::NOT_FOUND, &reply);
-            }
+            None => return unknown_session(app),
         },
         None if method.as_deref() == Some("initialize") => {
             let mut sessions = lock(&app.sessions);
@@ -274,10 +271,7 @@ fn get_mcp(app: &App, headers: &HeaderMap) -> Response {
         return json(StatusCode::BAD_REQUEST, &reply);
     };
     let Some(conn) = lock(&app.sessions).get(session).cloned() else {
-        return json(
-            StatusCode::NOT_FOUND,
-            &error(&Value::Null, -32001, "Session not found"),
-        );
+        return unknown_session(app);
     };
     match conn.open_stream() {
         Some(rx) => event_stream(Body::from_stream(channel_body(rx, None, true, None))),
@@ -286,6 +280,22 @@ fn get_mcp(app: &App, headers: &HeaderMap) -> Response {
             "Conflict: a GET stream is already open",
         ),
     }
+}
+
+/// The answer to a session id the server does not know.
+fn unknown_session(app: &App) -> Response {
+    if app.options.unknown_session_400 {
+        let reply = error(
+            &Value::Null,
+            -32000,
+            "Bad Request: No valid session ID provided",
+        );
+        return json(StatusCode::BAD_REQUEST, &reply);
+    }
+    json(
+        StatusCode::NOT_FOUND,
+        &error(&Value::Null, -32001, "Session not found"),
+    )
 }
 
 fn delete_mcp(app: &App, headers: &HeaderMap) -> Response {

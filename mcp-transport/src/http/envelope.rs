@@ -87,6 +87,31 @@ pub(crate) fn cancelled_request_id(bytes: &[u8]) -> Option<i64> {
         .map(|c| c.params.request_id)
 }
 
+/// Whether a refusal's body says it is about the session: a JSON-RPC
+/// error whose `message` names it (`"Bad Request: No valid session ID
+/// provided"`), or a body that is not JSON-RPC and names it in its first
+/// kilobyte. ASCII case is ignored.
+pub(crate) fn names_session(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Error<'a> {
+        #[serde(borrow)]
+        message: std::borrow::Cow<'a, str>,
+    }
+    #[derive(Deserialize)]
+    struct WithError<'a> {
+        #[serde(borrow)]
+        error: Error<'a>,
+    }
+    let mentions = |text: &[u8]| {
+        text.windows(b"session".len())
+            .any(|w| w.eq_ignore_ascii_case(b"session"))
+    };
+    match serde_json::from_slice::<WithError<'_>>(body) {
+        Ok(answer) => mentions(answer.error.message.as_bytes()),
+        Err(_) => mentions(&body[..body.len().min(1024)]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +144,31 @@ mod tests {
         );
         assert_eq!(shape(b"not json"), Shape::Other);
         assert_eq!(shape(b"[]"), Shape::Other);
+    }
+
+    #[test]
+    fn a_refusal_about_the_session_is_known_by_its_words() {
+        for about in [
+            &br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#[..],
+            br#"{"error":{"code":-32001,"message":"SESSION not found"}}"#,
+            br#"{"error":{"message":"unknown \u0073ession"}}"#,
+            b"Invalid or missing session ID",
+        ] {
+            assert!(names_session(about), "{}", String::from_utf8_lossy(about));
+        }
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}"#[..],
+            // The error's own words decide, not the rest of the body.
+            br#"{"error":{"code":-32602,"message":"bad","data":"session"}}"#,
+            b"Bad Request",
+            b"",
+        ] {
+            assert!(!names_session(other), "{}", String::from_utf8_lossy(other));
+        }
+        // A long text body is looked at only in its first kilobyte.
+        let mut long = vec![b' '; 2048];
+        long.extend_from_slice(b"session");
+        assert!(!names_session(&long));
     }
 
     #[test]

@@ -9,7 +9,12 @@
 //! consecutive attempts that delivered nothing, the task gives up. A stream
 //! the server ended cleanly after telling its `retry` time is a poll
 //! (SEP-1699), not a fruitless attempt: the server keeps the session's
-//! stream by being polled, however long it stays quiet.
+//! stream by being polled, however long it stays quiet. When the stream is
+//! opened again, an answer that the server does not know the session (see
+//! [`Streamable::session_unknown`]) means it forgot it (it restarted, say):
+//! the id is forgotten and the session is told
+//! ([`Inbound::SessionExpired`]), so it starts a new one at once rather
+//! than on its next request.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,8 +65,9 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
         }
         fruitless += 1;
         let mut headers = HeaderMap::new();
-        if let Some(id) = shared.session_id() {
-            push_known(&mut headers, SESSION_HEADER, id);
+        let session = shared.session_id();
+        if let Some(id) = &session {
+            push_known(&mut headers, SESSION_HEADER, id.clone());
         }
         if let Some(version) = shared.legacy_version()
             && push_header(&mut headers, VERSION_HEADER, version).is_err()
@@ -105,10 +111,19 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
             return;
         }
         if !status.is_success() || body_kind(&response) != BodyKind::EventStream {
-            if was_open && status == StatusCode::NOT_FOUND {
-                tracing::warn!(
-                    "the server no longer knows this session (did it restart?): its notifications and requests stop reaching us until the next request starts a new one"
-                );
+            // Only a stream that was open: some servers answer a GET they
+            // do not offer with 404 or 400.
+            let expired = match &session {
+                Some(id) if was_open && shared.session_unknown(status, &mut response).await.0 => {
+                    shared.forget_session_from_stream(id)
+                }
+                _ => false,
+            };
+            if expired {
+                // The session starts a new server session (and a new GET
+                // stream follows it); it says so.
+                tracing::debug!("the server no longer knows this session");
+                shared.deliver(Inbound::SessionExpired).await;
             } else {
                 tracing::debug!(
                     status = status.as_u16(),

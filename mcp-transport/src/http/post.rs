@@ -100,16 +100,27 @@ impl Post<'_> {
                 self.shared.legacy_success(version);
             }
         }
-        let expired = status == StatusCode::NOT_FOUND && self.sent_session.is_some();
-        if expired && let Some(sent) = &self.sent_session {
-            self.shared.forget_session(sent);
-        }
+        let (expired, refusal) = match &self.sent_session {
+            Some(_) if !status.is_success() => {
+                self.shared.session_unknown(status, &mut response).await
+            }
+            _ => (false, None),
+        };
+        let forgotten = match &self.sent_session {
+            Some(sent) if expired => self.shared.forget_session(sent),
+            _ => false,
+        };
         self.open_gate();
         if expired {
+            if forgotten && self.request.is_none() {
+                // No request of ours fails with the news: the session is
+                // told, so it can start a new server session now.
+                self.shared.deliver(Inbound::SessionExpired).await;
+            }
             return self.fail(RequestFailure::SessionExpired).await;
         }
         if !status.is_success() {
-            return self.refused(status, &mut response).await;
+            return self.refused(status, &mut response, refusal).await;
         }
         let Some(id) = self.request else {
             // 2xx (202, usually) to a notification or response: delivered.
@@ -121,15 +132,19 @@ impl Post<'_> {
         }
     }
 
-    /// A non-2xx status: the request gets no answer through HTTP.
-    async fn refused(&self, status: StatusCode, response: &mut Reply) {
+    /// A non-2xx status: the request gets no answer through HTTP. `body`
+    /// when it was read already.
+    async fn refused(&self, status: StatusCode, response: &mut Reply, body: Option<Bytes>) {
         let challenge = matches!(status.as_u16(), 401 | 403)
             .then(|| www_authenticate(response.headers()))
             .flatten();
         let config = &self.shared.http.config;
-        let body = read_bounded(response, config.max_body, config.response_timeout)
-            .await
-            .ok();
+        let body = match body {
+            Some(body) => Some(body),
+            None => read_bounded(response, config.max_body, config.response_timeout)
+                .await
+                .ok(),
+        };
         let error = body.as_deref().and_then(envelope::error_object);
         match self.request {
             Some(_) => {
@@ -325,13 +340,17 @@ impl Post<'_> {
                     return None;
                 }
                 Err(_) => continue,
-                Ok(response) => {
+                Ok(mut response) => {
                     let status = response.status();
                     if status.is_success() && body_kind(&response) == BodyKind::EventStream {
                         return Some(response);
                     }
-                    let failure = match (&session, status) {
-                        (Some(sent), StatusCode::NOT_FOUND) => {
+                    let unknown = match &session {
+                        Some(_) => self.shared.session_unknown(status, &mut response).await.0,
+                        None => false,
+                    };
+                    let failure = match &session {
+                        Some(sent) if unknown => {
                             self.shared.forget_session(sent);
                             RequestFailure::SessionExpired
                         }

@@ -27,8 +27,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tracing::Instrument as _;
 
+use bytes::Bytes;
 use futures::future::{AbortHandle, Abortable, FutureExt};
 use futures::stream::{FuturesUnordered, StreamExt};
+use reqwest::StatusCode;
 use reqwest::header::HeaderValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -37,6 +39,7 @@ use crate::connection::{
     BoxFuture, CloseReason, Connection, Connector, ExitInfo, FrameKind, FrameSender, Inbound,
     OutboundFrame,
 };
+use crate::http::body::{Reply, read_bounded};
 use crate::http::client::{
     ACCEPT_SSE, Exchange, HttpClient, MODERN_VERSION, SESSION_HEADER, VERSION_HEADER, push_header,
     push_known,
@@ -181,15 +184,56 @@ impl Streamable {
     /// The server says the session `id` is gone: forget it (if it is still
     /// the current one) and stop its GET stream, so that the session's next
     /// `initialize` goes out without one and a new GET stream follows it.
-    pub(crate) fn forget_session(&self, id: &HeaderValue) {
-        let mut state = self.state();
-        if state.session_id.as_ref() == Some(id) {
-            state.session_id = None;
-            state.expired = true;
-            if let Some(task) = state.get_stream.take() {
-                task.abort();
+    /// True when `id` was the current session (it is forgotten now).
+    pub(crate) fn forget_session(&self, id: &HeaderValue) -> bool {
+        self.forget(id, true)
+    }
+
+    /// Whether the refusal `response` (with `status`) of a message that
+    /// carried our session id says the server does not know the session:
+    /// `404`, as the specification has it, or `400` with a body naming the
+    /// session, as servers built from the TypeScript SDK's examples answer
+    /// (`"Bad Request: No valid session ID provided"`). A `400`'s body is
+    /// read (within [`HttpConfig::max_body`]) to tell, and handed back for
+    /// the refusal's report.
+    pub(crate) async fn session_unknown(
+        &self,
+        status: StatusCode,
+        response: &mut Reply,
+    ) -> (bool, Option<Bytes>) {
+        match status {
+            StatusCode::NOT_FOUND => (true, None),
+            StatusCode::BAD_REQUEST => {
+                let config = &self.http.config;
+                let body = read_bounded(response, config.max_body, config.response_timeout)
+                    .await
+                    .ok();
+                let unknown = body.as_deref().is_some_and(envelope::names_session);
+                (unknown, body)
             }
+            _ => (false, None),
         }
+    }
+
+    /// [`Streamable::forget_session`] from the GET stream's own task, which
+    /// ends by itself: its handle is let go, not aborted.
+    pub(crate) fn forget_session_from_stream(&self, id: &HeaderValue) -> bool {
+        self.forget(id, false)
+    }
+
+    fn forget(&self, id: &HeaderValue, abort_stream: bool) -> bool {
+        let mut state = self.state();
+        if state.session_id.as_ref() != Some(id) {
+            return false;
+        }
+        state.session_id = None;
+        state.expired = true;
+        if let Some(task) = state.get_stream.take()
+            && abort_stream
+        {
+            task.abort();
+        }
+        true
     }
 
     /// After a successful POST in the legacy era: start the GET stream once
