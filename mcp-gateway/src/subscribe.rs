@@ -10,7 +10,8 @@
 //! with the URI it subscribed by, and to no other. The last host to leave
 //! (unsubscribe, or its connection's end) ends the watch (refcount). When
 //! the server's stream ends (it died, restarted), the watch is made again
-//! with back-off while any host still wants it.
+//! with back-off while any host still wants it, and its hosts are then sent
+//! one update: what changed meanwhile was not heard.
 //!
 //! Bounds: [`MAX_PER_HOST`] URIs per host connection and
 //! [`MAX_WATCHES`] downstream watches in all; past either, the subscription
@@ -293,6 +294,11 @@ async fn follow(
                 }
             }
         };
+        // While nothing watched it (the server restarted, or forgot our
+        // session), the resource may have changed unheard: the hosts are
+        // told to read it again, as the hub's own subscriptions read it on
+        // reconnecting.
+        deliver(&link, &state, &key).await;
     }
 }
 

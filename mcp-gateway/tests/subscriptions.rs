@@ -1,7 +1,8 @@
 //! Hosts' resource subscriptions through the gateway: one downstream
 //! subscription per server URI whatever the number of hosts, updates to
 //! exactly the hosts subscribed (by the URI each used), ended by the last
-//! host's unsubscribe or disconnect; the allow-list and the bounds hold;
+//! host's unsubscribe or disconnect, a host told to read again after the
+//! server came back; the allow-list and the bounds hold;
 //! `resources.subscribe` is declared only when a server can take it.
 
 #[path = "support/common.rs"]
@@ -163,6 +164,37 @@ async fn a_legacy_servers_updates_reach_exactly_the_subscribed_hosts_until_the_l
 #[tokio::test]
 async fn a_2026_servers_updates_reach_exactly_the_subscribed_hosts_until_the_last_leaves() {
     forwarded_to_exactly_the_subscribed_hosts(Script::modern(), "subscriptions/listen").await;
+}
+
+/// The server dies under a subscription and is restarted: the gateway
+/// subscribes again, and tells the host the resource may have changed
+/// meanwhile (one update, unheard changes included), then passes on the
+/// new server's updates.
+#[tokio::test]
+async fn a_host_is_told_to_read_again_after_the_server_came_back() {
+    let (files, recorder) =
+        memory(two_files(Script::legacy()).tool("crash", Behavior::Crash { code: 3 }));
+    let gateway = endpoint(spec("files", files), Authority::unrestricted()).await;
+    let (alice, mut alice_events) = gateway.host(Negotiation::Legacy).await;
+    alice.subscribe_resource(A).await.unwrap();
+    // (The gateway answers the call that killed it as a tool error.)
+    let _ = alice.call_tool("crash", json!({})).await;
+    // Made again on the restarted server, then the host is told.
+    assert_eq!(next_update(&mut alice_events).await, A);
+    assert!(
+        recorder
+            .wait_until(Duration::from_secs(10), |frames| {
+                frames
+                    .iter()
+                    .filter(|f| f["method"] == "resources/subscribe")
+                    .count()
+                    == 2
+            })
+            .await
+    );
+    alice.call_tool("touch_a", json!({})).await.unwrap();
+    assert_eq!(next_update(&mut alice_events).await, A);
+    gateway.stop().await;
 }
 
 #[tokio::test]
