@@ -12,10 +12,11 @@
 //! Tool names in `pending` are the servers' words, as JSON strings: escape
 //! them before they reach a terminal. A line is at most 1 KiB; at most 4
 //! connections are served at once, each closed after 60 s without a
-//! command. The socket file is made with permissions 0600; keep it in a
-//! private directory (such as `$XDG_RUNTIME_DIR`).
+//! command. The socket file is made with permissions 0600, and a
+//! connection from any other user than the gateway's is closed unanswered;
+//! keep it in a private directory (such as `$XDG_RUNTIME_DIR`).
 
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,12 +76,22 @@ pub(crate) fn open(path: &Path, hub: Arc<Hub>) -> Result<ControlSocket, GatewayE
     let listener = UnixListener::bind(path).map_err(failed("binding"))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(failed("setting its permissions"))?;
+    // The file is ours, so its owner is who we are. Until the line above
+    // the file had the umask's permissions (group-writable under some), and
+    // a connection made then outlives the change: every peer is checked.
+    let owner = std::fs::symlink_metadata(path)
+        .map_err(failed("looking at the socket"))?
+        .uid();
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let task = tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
+            if stream.peer_cred().map(|c| c.uid()).ok() != Some(owner) {
+                tracing::warn!("a connection to the control socket from another user was closed");
+                continue;
+            }
             let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
                 // Too many at once: this one is closed unanswered.
                 continue;

@@ -6,6 +6,7 @@
 #[path = "support/common.rs"]
 mod common;
 
+use std::os::unix::process::CommandExt as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -85,6 +86,60 @@ async fn a_changed_tool_list_waits_for_review_and_the_host_hears_of_it_once_adop
     running.close().await;
     // The socket goes with the gateway.
     assert!(!socket.exists());
+}
+
+/// The control socket serves its own user. Another user who reaches it
+/// (here its permissions are loosened by hand, as they are under a
+/// permissive umask in the moment between its creation and its `chmod`) is
+/// closed unanswered; that half needs root to act as another user, and
+/// runs where the tests run as root (CI does).
+#[tokio::test]
+async fn the_control_socket_serves_only_its_own_user() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (server, _) = memory(Script::legacy());
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("gateway.sock");
+    let mut setup = Setup::new(vec![spec("lab", server)]);
+    setup.config = GatewayConfig::default().control(&socket);
+    let running = start(setup).await;
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert_eq!(
+        control::send(&socket, "pending").await.unwrap(),
+        Vec::<String>::new()
+    );
+
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    if root {
+        let open = std::fs::Permissions::from_mode(0o777);
+        std::fs::set_permissions(dir.path(), open.clone()).unwrap();
+        std::fs::set_permissions(&socket, open).unwrap();
+        // Prints what the socket answered, `b''` when it closed.
+        let probe = "import socket, sys\n\
+                     s = socket.socket(socket.AF_UNIX)\n\
+                     s.connect(sys.argv[1])\n\
+                     try:\n    s.sendall(b'pending\\n'); print(repr(s.recv(100)))\n\
+                     except OSError:\n    print(repr(b''))\n";
+        // Off the runtime's thread, which serves the socket.
+        let path = socket.clone();
+        let nobody = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("python3")
+                .args(["-c", probe])
+                .arg(path)
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let said = String::from_utf8_lossy(&nobody.stdout);
+        assert!(nobody.status.success(), "{nobody:?}");
+        assert_eq!(said.trim(), "b''", "another user was answered");
+        // The gateway's own user still is.
+        assert!(control::send(&socket, "pending").await.is_ok());
+    }
+    running.close().await;
 }
 
 /// Connects through `inner` once per permit the test gives.
