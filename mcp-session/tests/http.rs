@@ -223,13 +223,21 @@ async fn expired_session_reinitialized(options: HttpServerOptions) {
         .tool("echo", Behavior::Echo)
         .resource(mcp_testkit::ResourceSpec::text("note://a", "a", "alpha"));
     let http = server(script, options).await;
-    let session = ready(connector(&http.url()), quick_config(), Negotiation::Legacy).await;
+    let mut session = ready(connector(&http.url()), quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    let renewals = |events: &mut mcp_session::SessionEvents| {
+        std::iter::from_fn(|| events.try_next())
+            .filter(|e| matches!(e, SessionEvent::Reestablished))
+            .count()
+    };
     session.list_tools().await.unwrap();
     http.expire_sessions();
-    // A read is retried after the session is established again.
+    // A read is retried after the session is established again, and the
+    // host is told (before the read's answer).
     let read = session.read_resource("note://a").await.unwrap();
     assert_eq!(read.contents.len(), 1);
     assert_eq!(http.requests.posts_of("initialize").len(), 2);
+    assert_eq!(renewals(&mut events), 1);
     // A tool call is never replayed.
     http.expire_sessions();
     let err = session
@@ -238,6 +246,7 @@ async fn expired_session_reinitialized(options: HttpServerOptions) {
         .unwrap_err();
     assert!(matches!(err, SessionError::NotReplayed { .. }), "{err:?}");
     assert_eq!(http.requests.posts_of("initialize").len(), 3);
+    assert_eq!(renewals(&mut events), 1);
     // The re-established session works.
     session
         .call_tool("echo", args(json!({"text": "y"})))
