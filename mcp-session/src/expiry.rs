@@ -20,9 +20,12 @@
 //!   When no request meets the refusal (the GET stream or a notification did,
 //!   [`Inbound::SessionExpired`](mcp_transport::Inbound::SessionExpired)),
 //!   the session starts the new one itself, so a host that only listens
-//!   goes on hearing the server. Those unprompted renewals are spaced out
-//!   (see [`Expiry::unprompted_delay`]): a server that forgets every
-//!   session at once costs one `initialize` a minute, not a loop.
+//!   goes on hearing the server; one that fails (the server is not ready
+//!   yet) is tried again until it works or the session ends, unless the
+//!   server now answers in another protocol version. Those unprompted
+//!   attempts are spaced out (see [`Expiry::unprompted_delay`]): a server
+//!   that forgets every session at once, or keeps failing, costs one
+//!   `initialize` a minute, not a loop.
 //! - A reply stream that broke before its answer and could not be resumed
 //!   (always so in 2026, where streams are not resumable): the request is
 //!   sent again once, with a new id, unless it is a `tools/call`.
@@ -118,19 +121,41 @@ impl Shared {
         let weak = Arc::downgrade(self);
         tokio::spawn(
             async move {
-                if !delay.is_zero() {
-                    tracing::debug!(?delay, "the server forgot our session again; waiting");
-                    tokio::time::sleep(delay).await;
-                }
-                // A session the host dropped meanwhile needs nothing.
-                let Some(shared) = weak.upgrade() else { return };
-                match shared.renew(seen).await {
-                    Ok(()) => {}
-                    Err(e) if e.is_dead() => {}
-                    Err(e) => tracing::warn!(
-                        error = %e,
-                        "the server no longer knows this session (did it restart?) and a new one could not be started: the next request tries again"
-                    ),
+                let mut delay = delay;
+                let mut warned = false;
+                loop {
+                    if !delay.is_zero() {
+                        tracing::debug!(?delay, "waiting before starting a new session");
+                        tokio::time::sleep(delay).await;
+                    }
+                    // A session the host dropped meanwhile needs nothing.
+                    let Some(shared) = weak.upgrade() else { return };
+                    let error = match shared.renew(seen).await {
+                        Ok(()) => return,
+                        Err(e) if e.is_dead() => return,
+                        Err(e) => e,
+                    };
+                    if let SessionError::UnsupportedVersion { .. } = error {
+                        // Another server now: asking again will not help.
+                        tracing::warn!(
+                            error = %error,
+                            "the server no longer knows this session (did it restart?) and answers a new one in another protocol version"
+                        );
+                        return;
+                    }
+                    // Not ready yet (a deploy, say): tried again, spaced
+                    // like renewals, so a host that only listens is not left
+                    // deaf; a request meanwhile tries at once.
+                    if !std::mem::replace(&mut warned, true) {
+                        tracing::warn!(
+                            error = %error,
+                            "the server no longer knows this session (did it restart?) and a new one could not be started yet: trying again"
+                        );
+                    }
+                    let Some(next) = shared.expiry.unprompted_delay() else {
+                        return;
+                    };
+                    delay = next.max(STREAK_FIRST_WAIT);
                 }
             }
             .in_current_span(),

@@ -271,6 +271,48 @@ async fn a_session_the_server_forgot_by_a_400_is_started_again_without_a_request
     forgotten_session_started_again(HttpServerOptions::default().unknown_session_400()).await;
 }
 
+/// A server that forgot the session and is not ready for a new one at
+/// first (a deploy, say: its first `initialize` is refused): the session
+/// tries again, spaced out, and gets there without a request of ours.
+#[tokio::test]
+async fn a_new_session_that_fails_at_first_is_tried_again() {
+    let script = Script::legacy().tool("echo", Behavior::Echo);
+    let http = server(script, HttpServerOptions::default()).await;
+    let mut config = HttpConfig::new(http.url());
+    config.default_retry = std::time::Duration::from_millis(10);
+    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
+    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    session.list_tools().await.unwrap();
+    assert!(
+        http.requests
+            .wait_until(WAIT, |seen| seen.iter().any(|r| r.method == "GET"))
+            .await
+    );
+    http.fail_next(503, "initialize", 2);
+    http.expire_sessions();
+    let told = tokio::time::timeout(WAIT, async {
+        loop {
+            match events.next().await {
+                Some(SessionEvent::Reestablished) => return true,
+                Some(SessionEvent::Closed(_)) | None => return false,
+                Some(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("the host is told in time");
+    assert!(told, "the session ended instead");
+    // Refused twice, then the third worked.
+    assert_eq!(http.requests.posts_of("initialize").len(), 4);
+    let echoed = session
+        .call_tool("echo", args(json!({"text": "back"})))
+        .await
+        .unwrap();
+    assert_eq!(echoed.content[0].as_text(), Some("back"));
+    session.close().await;
+}
+
 async fn forgotten_session_started_again(options: HttpServerOptions) {
     // A server of an older version: the new session asks for the version
     // agreed, not our newest.

@@ -347,6 +347,9 @@ pub(crate) struct App {
     logs: streams::ReplyLogs,
     /// Replies closed early so far.
     closed_early: AtomicU64,
+    /// POSTs of a method still to be refused, and with what status
+    /// ([`RunningHttpServer::fail_next`]).
+    fail_next: Mutex<Option<(String, u16, u64)>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -380,6 +383,7 @@ impl HttpFakeServer {
             next_session: AtomicU64::new(1),
             logs: streams::ReplyLogs::default(),
             closed_early: AtomicU64::new(0),
+            fail_next: Mutex::new(None),
         });
         let router = axum::Router::new()
             .fallback(routes::handle)
@@ -446,6 +450,13 @@ impl RunningHttpServer {
     /// `404`, as from a server that restarted.
     pub fn expire_sessions(&self) {
         lock(&self.app.sessions).clear();
+    }
+
+    /// Answers the next `times` POSTs of JSON-RPC `method` with `status`
+    /// and a plain-text body (a server that is not ready yet, say), from
+    /// now on; replaces an earlier such order.
+    pub fn fail_next(&self, status: u16, method: &str, times: u64) {
+        *lock(&self.app.fail_next) = Some((method.to_owned(), status, times));
     }
 
     /// How many legacy Streamable HTTP sessions are open.

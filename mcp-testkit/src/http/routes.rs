@@ -181,6 +181,17 @@ async fn dispatch(
 }
 
 fn scripted_failure(app: &App, method: Option<&str>) -> Option<Response> {
+    {
+        let mut next = lock(&app.fail_next);
+        if let Some((failing, status, left)) = next.as_mut()
+            && Some(failing.as_str()) == method
+            && *left > 0
+        {
+            *left -= 1;
+            let status = StatusCode::from_u16(*status).ok()?;
+            return Some(text(status, "scripted failure"));
+        }
+    }
     let failure = app.options.fail_with.as_ref()?;
     let applies = failure.methods.is_empty()
         || method.is_some_and(|m| failure.methods.iter().any(|x| x == m));
