@@ -271,6 +271,23 @@ async fn a_session_the_server_forgot_by_a_400_is_started_again_without_a_request
     forgotten_session_started_again(HttpServerOptions::default().unknown_session_400()).await;
 }
 
+/// Waits (bounded) for [`SessionEvent::Reestablished`]; the session must
+/// not end first.
+async fn told_reestablished(events: &mut mcp_session::SessionEvents) {
+    let told = tokio::time::timeout(WAIT, async {
+        loop {
+            match events.next().await {
+                Some(SessionEvent::Reestablished) => return true,
+                Some(SessionEvent::Closed(_)) | None => return false,
+                Some(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("the host is told in time");
+    assert!(told, "the session ended instead");
+}
+
 /// A server that forgot the session and is not ready for a new one at
 /// first (a deploy, say: its first `initialize` is refused): the session
 /// tries again, spaced out, and gets there without a request of ours.
@@ -291,18 +308,7 @@ async fn a_new_session_that_fails_at_first_is_tried_again() {
     );
     http.fail_next(503, "initialize", 2);
     http.expire_sessions();
-    let told = tokio::time::timeout(WAIT, async {
-        loop {
-            match events.next().await {
-                Some(SessionEvent::Reestablished) => return true,
-                Some(SessionEvent::Closed(_)) | None => return false,
-                Some(_) => {}
-            }
-        }
-    })
-    .await
-    .expect("the host is told in time");
-    assert!(told, "the session ended instead");
+    told_reestablished(&mut events).await;
     // Refused twice, then the third worked.
     assert_eq!(http.requests.posts_of("initialize").len(), 4);
     let echoed = session
@@ -348,18 +354,7 @@ async fn forgotten_session_started_again(options: HttpServerOptions) {
     let posts_before = http.requests.with_method("POST").len();
     http.expire_sessions();
 
-    let told = tokio::time::timeout(WAIT, async {
-        loop {
-            match events.next().await {
-                Some(SessionEvent::Reestablished) => return true,
-                Some(SessionEvent::Closed(_)) | None => return false,
-                Some(_) => {}
-            }
-        }
-    })
-    .await
-    .expect("the host is told in time");
-    assert!(told, "the session ended instead");
+    told_reestablished(&mut events).await;
     let ended = tokio::time::timeout(WAIT, subscription.next())
         .await
         .unwrap();
