@@ -63,7 +63,8 @@ pub enum HubEvent {
         consecutive: u32,
     },
     /// The server (legacy Streamable HTTP) had forgotten our session, as a
-    /// server does when it restarts; a new one is established, the log
+    /// server does when it restarts; a new one is established, what the
+    /// server says of itself taken again ([`crate::Hub::status`]), the log
     /// level set again and the tools listed again (a change shows as a
     /// snapshot event), and subscriptions are made again
     /// ([`HubEvent::SubscriptionReconnecting`]).

@@ -331,10 +331,11 @@ async fn modern_reconnects_after_a_restart() {
 }
 
 /// A legacy server over Streamable HTTP that forgets our session (it
-/// restarted) while the hub only listens: the session starts a new one at
-/// once, the hub says so, sets the log level again, lists the tools again
-/// and subscribes again, and the handler gets the reconnect read from the
-/// new server session. The server was never restarted by the hub.
+/// restarted, as a new release) while the hub only listens: the session
+/// starts a new one at once, the hub says so, takes what the server says of
+/// itself again, sets the log level again, lists the tools again and
+/// subscribes again, and the handler gets the reconnect read from the new
+/// server session. The server was never restarted by the hub.
 #[cfg(feature = "http")]
 #[tokio::test]
 async fn a_legacy_http_server_that_forgot_the_session_is_followed_again() {
@@ -372,8 +373,9 @@ async fn a_legacy_http_server_that_forgot_the_session_is_followed_again() {
     assert_eq!(text(&next(&mut calls).await), "v2");
     drain(&mut events);
 
-    // The server forgets every session; the new one starts over at "v1".
-    http.expire_sessions();
+    // The server comes back as a new release and has forgotten every
+    // session; the new one starts over at "v1".
+    http.restart_as(script(false).server_info("docs", "2.0"));
     let mut seen = Vec::new();
     wait_for(&mut events, WAIT, |e| {
         seen.push(format!("{e:?}"));
@@ -390,6 +392,9 @@ async fn a_legacy_http_server_that_forgot_the_session_is_followed_again() {
         "the hub did not restart the server: {seen:?}"
     );
     assert_eq!(stats(&hub).reconnects, 1);
+    // The status shows what the server now says of itself.
+    let info = hub.status("docs").unwrap().info.unwrap();
+    assert_eq!(info.implementation.version, "2.0");
     let on_new_session = |method: &str| {
         http.requests
             .posts_of(method)

@@ -40,7 +40,11 @@ pub enum SessionEvent {
     /// host knew of the server may be out of date: its lists (every listing
     /// stopped being [fresh](crate::Session::is_fresh)), the log level it
     /// was asked for, its subscriptions (each ended with
-    /// [`SubscriptionEnd::SessionExpired`](crate::SubscriptionEnd::SessionExpired)).
+    /// [`SubscriptionEnd::SessionExpired`](crate::SubscriptionEnd::SessionExpired)),
+    /// and what it says of itself (the session's
+    /// [`protocol_version`](crate::Session::protocol_version),
+    /// [`server_capabilities`](crate::Session::server_capabilities) … are
+    /// the new session's).
     /// Never dropped for a full queue: held until there is room.
     Reestablished,
     /// The connection ended; no event follows.

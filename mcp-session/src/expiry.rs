@@ -6,7 +6,12 @@
 //!   an error naming the session (the transport tells which,
 //!   [`RequestFailure::SessionExpired`]). A new one is established once
 //!   however many noticed — `initialize` without a session id, asking for
-//!   the negotiated version, then `initialized` — and:
+//!   the version agreed last, then `initialized` — and:
+//!   - what the server says of itself is taken from its answer: a server
+//!     back as a new release may speak another legacy version (followed in
+//!     it), offer other capabilities, describe itself anew; a version we do
+//!     not know, or of the 2026 era, fails the renewal
+//!     ([`SessionError::UnsupportedVersion`]);
 //!   - every subscription of the session ends with
 //!     [`SubscriptionEnd::SessionExpired`] (the new server session has
 //!     none of them: its holder subscribes again);
@@ -35,7 +40,7 @@ use mcp_types::requests::{CallTool, Initialize};
 use mcp_types::{InitializeParams, Notification as _, Request as _};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use mcp_transport::RequestFailure;
@@ -46,7 +51,7 @@ use crate::SessionError;
 use crate::driver::{RequestOptions, Shared};
 use crate::params::Params;
 use crate::protocol::RequestTiming;
-use crate::session::{Ready, Session};
+use crate::session::{Ready, ServerFacts, Session};
 #[cfg(doc)]
 use crate::{SessionEvent, SubscriptionEnd};
 
@@ -72,11 +77,13 @@ pub(crate) struct Expiry {
     streak: Mutex<(u32, Option<Instant>)>,
 }
 
-/// The `initialize` a renewal sends, and what its answer must say.
+/// The `initialize` a renewal sends (asking for the version agreed last),
+/// and where the server's answer goes.
 #[derive(Debug)]
 pub(crate) struct Renewal {
     pub(crate) params: InitializeParams,
-    pub(crate) version: ProtocolVersion,
+    /// The session's [`ServerFacts`], replaced by each renewal's answer.
+    pub(crate) facts: Arc<RwLock<Arc<ServerFacts>>>,
     pub(crate) timeout: Duration,
 }
 
@@ -136,10 +143,11 @@ impl Shared {
                         Err(e) => e,
                     };
                     if let SessionError::UnsupportedVersion { .. } = error {
-                        // Another server now: asking again will not help.
+                        // A version we cannot speak on this connection:
+                        // asking again will not help.
                         tracing::warn!(
                             error = %error,
-                            "the server no longer knows this session (did it restart?) and answers a new one in another protocol version"
+                            "the server no longer knows this session (did it restart?) and answers a new one in a protocol version this connection cannot speak"
                         );
                         return;
                     }
@@ -178,6 +186,13 @@ impl Shared {
         }
         // The subscriptions were made on the session the server forgot.
         self.end_subscriptions_on_expiry();
+        let agreed = renewal
+            .facts
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .version;
+        let mut params = renewal.params.clone();
+        params.protocol_version = agreed.as_str().to_owned();
         let method: Arc<str> = Arc::from(Initialize::METHOD);
         let timing = RequestTiming {
             timeout: renewal.timeout,
@@ -187,7 +202,7 @@ impl Shared {
         let raw = self
             .call(
                 &method,
-                Params::encode(&renewal.params, false)?,
+                Params::encode(&params, false)?,
                 None,
                 RequestOptions {
                     timing,
@@ -201,13 +216,30 @@ impl Shared {
                     method: Initialize::METHOD.to_owned(),
                     source,
                 })?;
-        if ProtocolVersion::parse(&result.protocol_version) != Some(renewal.version) {
-            // The era and version are fixed for the connection; a server that
-            // now speaks another version is a different server.
+        // The server may have come back as a new release that no longer
+        // speaks the version agreed: any legacy version we know will do (the
+        // era is fixed for the connection).
+        let Some(version) = ProtocolVersion::parse(&result.protocol_version)
+            .filter(|v| v.era() == mcp_types::Era::Legacy)
+        else {
             return Err(SessionError::UnsupportedVersion {
                 offered: result.protocol_version,
             });
+        };
+        if version != agreed {
+            tracing::info!(
+                from = agreed.as_str(),
+                to = version.as_str(),
+                "the new server session speaks another protocol version"
+            );
+            self.set_protocol_version(version.as_str());
         }
+        *renewal.facts.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(ServerFacts {
+            version,
+            server_info: Arc::new(result.server_info),
+            capabilities: Arc::new(result.capabilities),
+            instructions: result.instructions.map(Arc::from),
+        });
         self.notify(Initialized::METHOD, None).await?;
         self.expiry.generation.fetch_add(1, Ordering::AcqRel);
         self.reestablished();
@@ -262,7 +294,12 @@ mod tests {
         let expiry = Expiry::default();
         expiry.arm(Renewal {
             params: InitializeParams::default(),
-            version: ProtocolVersion::V2025_11_25,
+            facts: ServerFacts::shared(
+                ProtocolVersion::V2025_11_25,
+                mcp_types::Implementation::new("s", "1"),
+                mcp_types::ServerCapabilities::default(),
+                None,
+            ),
             timeout: Duration::from_secs(1),
         });
         expiry

@@ -213,10 +213,12 @@ async fn into_modern(
         .set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
     let ready = Ready {
         era: Era::Modern,
-        version: ProtocolVersion::V2026_07_28,
-        server_info,
-        capabilities: result.capabilities.clone(),
-        instructions: result.instructions.clone(),
+        facts: crate::session::ServerFacts::shared(
+            ProtocolVersion::V2026_07_28,
+            server_info,
+            result.capabilities.clone(),
+            result.instructions.as_deref(),
+        ),
         request_meta: Some(std::sync::RwLock::new(Arc::new(meta))),
         catalog: Mutex::new(None),
     };

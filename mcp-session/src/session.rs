@@ -50,13 +50,39 @@ pub struct Initialized {
 #[derive(Debug)]
 pub struct Ready {
     pub(crate) era: Era,
-    pub(crate) version: ProtocolVersion,
-    pub(crate) server_info: Implementation,
-    pub(crate) capabilities: ServerCapabilities,
-    pub(crate) instructions: Option<String>,
+    /// What the server said of itself; replaced when a legacy HTTP session
+    /// is established again (the server may have come back as a new
+    /// release).
+    pub(crate) facts: Arc<RwLock<Arc<ServerFacts>>>,
     /// The `_meta` keys every 2026 request carries; `None` in the legacy era.
     pub(crate) request_meta: Option<RwLock<Arc<Map<String, Value>>>>,
     pub(crate) catalog: Mutex<Option<Arc<ToolCatalog>>>,
+}
+
+/// What the server said of itself in its answer to `initialize` (or
+/// `server/discover`).
+#[derive(Debug)]
+pub(crate) struct ServerFacts {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) server_info: Arc<Implementation>,
+    pub(crate) capabilities: Arc<ServerCapabilities>,
+    pub(crate) instructions: Option<Arc<str>>,
+}
+
+impl ServerFacts {
+    pub(crate) fn shared(
+        version: ProtocolVersion,
+        server_info: Implementation,
+        capabilities: ServerCapabilities,
+        instructions: Option<&str>,
+    ) -> Arc<RwLock<Arc<ServerFacts>>> {
+        Arc::new(RwLock::new(Arc::new(ServerFacts {
+            version,
+            server_info: Arc::new(server_info),
+            capabilities: Arc::new(capabilities),
+            instructions: instructions.map(Arc::from),
+        })))
+    }
 }
 
 /// Phase: the connection is over.
@@ -424,24 +450,27 @@ impl Session<Initialized> {
             return Err(self.fail(e).await);
         }
         self.link.shared.watch_roots();
+        let result = &self.state.result;
+        let facts = ServerFacts::shared(
+            version,
+            result.server_info.clone(),
+            result.capabilities.clone(),
+            result.instructions.as_deref(),
+        );
         // What a new server session is asked for if the server forgets this
-        // one (legacy Streamable HTTP): the version already agreed.
+        // one (legacy Streamable HTTP): the version agreed last.
         self.link.shared.expiry.arm(crate::expiry::Renewal {
             params: mcp_types::InitializeParams::new(
                 version.as_str(),
                 self.link.config.declared_capabilities(false),
                 self.link.config.client_info.clone(),
             ),
-            version,
+            facts: Arc::clone(&facts),
             timeout: self.link.config.request_timeout,
         });
-        let result = &self.state.result;
         let ready = Ready {
             era: Era::Legacy,
-            version,
-            server_info: result.server_info.clone(),
-            capabilities: result.capabilities.clone(),
-            instructions: result.instructions.clone(),
+            facts,
             request_meta: None,
             catalog: Mutex::new(None),
         };
@@ -487,25 +516,34 @@ impl Session<Ready> {
         self.state.era
     }
 
-    /// The negotiated protocol version.
+    /// The negotiated protocol version. In the legacy era over HTTP it can
+    /// change when the server forgot the session and the new one was agreed
+    /// in another version ([`SessionEvent::Reestablished`](crate::SessionEvent::Reestablished)),
+    /// as can the three below.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.state.version
+        self.facts().version
     }
 
     /// The server's self-description.
-    pub fn server_info(&self) -> &Implementation {
-        &self.state.server_info
+    pub fn server_info(&self) -> Arc<Implementation> {
+        Arc::clone(&self.facts().server_info)
     }
 
     /// What the server offers.
-    pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.state.capabilities
+    pub fn server_capabilities(&self) -> Arc<ServerCapabilities> {
+        Arc::clone(&self.facts().capabilities)
     }
 
     /// The server's instructions for the model, if any. This is the server's
     /// prose.
-    pub fn instructions(&self) -> Option<&str> {
-        self.state.instructions.as_deref()
+    pub fn instructions(&self) -> Option<Arc<str>> {
+        self.facts().instructions.clone()
+    }
+
+    fn facts(&self) -> Arc<ServerFacts> {
+        // Only whole values are stored under the lock.
+        let facts = self.state.facts.read().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(&facts)
     }
 
     /// The `_meta` keys every request carries in the 2026 era (`None` in the

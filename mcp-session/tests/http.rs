@@ -288,6 +288,51 @@ async fn told_reestablished(events: &mut mcp_session::SessionEvents) {
     assert!(told, "the session ended instead");
 }
 
+/// A server that comes back as a new release (it forgot the session, no
+/// longer speaks the version agreed, describes itself anew): the session
+/// follows it in the version it now speaks, and what the session says of
+/// the server is the new release's.
+#[tokio::test]
+async fn a_server_back_as_a_new_release_is_followed_in_its_version() {
+    let old = Script::legacy()
+        .versions(["2025-06-18"])
+        .server_info("demo", "1.0")
+        .instructions("use old")
+        .tool("old", Behavior::Echo);
+    let http = server(old, HttpServerOptions::default()).await;
+    let mut config = HttpConfig::new(http.url());
+    config.default_retry = std::time::Duration::from_millis(10);
+    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
+    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    assert_eq!(session.protocol_version().as_str(), "2025-06-18");
+    assert!(
+        http.requests
+            .wait_until(WAIT, |seen| seen.iter().any(|r| r.method == "GET"))
+            .await
+    );
+    let new = Script::legacy()
+        .versions(["2025-11-25"])
+        .server_info("demo", "2.0")
+        .instructions("use new")
+        .tool("new", Behavior::Echo);
+    http.restart_as(new);
+    told_reestablished(&mut events).await;
+    assert_eq!(session.protocol_version().as_str(), "2025-11-25");
+    assert_eq!(session.server_info().version, "2.0");
+    assert_eq!(session.instructions().as_deref(), Some("use new"));
+    let tools = session.list_tools().await.unwrap();
+    let names: Vec<_> = tools.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["new"]);
+    // Its messages carry the version it speaks now.
+    let listed = http.requests.posts_of("tools/list");
+    assert_eq!(
+        listed.last().unwrap().header("mcp-protocol-version"),
+        Some("2025-11-25")
+    );
+    session.close().await;
+}
+
 /// A server that forgot the session and is not ready for a new one at
 /// first (a deploy, say: its first `initialize` is refused): the session
 /// tries again, spaced out, and gets there without a request of ours.

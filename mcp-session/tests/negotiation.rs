@@ -22,7 +22,7 @@ async fn auto_on_a_legacy_server_falls_back_to_initialize() {
     assert_eq!(session.era(), Era::Legacy);
     assert_eq!(session.protocol_version(), ProtocolVersion::V2025_11_25);
     assert_eq!(session.server_info().name, "legacy-server");
-    assert_eq!(session.instructions(), Some("use echo"));
+    assert_eq!(session.instructions().as_deref(), Some("use echo"));
     settle(&recorder, "notifications/initialized").await;
     assert_eq!(
         methods(&recorder),

@@ -350,6 +350,9 @@ pub(crate) struct App {
     /// POSTs of a method still to be refused, and with what status
     /// ([`RunningHttpServer::fail_next`]).
     fail_next: Mutex<Option<(String, u16, u64)>>,
+    /// The script of new legacy sessions after
+    /// [`RunningHttpServer::restart_as`].
+    pub(crate) restarted_as: Mutex<Option<Arc<Script>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -384,6 +387,7 @@ impl HttpFakeServer {
             logs: streams::ReplyLogs::default(),
             closed_early: AtomicU64::new(0),
             fail_next: Mutex::new(None),
+            restarted_as: Mutex::new(None),
         });
         let router = axum::Router::new()
             .fallback(routes::handle)
@@ -449,6 +453,15 @@ impl RunningHttpServer {
     /// Forgets every legacy session: later requests carrying their ids get
     /// `404`, as from a server that restarted.
     pub fn expire_sessions(&self) {
+        lock(&self.app.sessions).clear();
+    }
+
+    /// Acts as a server restarted as another release: every legacy session
+    /// is forgotten (as [`expire_sessions`](Self::expire_sessions)) and new
+    /// legacy Streamable HTTP sessions are served by `script` (its tools,
+    /// versions, self-description, instructions).
+    pub fn restart_as(&self, script: Script) {
+        *lock(&self.app.restarted_as) = Some(Arc::new(script));
         lock(&self.app.sessions).clear();
     }
 

@@ -202,7 +202,7 @@ where
 {
     let legacy = &legacy;
     governed(hub, cell, step, None, |session, options, _| async move {
-        if session.protocol_version().era() == mcp_types::Era::Modern {
+        if session.era() == mcp_types::Era::Modern {
             session.send_round::<R>(params, &options).await
         } else {
             legacy(session, options).await.map(RequestOutcome::Complete)

@@ -439,10 +439,12 @@ async fn watch_session(
                 }
             }
             // The server forgot our session (it restarted, say) and the
-            // session started a new one: what the old one was told (the log
-            // level) is said again, and the tools are listed again, as the
-            // server may have changed. Subscriptions renew themselves.
+            // session started a new one: what the server says of itself is
+            // taken again, what the old one was told (the log level) is said
+            // again, and the tools are listed again, as the server may have
+            // changed. Subscriptions renew themselves.
             Some(SessionEvent::Reestablished) => {
+                cell.reestablished(session);
                 hub.events.emit(HubEvent::SessionReestablished {
                     server: cell.spec.name.clone(),
                 });

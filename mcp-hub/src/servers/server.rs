@@ -65,9 +65,9 @@ impl ServerInfo {
         Self {
             era: session.era(),
             version: session.protocol_version(),
-            implementation: session.server_info().clone(),
-            capabilities: session.server_capabilities().clone(),
-            instructions: session.instructions().map(str::to_owned),
+            implementation: (*session.server_info()).clone(),
+            capabilities: (*session.server_capabilities()).clone(),
+            instructions: session.instructions().map(|i| i.to_string()),
         }
     }
 }
@@ -178,6 +178,12 @@ impl ServerCell {
         state.info = Some(Arc::clone(&info));
         state.kind = ServerStatusKind::Ready;
         info
+    }
+
+    /// The session is established again (legacy HTTP): what the server
+    /// now says of itself replaces what it said before.
+    pub(crate) fn reestablished(&self, session: &Session<Ready>) {
+        self.state().info = Some(Arc::new(ServerInfo::of(session)));
     }
 
     pub(crate) fn status(&self) -> ServerStatus {

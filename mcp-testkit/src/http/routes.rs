@@ -115,7 +115,9 @@ async fn post_mcp(app: &Arc<App>, headers: &HeaderMap, frame: Option<Value>) -> 
             }
             let number = app.next_session.fetch_add(1, Ordering::Relaxed);
             let session = format!("session-{number}");
-            let conn = Conn::start(&app.script, &app.recorder);
+            let restarted = lock(&app.restarted_as).clone();
+            let script = restarted.as_deref().unwrap_or(&app.script);
+            let conn = Conn::start(script, &app.recorder);
             sessions.insert(session.clone(), Arc::clone(&conn));
             (conn, Some(session))
         }
