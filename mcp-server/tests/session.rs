@@ -26,7 +26,7 @@ async fn each_era_negotiates_lists_every_page_and_calls_a_tool() {
         let session = ready(connector(handler, config()), mode).await;
         assert_eq!(session.era(), era, "{mode:?}");
         assert_eq!(session.server_info().name, "demo");
-        assert_eq!(session.instructions(), Some("a test server"));
+        assert_eq!(session.instructions().as_deref(), Some("a test server"));
         assert!(session.server_capabilities().tools.is_some());
         assert!(session.server_capabilities().resources.is_none());
 
