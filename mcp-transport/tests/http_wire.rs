@@ -576,3 +576,82 @@ async fn a_get_stream_that_meets_a_forgotten_session_tells_the_session() {
         assert!(warnings.try_recv().is_err(), "nothing to warn about");
     }
 }
+
+/// Serves `listener` with `act` until the task is aborted; aborting it
+/// closes every connection too (a server process that went away).
+async fn one_life(
+    listener: TcpListener,
+    seen: Arc<Seen>,
+    act: impl Fn(&str, Option<i64>) -> Act + Send + Sync + 'static,
+) {
+    let act = Arc::new(act);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            return;
+        };
+        connections.spawn(connection(stream, Arc::clone(&seen), Arc::clone(&act)));
+    }
+}
+
+/// A server that goes away under an open GET stream, for longer than
+/// `max_resume_attempts` tries, and comes back not knowing the session (it
+/// restarted): the stream is tried again, less and less often, until it
+/// reaches the server, and the session is told it was forgotten. Before,
+/// the stream gave up after five refused connections and the session never
+/// heard the server again.
+#[tokio::test]
+async fn a_get_stream_whose_server_is_away_is_tried_until_it_is_back() {
+    let (tx, mut warnings) = tokio::sync::mpsc::unbounded_channel();
+    let _guard = tracing::subscriber::set_default(Warnings(tx));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let first = tokio::spawn(one_life(listener, Arc::clone(&seen), |head, id| {
+        if head.starts_with("GET") {
+            // An event stream that stays open.
+            return Act::Answer(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                  transfer-encoding: chunked\r\n\r\n9\r\n: open\n\n\n\r\n"
+                    .to_vec(),
+            );
+        }
+        Act::Answer(session_answer(id))
+    }));
+    let mut config = HttpConfig::new(format!("http://{addr}/mcp"));
+    config.default_retry = Duration::from_millis(10);
+    let max = config.max_resume_attempts;
+    let mut conn = open(config).await;
+    conn.outbound.send(legacy_request(1)).await.unwrap();
+    assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
+    let opened = tokio::time::timeout(WAIT, async {
+        while !seen.heads().iter().any(|h| h.starts_with("GET")) {
+            tokio::task::yield_now().await;
+        }
+    });
+    opened.await.expect("the GET stream opens");
+
+    // The server goes away; the stream cannot reach it `max` times.
+    first.abort();
+    let _ = first.await;
+    let warning = tokio::time::timeout(WAIT, warnings.recv())
+        .await
+        .expect("a warning in time")
+        .unwrap();
+    assert!(warning.contains("cannot be reached"), "{warning}");
+    assert!(
+        warning.contains("tried again"),
+        "{warning} ({max} attempts)"
+    );
+
+    // It comes back, restarted: the session it gave is unknown.
+    let listener = TcpListener::bind(addr).await.unwrap();
+    let _second = tokio::spawn(one_life(listener, Arc::clone(&seen), |head, id| {
+        if head.starts_with("GET") {
+            return Act::Answer(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_vec());
+        }
+        Act::Answer(session_answer(id))
+    }));
+    let told = next(&mut conn).await;
+    assert!(matches!(told, Inbound::SessionExpired), "{told:?}");
+}

@@ -6,7 +6,10 @@
 //! refusal) means there is no such stream: the task ends quietly. When the
 //! stream ends or breaks it is opened again after the server's `retry` time
 //! (with `Last-Event-ID` when events had ids); after `max_resume_attempts`
-//! consecutive attempts that delivered nothing, the task gives up. A stream
+//! consecutive attempts that delivered nothing, the task gives up, except
+//! while a stream that was open cannot reach its server at all (it is
+//! restarting, say): then it goes on trying, the wait doubling up to a
+//! minute, so the session hears the server again once it is back. A stream
 //! the server ended cleanly after telling its `retry` time is a poll
 //! (SEP-1699), not a fruitless attempt: the server keeps the session's
 //! stream by being polled, however long it stays quiet. When the stream is
@@ -36,6 +39,10 @@ use crate::http::streamable::Streamable;
 /// by at most this, once.
 pub(crate) const HEAD_WAIT: Duration = Duration::from_secs(1);
 
+/// The longest wait between attempts to reopen a stream whose server cannot
+/// be reached.
+const AWAY_WAIT_CAP: Duration = Duration::from_secs(60);
+
 /// Runs the GET stream. `ready` is sent (or dropped) once the first attempt
 /// has its answer's head, failed, or took longer than [`HEAD_WAIT`].
 pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
@@ -48,11 +55,26 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
     // Whether the stream was ever open: losing it then is worth a warning
     // (the session stops hearing the server), unlike a server without one.
     let mut was_open = false;
+    // Consecutive attempts that reached no server (refused, reset, timed
+    // out): one that was open is then away (restarting, say), and is tried
+    // again, less and less often, rather than given up on.
+    let mut unreachable = 0u32;
     loop {
         if !std::mem::take(&mut first) {
-            tokio::time::sleep(crate::http::post::reconnect_wait(&reader, config)).await;
+            let mut wait = crate::http::post::reconnect_wait(&reader, config);
+            if was_open && unreachable >= config.max_resume_attempts {
+                let doublings = (unreachable - config.max_resume_attempts + 1).min(16);
+                wait = wait.saturating_mul(1 << doublings).min(AWAY_WAIT_CAP);
+            }
+            tokio::time::sleep(wait).await;
         }
-        if fruitless >= config.max_resume_attempts {
+        if was_open && unreachable > 0 && unreachable == config.max_resume_attempts {
+            tracing::warn!(
+                attempts = unreachable,
+                "the server cannot be reached (is it restarting?): its event stream is tried again, less and less often (up to a minute apart)"
+            );
+        }
+        if fruitless >= config.max_resume_attempts && !(was_open && unreachable > 0) {
             if was_open {
                 tracing::warn!(
                     attempts = fruitless,
@@ -102,8 +124,14 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
             None => send.await,
         };
         let mut response = match sent {
-            Ok(response) => response,
-            Err(_) => continue,
+            Ok(response) => {
+                unreachable = 0;
+                response
+            }
+            Err(_) => {
+                unreachable = unreachable.saturating_add(1);
+                continue;
+            }
         };
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED {
