@@ -142,6 +142,20 @@ fn config() -> HubConfig {
     }
 }
 
+/// A hub with `spec` and one subscription to [`NOTES`] on it, started.
+async fn hub_following_notes(
+    spec: ServerSpec,
+    mechanism: Mechanism,
+    handler: Arc<dyn ResourceHandler>,
+) -> Hub {
+    Hub::builder(config())
+        .server(spec)
+        .subscription(SubscriptionSpec::new("docs", NOTES, mechanism, handler))
+        .start()
+        .await
+        .expect("hub starts")
+}
+
 fn text(event: &ResourceEvent) -> &str {
     match event.contents.first() {
         Some(ResourceContents::Text(t)) => &t.text,
@@ -200,17 +214,7 @@ fn position(recorder: &Recorder, method: &str) -> usize {
 async fn start_update_dedup_and_shutdown(modern: bool) {
     let (spec, recorder) = server(modern);
     let (handler, mut calls) = recording(false);
-    let hub = Hub::builder(config())
-        .server(spec)
-        .subscription(SubscriptionSpec::new(
-            "docs",
-            NOTES,
-            mechanism(modern),
-            handler,
-        ))
-        .start()
-        .await
-        .expect("hub starts");
+    let hub = hub_following_notes(spec, mechanism(modern), handler).await;
 
     let first = next(&mut calls).await;
     assert_eq!(first.reason, Reason::Start);
@@ -278,17 +282,7 @@ async fn modern_start_update_dedup_and_shutdown() {
 async fn reconnects_after_a_restart(modern: bool) {
     let (spec, _recorder) = server(modern);
     let (handler, mut calls) = recording(false);
-    let hub = Hub::builder(config())
-        .server(spec)
-        .subscription(SubscriptionSpec::new(
-            "docs",
-            NOTES,
-            mechanism(modern),
-            handler,
-        ))
-        .start()
-        .await
-        .expect("hub starts");
+    let hub = hub_following_notes(spec, mechanism(modern), handler).await;
     let mut events = hub.take_events().unwrap();
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
     hub.call("change", json!({})).await.unwrap();
@@ -355,17 +349,7 @@ async fn a_legacy_http_server_that_forgot_the_session_is_followed_again() {
     .negotiation(Negotiation::Legacy)
     .log_level(mcp_types::LoggingLevel::Warning);
     let (handler, mut calls) = recording(false);
-    let hub = Hub::builder(config())
-        .server(spec)
-        .subscription(SubscriptionSpec::new(
-            "docs",
-            NOTES,
-            Mechanism::ResourcesSubscribe,
-            handler,
-        ))
-        .start()
-        .await
-        .expect("hub starts");
+    let hub = hub_following_notes(spec, Mechanism::ResourcesSubscribe, handler).await;
     let mut events = hub.take_events().unwrap();
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
     hub.call("change", json!({})).await.unwrap();
@@ -585,17 +569,7 @@ async fn a_failed_handler_is_reported_and_the_same_contents_are_offered_again() 
     let (spec, _recorder) = server(false);
     let (tx, mut calls) = mpsc::unbounded_channel();
     let handler = Arc::new(Failing { tx });
-    let hub = Hub::builder(config())
-        .server(spec)
-        .subscription(SubscriptionSpec::new(
-            "docs",
-            NOTES,
-            Mechanism::ResourcesSubscribe,
-            handler,
-        ))
-        .start()
-        .await
-        .expect("hub starts");
+    let hub = hub_following_notes(spec, Mechanism::ResourcesSubscribe, handler).await;
     let mut events = hub.take_events().unwrap();
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
     let error = wait_for(&mut events, WAIT, |e| match e {
@@ -628,17 +602,7 @@ async fn a_failed_handler_is_reported_and_the_same_contents_are_offered_again() 
 async fn a_listen_stream_the_server_ends_is_made_again() {
     let (spec, recorder) = server(true);
     let (handler, mut calls) = recording(false);
-    let hub = Hub::builder(config())
-        .server(spec)
-        .subscription(SubscriptionSpec::new(
-            "docs",
-            NOTES,
-            Mechanism::Listen,
-            handler,
-        ))
-        .start()
-        .await
-        .expect("hub starts");
+    let hub = hub_following_notes(spec, Mechanism::Listen, handler).await;
     assert_eq!(next(&mut calls).await.reason, Reason::Start);
     hub.call("end_streams", json!({})).await.unwrap();
     // Made again on the same session (listened again, then read). The

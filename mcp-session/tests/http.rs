@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use common::*;
 use mcp_session::{
-    Negotiation, Session, SessionConfig, SessionError, SessionEvent, SubscriptionEnd,
-    SubscriptionEvent,
+    Negotiation, Ready, Session, SessionConfig, SessionError, SessionEvent, SessionEvents,
+    SubscriptionEnd, SubscriptionEvent,
 };
 use mcp_testkit::http::HttpProbe;
 use mcp_testkit::{
@@ -225,7 +225,7 @@ async fn expired_session_reinitialized(options: HttpServerOptions) {
     let http = server(script, options).await;
     let mut session = ready(connector(&http.url()), quick_config(), Negotiation::Legacy).await;
     let mut events = session.take_events().unwrap();
-    let renewals = |events: &mut mcp_session::SessionEvents| {
+    let renewals = |events: &mut SessionEvents| {
         std::iter::from_fn(|| events.try_next())
             .filter(|e| matches!(e, SessionEvent::Reestablished))
             .count()
@@ -271,9 +271,33 @@ async fn a_session_the_server_forgot_by_a_400_is_started_again_without_a_request
     forgotten_session_started_again(HttpServerOptions::default().unknown_session_400()).await;
 }
 
+/// A legacy session with `http` whose GET stream is opened again 10 ms
+/// after it ends, and its events.
+async fn listening_session(http: &RunningHttpServer) -> (Session<Ready>, SessionEvents) {
+    let mut config = HttpConfig::new(http.url());
+    config.default_retry = std::time::Duration::from_millis(10);
+    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
+    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
+    let events = session.take_events().unwrap();
+    (session, events)
+}
+
+/// Waits (bounded) until `http` has seen the GET stream of the session it
+/// named `session` opened.
+async fn get_stream_opened(http: &RunningHttpServer, session: &str) {
+    let opened = http
+        .requests
+        .wait_until(WAIT, |seen| {
+            seen.iter()
+                .any(|r| r.method == "GET" && r.header("mcp-session-id") == Some(session))
+        })
+        .await;
+    assert!(opened, "no GET stream of {session}");
+}
+
 /// Waits (bounded) for [`SessionEvent::Reestablished`]; the session must
 /// not end first.
-async fn told_reestablished(events: &mut mcp_session::SessionEvents) {
+async fn told_reestablished(events: &mut SessionEvents) {
     let told = tokio::time::timeout(WAIT, async {
         loop {
             match events.next().await {
@@ -300,17 +324,9 @@ async fn a_server_back_as_a_new_release_is_followed_in_its_version() {
         .instructions("use old")
         .tool("old", Behavior::Echo);
     let http = server(old, HttpServerOptions::default()).await;
-    let mut config = HttpConfig::new(http.url());
-    config.default_retry = std::time::Duration::from_millis(10);
-    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
-    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let mut events = session.take_events().unwrap();
+    let (session, mut events) = listening_session(&http).await;
     assert_eq!(session.protocol_version().as_str(), "2025-06-18");
-    assert!(
-        http.requests
-            .wait_until(WAIT, |seen| seen.iter().any(|r| r.method == "GET"))
-            .await
-    );
+    get_stream_opened(&http, "session-1").await;
     let new = Script::legacy()
         .versions(["2025-11-25"])
         .server_info("demo", "2.0")
@@ -340,17 +356,9 @@ async fn a_server_back_as_a_new_release_is_followed_in_its_version() {
 async fn a_new_session_that_fails_at_first_is_tried_again() {
     let script = Script::legacy().tool("echo", Behavior::Echo);
     let http = server(script, HttpServerOptions::default()).await;
-    let mut config = HttpConfig::new(http.url());
-    config.default_retry = std::time::Duration::from_millis(10);
-    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
-    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let mut events = session.take_events().unwrap();
+    let (session, mut events) = listening_session(&http).await;
     session.list_tools().await.unwrap();
-    assert!(
-        http.requests
-            .wait_until(WAIT, |seen| seen.iter().any(|r| r.method == "GET"))
-            .await
-    );
+    get_stream_opened(&http, "session-1").await;
     http.fail_next(503, "initialize", 2);
     http.expire_sessions();
     told_reestablished(&mut events).await;
@@ -377,11 +385,7 @@ async fn forgotten_session_started_again(options: HttpServerOptions) {
         )
         .resource(mcp_testkit::ResourceSpec::text("note://a", "a", "alpha"));
     let http = server(script, options).await;
-    let mut config = HttpConfig::new(http.url());
-    config.default_retry = std::time::Duration::from_millis(10);
-    let connector: Arc<dyn Connector> = Arc::new(HttpConnector::new(config));
-    let mut session = ready(connector, quick_config(), Negotiation::Legacy).await;
-    let mut events = session.take_events().unwrap();
+    let (session, mut events) = listening_session(&http).await;
     let listing = session.list_resources().await.unwrap();
     let filter = mcp_types::SubscriptionFilter {
         resource_subscriptions: Some(vec!["note://a".into()]),
@@ -389,13 +393,7 @@ async fn forgotten_session_started_again(options: HttpServerOptions) {
     };
     let mut subscription = session.subscribe(filter.clone()).await.unwrap();
     // The GET stream of the first session is open.
-    assert!(
-        http.requests
-            .wait_until(WAIT, |seen| seen.iter().any(
-                |r| r.method == "GET" && r.header("mcp-session-id") == Some("session-1")
-            ))
-            .await
-    );
+    get_stream_opened(&http, "session-1").await;
     let posts_before = http.requests.with_method("POST").len();
     http.expire_sessions();
 
@@ -443,13 +441,7 @@ async fn forgotten_session_started_again(options: HttpServerOptions) {
     assert_eq!(asked, [json!("2025-11-25"), json!("2025-06-18")]);
     assert_eq!(posts[1].header("mcp-session-id"), Some("session-2"));
     // The new session's GET stream follows.
-    assert!(
-        http.requests
-            .wait_until(WAIT, |seen| seen.iter().any(
-                |r| r.method == "GET" && r.header("mcp-session-id") == Some("session-2")
-            ))
-            .await
-    );
+    get_stream_opened(&http, "session-2").await;
     // Subscribing again works on the new session, and hears its updates.
     let mut again = session.subscribe(filter).await.unwrap();
     session.call_tool("touch", args(json!({}))).await.unwrap();

@@ -206,15 +206,7 @@ async fn start_once(hub: &HubShared, cell: &ServerCell) -> Result<Started, HubEr
             .await
             .map_err(|f| start_error(cell, f.into_error()))?;
         let events = session.take_events();
-        if let Some(level) = spec.log_level
-            && session.server_capabilities().logging.is_some()
-        {
-            // Log messages are a convenience: a server refusing the level
-            // still serves.
-            if let Err(e) = session.set_log_level(level).await {
-                tracing::debug!(server = %name, error = %e, "setting the log level failed");
-            }
-        }
+        set_log_level(cell, &session).await;
         let session = Arc::new(session);
         let snapshot = match spec.discovery {
             Discovery::Eager => Some(list_snapshot(hub, cell, &session).await?),
@@ -378,12 +370,8 @@ async fn watch_session(
                 continue;
             }
             () = sleep_until_due(due) => {
-                if listen.open(cell, session).await {
-                    tokio::select! {
-                        biased;
-                        _ = stopped(shutdown) => return End::Shutdown,
-                        _ = refresh(hub, cell, session) => {}
-                    }
+                if listen.open(cell, session).await && !refreshed(hub, cell, session, shutdown).await {
+                    return End::Shutdown;
                 }
                 continue;
             }
@@ -400,10 +388,8 @@ async fn watch_session(
                         return End::Died(exit);
                     }
                 }
-                tokio::select! {
-                    biased;
-                    _ = stopped(shutdown) => return End::Shutdown,
-                    _ = refresh(hub, cell, session) => {}
+                if !refreshed(hub, cell, session, shutdown).await {
+                    return End::Shutdown;
                 }
             }
             // Log messages only for a host that asked for them (the session
@@ -448,16 +434,9 @@ async fn watch_session(
                 hub.events.emit(HubEvent::SessionReestablished {
                     server: cell.spec.name.clone(),
                 });
-                if let Some(level) = cell.spec.log_level
-                    && session.server_capabilities().logging.is_some()
-                    && let Err(e) = session.set_log_level(level).await
-                {
-                    tracing::debug!(server = %cell.spec.name, error = %e, "setting the log level again failed");
-                }
-                tokio::select! {
-                    biased;
-                    _ = stopped(shutdown) => return End::Shutdown,
-                    _ = refresh(hub, cell, session) => {}
+                set_log_level(cell, session).await;
+                if !refreshed(hub, cell, session, shutdown).await {
+                    return End::Shutdown;
                 }
             }
             Some(SessionEvent::NotificationsDropped { over_budget }) => {
@@ -576,6 +555,33 @@ impl ToolsListen {
             .saturating_mul(1 << (self.ends - 1).min(16))
             .min(RELISTEN_CAP);
         self.due = Some(Instant::now() + wait);
+    }
+}
+
+/// Asks the server for the host's log level, if the host asked for log
+/// messages and the server has them (at start, and again on a new server
+/// session). Log messages are a convenience: a server refusing the level
+/// still serves.
+async fn set_log_level(cell: &ServerCell, session: &Session<Ready>) {
+    if let Some(level) = cell.spec.log_level
+        && session.server_capabilities().logging.is_some()
+        && let Err(e) = session.set_log_level(level).await
+    {
+        tracing::debug!(server = %cell.spec.name, error = %e, "setting the log level failed");
+    }
+}
+
+/// [`refresh`], unless the hub shuts down first; false then.
+async fn refreshed(
+    hub: &HubShared,
+    cell: &ServerCell,
+    session: &Session<Ready>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> bool {
+    tokio::select! {
+        biased;
+        _ = stopped(shutdown) => false,
+        _ = refresh(hub, cell, session) => true,
     }
 }
 

@@ -106,10 +106,11 @@ impl Post<'_> {
             }
             _ => (false, None),
         };
-        let forgotten = match &self.sent_session {
-            Some(sent) if expired => self.shared.forget_session(sent),
-            _ => false,
-        };
+        let forgotten = expired
+            && self
+                .sent_session
+                .as_ref()
+                .is_some_and(|sent| self.shared.forget_session(sent));
         self.open_gate();
         if expired {
             if forgotten && self.request.is_none() {
