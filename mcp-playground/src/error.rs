@@ -36,9 +36,6 @@ pub enum PlaygroundError {
         /// What is wrong with it.
         problem: &'static str,
     },
-    /// Serving stopped on an IO error of the listening socket.
-    #[error("the playground's server stopped")]
-    Serve(#[source] std::io::Error),
 }
 
 impl PlaygroundError {
@@ -53,9 +50,7 @@ impl PlaygroundError {
             PlaygroundError::NotLoopback { .. } | PlaygroundError::InvalidSetting { .. } => {
                 ErrorCause::Configuration
             }
-            PlaygroundError::Bind { .. }
-            | PlaygroundError::Random(_)
-            | PlaygroundError::Serve(_) => ErrorCause::Connection,
+            PlaygroundError::Bind { .. } | PlaygroundError::Random(_) => ErrorCause::Connection,
         }
     }
 }

@@ -60,6 +60,12 @@
 //! a page that connects late ([`PlaygroundConfig::event_history`]), and each
 //! event's size ([`MAX_EVENT_BYTES`]: a larger one is replaced by a notice
 //! saying so). A stream that falls behind loses events and is told how many.
+//! Connections open at once ([`PlaygroundConfig::max_connections`]: one
+//! more is answered `503` and closed), and the time a connection may take
+//! to send a request's head ([`PlaygroundConfig::head_timeout`]: one that
+//! sends nothing, or trickles, is closed and gives its place back), so
+//! another local user's process cannot hold every descriptor of the
+//! process that also holds the hub.
 #![forbid(unsafe_code)]
 
 mod api;

@@ -2,7 +2,7 @@
 //! request goes through (checks first, then the route), the headers every
 //! answer carries, and the end of serving.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +34,15 @@ pub struct PlaygroundConfig {
     /// Events kept for a page that connects later (at most 10 000;
     /// default 200).
     pub event_history: usize,
+    /// Connections served at once (1 to 1024; default 32): one more is
+    /// answered `503` and closed, so another local user's process cannot
+    /// take every descriptor of the process that holds the hub.
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's head once it is
+    /// ready for one (10 ms to 10 min; default 10 s): an idle kept-alive
+    /// connection, or one that sends nothing or trickles, is closed after
+    /// it and gives its place back.
+    pub head_timeout: Duration,
 }
 
 impl Default for PlaygroundConfig {
@@ -42,6 +51,8 @@ impl Default for PlaygroundConfig {
             max_body_bytes: 2 * 1024 * 1024,
             max_event_streams: 4,
             event_history: 200,
+            max_connections: 32,
+            head_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -57,6 +68,12 @@ impl PlaygroundConfig {
         }
         if self.event_history > 10_000 {
             return invalid("event_history", "must be at most 10 000");
+        }
+        if !(1..=1024).contains(&self.max_connections) {
+            return invalid("max_connections", "must be 1 to 1024");
+        }
+        if !(Duration::from_millis(10)..=Duration::from_secs(600)).contains(&self.head_timeout) {
+            return invalid("head_timeout", "must be 10 ms to 10 min");
         }
         Ok(())
     }
@@ -191,17 +208,19 @@ impl Playground {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), PlaygroundError> {
         let mut in_flight = self.app.in_flight.subscribe();
+        let bounds = (
+            self.app.config.max_connections,
+            self.app.config.head_timeout,
+        );
         let router = Router::new().fallback(handle).with_state(self.app);
         let (stop, cut) = (self.stop, self.cut);
         let mut stopping = stop.subscribe();
-        let server = axum::serve(self.listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                stop.send_replace(true);
-            })
-            .into_future();
+        let served = serve_connections(self.listener, router, bounds, async move {
+            shutdown.await;
+            stop.send_replace(true);
+        });
         tokio::select! {
-            served = server => served.map_err(PlaygroundError::Serve),
+            () = served => Ok(()),
             () = async {
                 let _ = stopping.wait_for(|stop| *stop).await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
@@ -215,6 +234,86 @@ impl Playground {
             }
         }
     }
+}
+
+/// What a connection over the bound is answered before it is closed.
+const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 48\r\nconnection: close\r\n\r\ntoo many connections to this playground (bound)\n";
+
+/// Serves `router` on each connection `listener` accepts, at most
+/// `max_connections` at once, each with `head_timeout` for a request's
+/// head, until `shutdown` resolves; then stops accepting, lets each
+/// connection finish the exchange in progress, and returns once all are
+/// closed.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    (max_connections, head_timeout): (usize, Duration),
+    shutdown: impl Future<Output = ()>,
+) {
+    let permits = Arc::new(Semaphore::new(max_connections));
+    // `stop` turns true at shutdown; each connection holds a `closed`
+    // receiver until it is closed.
+    let (stop, stopping) = watch::channel(false);
+    let (closed_tx, closed) = watch::channel(());
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors and the like: wait a moment.
+                tracing::debug!(error = %e, "the playground could not accept a connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+            tracing::warn!("the playground refused a connection: too many connections (bound)");
+            tokio::spawn(async move {
+                let mut stream = stream;
+                let _ = tokio::time::timeout(
+                    head_timeout,
+                    tokio::io::AsyncWriteExt::write_all(&mut stream, TOO_MANY),
+                )
+                .await;
+            });
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut stopping = stopping.clone();
+        let closed = closed.clone();
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(head_timeout);
+            let connection =
+                builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => Some(ended),
+                _ = stopping.wait_for(|stop| *stop) => None,
+            };
+            let ended = match ended {
+                Some(ended) => ended,
+                None => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "a playground connection ended with an error");
+            }
+            drop((permit, closed));
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    drop(closed);
+    closed_tx.closed().await;
 }
 
 /// Every request: the checks, then the route; every answer gets the same

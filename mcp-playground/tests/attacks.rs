@@ -268,3 +268,53 @@ async fn requests_from_other_origins_are_refused_even_with_the_session() {
     assert_nothing_happened(&lab, &replies.iter().collect::<Vec<_>>());
     lab.stop().await;
 }
+
+/// Another local process cannot hold every connection (each a descriptor
+/// of the process that also holds the hub): beyond the bound a connection
+/// is answered `503` at once, and one that sends nothing is closed after
+/// the head timeout, giving its place back to the page.
+#[tokio::test]
+async fn idle_connections_are_bounded_and_closed() {
+    use std::time::Duration;
+    use tokio::io::AsyncReadExt;
+    use tokio::net::TcpStream;
+    let mut config = mcp_playground::PlaygroundConfig::default();
+    config.max_connections = 2;
+    config.head_timeout = Duration::from_millis(300);
+    let lab = Lab::start_with(config).await;
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        idle.push(TcpStream::connect(lab.address).await.unwrap());
+    }
+    // Accepted in order: the third finds both places taken.
+    let mut third = TcpStream::connect(lab.address).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), third.read_to_string(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too many connections"), "{answer}");
+    // The idle ones are closed by the server, not held.
+    for mut conn in idle {
+        let mut rest = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut rest))
+            .await
+            .expect("the server closed an idle connection")
+            .ok();
+    }
+    // Their places are free again (a place is given back as its
+    // connection's task ends, which may be a moment after the close).
+    let host = lab.address.to_string();
+    let headers = browser_headers(&host, &lab.origin);
+    let mut status = 0;
+    for _ in 0..100 {
+        status = send(lab.address, "GET", "/", &headers, None).await.status;
+        if status != 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, 200);
+    lab.stop().await;
+}
