@@ -109,3 +109,56 @@ async fn http_servers_of_both_eras_share_the_namespace_with_a_local_one() {
     assert_eq!(first_text(&still), "legacy search");
     hub.shutdown().await;
 }
+
+/// Waits (bounded) until `server` is ready again, in the era it reports.
+async fn ready_again(events: &mut mcp_hub::HubEvents, server: &str) -> mcp_types::Era {
+    wait_for(events, Duration::from_secs(15), |event| match event {
+        mcp_hub::HubEvent::Ready {
+            server: name, era, ..
+        } if name.to_string() == server => Some(*era),
+        _ => None,
+    })
+    .await
+}
+
+/// A server replaced by a release of the other era while the hub holds
+/// it: the first refused request ends the connection, the hub restarts
+/// the server, the era it remembered is found stale and probed again, and
+/// the server is served in its new era. Before,
+/// every request failed until the hub itself was restarted. Both ways: a
+/// 2026 server rolled back to a legacy-only release, and a legacy one
+/// replaced by a release that refuses legacy clients.
+#[tokio::test]
+async fn a_server_replaced_by_a_release_of_the_other_era_is_served_in_it() {
+    use mcp_types::Era;
+    for (before, after, era) in [
+        (Script::modern(), Script::legacy(), Era::Legacy),
+        (Script::legacy(), Script::modern(), Era::Modern),
+    ] {
+        let remote_server = HttpFakeServer::start(
+            before.tool("tool", text("old release")),
+            HttpServerOptions::default().reject_legacy(),
+        )
+        .await
+        .expect("http server");
+        let hub = Hub::builder(HubConfig {
+            jitter_seed: Some(1),
+            ..HubConfig::default()
+        })
+        .server(remote("s", &remote_server.url(), Negotiation::Auto))
+        .start()
+        .await
+        .expect("the hub starts");
+        let mut events = hub.take_events().unwrap();
+        let first = hub.call("tool", json!({})).await.unwrap();
+        assert_eq!(first_text(&first), "old release");
+        drain(&mut events);
+        remote_server.restart_as(after.tool("tool", text("new release")));
+        // The call meets the new release's refusal.
+        assert!(hub.call("tool", json!({})).await.is_err());
+        assert_eq!(ready_again(&mut events, "s").await, era);
+        let second = hub.call("tool", json!({})).await.unwrap();
+        assert_eq!(first_text(&second), "new release", "{era:?}");
+        hub.shutdown().await;
+    }
+}

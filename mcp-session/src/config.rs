@@ -155,6 +155,11 @@ impl EraCache {
         table.insert(key, era);
     }
 
+    /// Forgets the era remembered for `key` (its next connection probes).
+    pub fn remove(&self, key: &str) {
+        self.table().remove(key);
+    }
+
     /// How many endpoints are remembered.
     pub fn len(&self) -> usize {
         self.table().len()

@@ -11,7 +11,7 @@ use mcp_types::notifications::{
     PromptListChanged, ResourceListChanged, RootsListChanged, ToolListChanged,
 };
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -71,6 +71,9 @@ pub(crate) struct Shared {
     busy_poll: Option<BusyPoll>,
     /// Starting a new server session when the server forgot ours.
     pub(crate) expiry: Expiry,
+    /// The host was told [`SessionEvent::Closed`] (once, by whoever ended
+    /// the session first: the transport or [`Shared::abandon`]).
+    told_closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Shared {
@@ -148,6 +151,7 @@ impl Shared {
             server_tasks: Mutex::new(HashMap::new()),
             busy_poll: busy_poll.and_then(BusyPoll::new),
             expiry: Expiry::default(),
+            told_closed: AtomicBool::new(false),
         });
         // The driver logs in the span of whoever connected (the hub's
         // `mcp.server`), so its warnings name the server.
@@ -193,6 +197,36 @@ impl Shared {
         self.core().handle_closed();
         // The driver delivers the failures the core queued.
         self.wake.notify_one();
+    }
+
+    /// Ends the session from our side because of what the server answered
+    /// (it no longer speaks the connection's protocol): pending and later
+    /// requests fail with `reason`, subscriptions end, the host is told
+    /// [`SessionEvent::Closed`], and nothing the server sends afterwards is
+    /// heard. The transport itself ends when the session is dropped or shut
+    /// down. Returns false when the session had ended already.
+    pub(crate) fn abandon(&self, reason: CloseReason) -> bool {
+        let info = {
+            let mut slot = self.exit.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_some() {
+                return false;
+            }
+            let info = ExitInfo::without_process(reason);
+            *slot = Some(info.clone());
+            info
+        };
+        self.core().handle_closed();
+        // The driver delivers the failures the core queued.
+        self.wake.notify_one();
+        self.tell_closed(info);
+        true
+    }
+
+    /// Tells the host the session ended, once.
+    fn tell_closed(&self, info: ExitInfo) {
+        if !self.told_closed.swap(true, Ordering::AcqRel) {
+            self.emit(SessionEvent::Closed(info));
+        }
     }
 
     fn dead_error(&self) -> SessionError {
@@ -654,6 +688,11 @@ fn handle_inbound(
 }
 
 fn feed(shared: &Arc<Shared>, msg: Option<Inbound>) -> bool {
+    if shared.told_closed.load(Ordering::Acquire) && !matches!(msg, None | Some(Inbound::Closed(_)))
+    {
+        // Abandoned: what the server still sends is not heard.
+        return false;
+    }
     match msg {
         Some(Inbound::Frame(frame)) => {
             shared.core().handle_frame(Instant::now(), frame);
@@ -675,6 +714,10 @@ fn feed(shared: &Arc<Shared>, msg: Option<Inbound>) -> bool {
             shared.renew_unprompted();
             false
         }
+        Some(Inbound::StreamLost) => {
+            shared.stream_lost();
+            false
+        }
         Some(Inbound::Closed(info)) => {
             close(shared, info);
             true
@@ -694,7 +737,7 @@ fn close(shared: &Shared, info: ExitInfo) {
         slot.get_or_insert(info.clone());
     }
     shared.core().handle_closed();
-    shared.emit(SessionEvent::Closed(info));
+    shared.tell_closed(info);
 }
 
 fn deliver(shared: &Arc<Shared>, ev: CoreEvent<Waiter>, progress: Option<ProgressSink>) {

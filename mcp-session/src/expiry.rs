@@ -10,8 +10,8 @@
 //!   - what the server says of itself is taken from its answer: a server
 //!     back as a new release may speak another legacy version (followed in
 //!     it), offer other capabilities, describe itself anew; a version we do
-//!     not know, or of the 2026 era, fails the renewal
-//!     ([`SessionError::UnsupportedVersion`]);
+//!     not know or of the 2026 era, or a `-32022` refusal, ends the
+//!     connection (see the server replaced below);
 //!   - every subscription of the session ends with
 //!     [`SubscriptionEnd::SessionExpired`] (the new server session has
 //!     none of them: its holder subscribes again);
@@ -26,32 +26,46 @@
 //!   [`Inbound::SessionExpired`](mcp_transport::Inbound::SessionExpired)),
 //!   the session starts the new one itself, so a host that only listens
 //!   goes on hearing the server; one that fails (the server is not ready
-//!   yet) is tried again until it works or the session ends, unless the
-//!   server now answers in another protocol version. Those unprompted
+//!   yet) is tried again until it works or the session ends. Those unprompted
 //!   attempts are spaced out (see [`Expiry::unprompted_delay`]): a server
 //!   that forgets every session at once, or keeps failing, costs one
 //!   `initialize` a minute, not a loop.
+//! - The server was replaced by a release that no longer speaks the
+//!   connection's version or era (a release serving 2026-07-28 only, a
+//!   rollback to a legacy-only one): a request over HTTP answered `-32022`
+//!   (legacy: any; 2026: listing no modern version), or a 2026 request
+//!   answered as a legacy server answers and a `server/discover` (at most
+//!   once a minute) judged legacy, ends the connection with
+//!   [`CloseReason::ProtocolChanged`]: every later request fails saying so,
+//!   and the host is told [`SessionEvent::Closed`], so it connects again
+//!   and negotiates anew (a hub restarts the server). Before, every
+//!   request failed for the connection's life.
+//! - The transport lost the GET stream of a legacy session
+//!   ([`Inbound::StreamLost`](mcp_transport::Inbound::StreamLost)): one
+//!   `ping` tells which of the cases above it is, or reopens the stream
+//!   when the server answers it.
 //! - A reply stream that broke before its answer and could not be resumed
 //!   (always so in 2026, where streams are not resumable): the request is
 //!   sent again once, with a new id, unless it is a `tools/call`.
 
 use mcp_types::notifications::Initialized;
-use mcp_types::requests::{CallTool, Initialize};
+use mcp_types::requests::{CallTool, Discover, Initialize, Ping};
 use mcp_types::{InitializeParams, Notification as _, Request as _};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use mcp_transport::RequestFailure;
-use mcp_types::ProtocolVersion;
+use mcp_transport::{CloseReason, RequestFailure};
+use mcp_types::{Era, ProtocolVersion};
 use tracing::Instrument as _;
 
 use crate::SessionError;
 use crate::driver::{RequestOptions, Shared};
 use crate::params::Params;
-use crate::protocol::RequestTiming;
-use crate::session::{Ready, ServerFacts, Session};
+use crate::protocol::era::{AfterFailure, ProbeVerdict, after_failure, judge_probe};
+use crate::protocol::{RawResult, RequestTiming};
+use crate::session::{Ready, ServerFacts, Session, modern_request_meta};
 #[cfg(doc)]
 use crate::{SessionEvent, SubscriptionEnd};
 
@@ -75,6 +89,10 @@ pub(crate) struct Expiry {
     renewal: OnceLock<Renewal>,
     /// Unprompted renewals in a row, and when the last one was asked for.
     streak: Mutex<(u32, Option<Instant>)>,
+    /// When a failed 2026 request last made us ask `server/discover`
+    /// whether the server still speaks 2026 (at most once a
+    /// [`STREAK_WINDOW`]).
+    probed: Mutex<Option<Instant>>,
 }
 
 /// The `initialize` a renewal sends (asking for the version agreed last),
@@ -114,9 +132,92 @@ impl Expiry {
                 .min(STREAK_WINDOW),
         })
     }
+
+    /// Whether a failed 2026 request may ask the server's era now (once a
+    /// [`STREAK_WINDOW`]: a server answering every request `400` costs one
+    /// `server/discover` a minute); takes the turn when it may.
+    fn may_probe(&self) -> bool {
+        let mut probed = self.probed.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if probed.is_some_and(|at| now.duration_since(at) < STREAK_WINDOW) {
+            return false;
+        }
+        *probed = Some(now);
+        true
+    }
 }
 
 impl Shared {
+    /// Sends a request of the session's own (not a host's: a renewal's
+    /// `initialize`, a `ping`) with `version` as its version header.
+    async fn own_request<R: mcp_types::Request>(
+        self: &Arc<Self>,
+        params: &R::Params,
+        timing: RequestTiming,
+        version: Option<&'static str>,
+    ) -> Result<RawResult, SessionError> {
+        let method: Arc<str> = Arc::from(R::METHOD);
+        let options = RequestOptions {
+            timing,
+            protocol_version: version,
+            ..RequestOptions::default()
+        };
+        self.call(&method, Params::encode(params, false)?, None, options)
+            .await
+    }
+
+    /// Ends a connection whose server no longer speaks its protocol
+    /// version (`error` is how it said so), so that its holder connects
+    /// again and negotiates anew (a hub restarts the server).
+    pub(crate) fn protocol_changed(&self, error: &SessionError) {
+        if self.abandon(CloseReason::ProtocolChanged) {
+            tracing::warn!(
+                error = %error,
+                "the server no longer speaks the protocol version this connection was made in (a new release?): the connection ends, a new one negotiates again"
+            );
+        }
+    }
+
+    /// The transport lost the GET stream of a legacy HTTP session (the
+    /// server refused it when it was opened again, or it could not be):
+    /// one `ping`, in the background, finds out where the server stands.
+    /// Answered, the transport opens the stream again; a forgotten session
+    /// is started again; a version the server no longer speaks ends the
+    /// connection. So a host that only listens is not left deaf by a server
+    /// that changed under it.
+    pub(crate) fn stream_lost(self: &Arc<Self>) {
+        let Some(renewal) = self.expiry.renewal.get() else {
+            return;
+        };
+        let timeout = renewal.timeout;
+        let weak = Arc::downgrade(self);
+        tokio::spawn(
+            async move {
+                let Some(shared) = weak.upgrade() else { return };
+                let timing = RequestTiming {
+                    timeout,
+                    ..RequestTiming::default()
+                };
+                let version = shared.protocol_version();
+                let params = Default::default();
+                match shared.own_request::<Ping>(&params, timing, version).await {
+                    Ok(_) => {}
+                    Err(SessionError::Http {
+                        failure: RequestFailure::SessionExpired,
+                        ..
+                    }) => shared.renew_unprompted(),
+                    Err(e) if after_failure(Era::Legacy, &e) == AfterFailure::VersionGone => {
+                        shared.protocol_changed(&e);
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the ping after losing the GET stream failed")
+                    }
+                }
+            }
+            .in_current_span(),
+        );
+    }
+
     /// The transport says the server forgot our session and no request of
     /// ours met it: starts the new one in the background (spaced out, see
     /// [`Expiry::unprompted_delay`]).
@@ -142,13 +243,10 @@ impl Shared {
                         Err(e) if e.is_dead() => return,
                         Err(e) => e,
                     };
-                    if let SessionError::UnsupportedVersion { .. } = error {
+                    if after_failure(Era::Legacy, &error) == AfterFailure::VersionGone {
                         // A version we cannot speak on this connection:
-                        // asking again will not help.
-                        tracing::warn!(
-                            error = %error,
-                            "the server no longer knows this session (did it restart?) and answers a new one in a protocol version this connection cannot speak"
-                        );
+                        // asking again will not help, a new one will.
+                        shared.protocol_changed(&error);
                         return;
                     }
                     // Not ready yet (a deploy, say): tried again, spaced
@@ -193,22 +291,14 @@ impl Shared {
             .version;
         let mut params = renewal.params.clone();
         params.protocol_version = agreed.as_str().to_owned();
-        let method: Arc<str> = Arc::from(Initialize::METHOD);
         let timing = RequestTiming {
             timeout: renewal.timeout,
             cancellable: false,
             ..RequestTiming::default()
         };
+        // `initialize` never carries a version header.
         let raw = self
-            .call(
-                &method,
-                Params::encode(&params, false)?,
-                None,
-                RequestOptions {
-                    timing,
-                    ..RequestOptions::default()
-                },
-            )
+            .own_request::<Initialize>(&params, timing, None)
             .await?;
         let result: mcp_types::InitializeResult =
             raw.decode_json()
@@ -262,6 +352,21 @@ impl Session<Ready> {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<T, SessionError>>,
     {
+        let outcome = self.renewing(method, attempt).await;
+        if let Err(e) = &outcome {
+            // Boxed: the rare path must not grow every request's future.
+            Box::pin(self.after_failure(e)).await;
+        }
+        outcome
+    }
+
+    /// [`Session::with_expiry`] but for what the failure says of the
+    /// server's era.
+    async fn renewing<T, F, Fut>(&self, method: &str, attempt: F) -> Result<T, SessionError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, SessionError>>,
+    {
         let generation = self.link.shared.expiry.generation.load(Ordering::Acquire);
         match attempt().await {
             Err(SessionError::Http {
@@ -282,6 +387,39 @@ impl Session<Ready> {
                 ..
             }) if method != CallTool::METHOD => Box::pin(attempt()).await,
             other => other,
+        }
+    }
+
+    /// Over HTTP, a failed request may show the server was replaced by a
+    /// release that no longer speaks this connection's version or era: the
+    /// connection then ends ([`CloseReason::ProtocolChanged`]), so that its
+    /// holder connects again (a hub restarts the server) and negotiates
+    /// anew. A 2026 request answered as a legacy server would answer is
+    /// followed by a `server/discover` (at most once a minute) to tell.
+    async fn after_failure(&self, error: &SessionError) {
+        if self.link.connector.is_stdio() {
+            // A local process keeps its protocol for its life.
+            return;
+        }
+        match after_failure(self.era(), error) {
+            AfterFailure::Nothing => {}
+            AfterFailure::VersionGone => self.link.shared.protocol_changed(error),
+            AfterFailure::Probe if self.link.shared.expiry.may_probe() => {
+                let meta = modern_request_meta(&self.link.config);
+                let timing = RequestTiming {
+                    timeout: self.link.config.probe_timeout,
+                    cancellable: false,
+                    ..RequestTiming::default()
+                };
+                let answer = self
+                    .link
+                    .request::<Discover>(&Default::default(), Some(&meta), timing)
+                    .await;
+                if let ProbeVerdict::Legacy = judge_probe(answer, false) {
+                    self.link.shared.protocol_changed(error);
+                }
+            }
+            AfterFailure::Probe => {}
         }
     }
 }

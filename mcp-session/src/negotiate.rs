@@ -18,7 +18,7 @@ use mcp_types::{DiscoverResult, Era, ProtocolVersion};
 use crate::SessionError;
 use crate::config::Negotiation;
 use crate::protocol::era::{
-    ProbeVerdict, asks_for_retry, judge_probe, offers_modern, wants_fallback,
+    ProbeVerdict, asks_for_retry, judge_probe, may_speak_other_era, offers_modern, wants_fallback,
 };
 use crate::session::{Failed, Link, Ready, Session, Spawned, modern_request_meta};
 
@@ -67,23 +67,71 @@ async fn negotiate(
         Negotiation::Legacy => legacy(session).await,
         Negotiation::Modern => discover(session).await,
         Negotiation::Auto => match remembered(&session) {
-            Some(Era::Legacy) => legacy(session).await,
-            Some(_) => discover(session).await,
-            None => {
-                let (session, verdict) = probe(session).await?;
-                match verdict {
-                    Verdict::Modern(result) => into_modern(session, *result).await,
-                    Verdict::Legacy => legacy(session).await,
-                    Verdict::Respawn => {
-                        let session = respawn(session).await?;
-                        legacy(session).await
-                    }
-                }
-            }
+            Some(era) => Box::pin(as_remembered(session, era)).await,
+            None => probed(session).await,
         },
     }?;
     remember(&ready);
     Ok(ready)
+}
+
+/// The handshake of the era remembered for the endpoint. A server answering
+/// it as a server of the other era would (a new release, a rollback) is
+/// forgotten and probed afresh at once; one that failed in a way that says
+/// nothing of its era (unreachable, 5xx) keeps its verdict.
+async fn as_remembered(
+    session: Session<Spawned>,
+    era: Era,
+) -> Result<Session<Ready>, Failed<Spawned>> {
+    // Taken now: after a fallback the session is another endpoint's.
+    let cache = session.link.config.era_cache.clone();
+    let key = session.link.connector.cache_key();
+    let forget = || {
+        if let (Some(cache), Some(key)) = (&cache, &key) {
+            cache.remove(key);
+        }
+    };
+    let attempt = match era {
+        Era::Legacy => legacy(session).await,
+        _ => discover(session).await,
+    };
+    let failure = match attempt {
+        Ok(ready) => return Ok(ready),
+        Err(failed) => failed,
+    };
+    let error = match &failure {
+        Failed::Recoverable(e, _) | Failed::Dead(e, _) => e,
+    };
+    if !may_speak_other_era(error) {
+        return Err(failure);
+    }
+    forget();
+    match failure {
+        // Still the remembered endpoint's connection: ask it now.
+        Failed::Recoverable(e, session) if !matches!(e, SessionError::FallbackFailed { .. }) => {
+            tracing::info!(
+                error = %e,
+                remembered = ?era,
+                "the server did not answer in the protocol era it spoke before: probing it again"
+            );
+            probed(session).await
+        }
+        // The next connection probes.
+        failure => Err(failure),
+    }
+}
+
+/// Probes the server's era, then does what the verdict says.
+async fn probed(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spawned>> {
+    let (session, verdict) = probe(session).await?;
+    match verdict {
+        Verdict::Modern(result) => into_modern(session, *result).await,
+        Verdict::Legacy => legacy(session).await,
+        Verdict::Respawn => {
+            let session = respawn(session).await?;
+            legacy(session).await
+        }
+    }
 }
 
 async fn legacy(session: Session<Spawned>) -> Result<Session<Ready>, Failed<Spawned>> {

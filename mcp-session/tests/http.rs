@@ -28,6 +28,11 @@ async fn server(script: Script, options: HttpServerOptions) -> RunningHttpServer
         .expect("http server")
 }
 
+/// A server of `script` with the `echo` tool.
+async fn echo_server(script: Script, options: HttpServerOptions) -> RunningHttpServer {
+    server(script.tool("echo", Behavior::Echo), options).await
+}
+
 fn connector(url: &str) -> Arc<dyn Connector> {
     Arc::new(HttpConnector::new(HttpConfig::new(url)))
 }
@@ -518,6 +523,259 @@ async fn the_era_verdict_is_remembered_per_endpoint_in_the_hosts_cache() {
         .close()
         .await;
     assert_eq!(http.requests.posts_of("server/discover").len(), 4);
+}
+
+/// A connection made with `cache`, and the echo tool's answer on it.
+async fn connect_and_echo(url: &str, cache: &mcp_session::EraCache) -> (Era, String) {
+    let config = SessionConfig {
+        era_cache: Some(cache.clone()),
+        ..quick_config()
+    };
+    let session = ready(connector(url), config, Negotiation::Auto).await;
+    let result = session
+        .call_tool("echo", args(json!({"text": "still there"})))
+        .await
+        .expect("echo");
+    let era = session.era();
+    session.close().await;
+    (
+        era,
+        result.content[0].as_text().unwrap_or_default().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_server_now_refusing_the_remembered_legacy_era_is_probed_again() {
+    // A legacy server, then a release that serves 2026-07-28 only and
+    // refuses `initialize` (as the TypeScript SDK's `legacy: 'reject'`).
+    let http = echo_server(
+        Script::legacy(),
+        HttpServerOptions::default().reject_legacy(),
+    )
+    .await;
+    let cache = mcp_session::EraCache::new();
+    let url = http.url();
+    assert_eq!(connect_and_echo(&url, &cache).await.0, Era::Legacy);
+    http.restart_as(Script::modern().tool("echo", Behavior::Echo));
+    let (era, text) = connect_and_echo(&url, &cache).await;
+    assert_eq!((era, text.as_str()), (Era::Modern, "still there"));
+    assert_eq!(
+        http.requests.posts_of("initialize").len(),
+        2,
+        "the remembered handshake was tried, once"
+    );
+    assert_eq!(
+        http.requests.posts_of("server/discover").len(),
+        2,
+        "probed once at first and once more when the handshake was refused"
+    );
+    // The new verdict is remembered: no `initialize` again.
+    assert_eq!(connect_and_echo(&url, &cache).await.0, Era::Modern);
+    assert_eq!(http.requests.posts_of("initialize").len(), 2);
+}
+
+#[tokio::test]
+async fn a_server_rolled_back_from_the_remembered_2026_era_is_probed_again() {
+    let http = echo_server(Script::modern(), HttpServerOptions::default()).await;
+    let cache = mcp_session::EraCache::new();
+    let url = http.url();
+    assert_eq!(connect_and_echo(&url, &cache).await.0, Era::Modern);
+    // Rolled back to a legacy-only release: `server/discover` without a
+    // session is a `400` asking for one, as the TypeScript SDK answers.
+    http.restart_as(Script::legacy().tool("echo", Behavior::Echo));
+    let (era, text) = connect_and_echo(&url, &cache).await;
+    assert_eq!((era, text.as_str()), (Era::Legacy, "still there"));
+    // The probe, the remembered era's `server/discover`, the new probe.
+    assert_eq!(http.requests.posts_of("server/discover").len(), 3);
+    assert_eq!(http.requests.posts_of("initialize").len(), 1);
+}
+
+#[tokio::test]
+async fn a_server_that_fails_without_answering_keeps_its_remembered_era() {
+    let http = echo_server(Script::legacy(), HttpServerOptions::default()).await;
+    let cache = mcp_session::EraCache::new();
+    let url = http.url();
+    assert_eq!(connect_and_echo(&url, &cache).await.0, Era::Legacy);
+    // A server that is not ready (503) says nothing of its era.
+    http.fail_next(503, "initialize", 1);
+    let config = SessionConfig {
+        era_cache: Some(cache.clone()),
+        ..quick_config()
+    };
+    let session = Session::connect(connector(&url), config).await.unwrap();
+    let failed = session.negotiate(Negotiation::Auto).await;
+    assert!(
+        matches!(
+            failed.as_ref().map_err(|e| e.error()),
+            Err(SessionError::Http {
+                failure: RequestFailure::Status { status: 503, .. },
+                ..
+            })
+        ),
+        "{:?}",
+        failed.err()
+    );
+    assert_eq!(connect_and_echo(&url, &cache).await.0, Era::Legacy);
+    assert_eq!(
+        http.requests.posts_of("server/discover").len(),
+        1,
+        "never probed again"
+    );
+}
+
+/// Waits (bounded) for the session's end and returns why it ended.
+async fn told_closed(events: &mut SessionEvents) -> mcp_transport::CloseReason {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match events.next().await {
+                Some(SessionEvent::Closed(exit)) => return exit.reason,
+                None => panic!("the events ended without Closed"),
+                Some(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("the host is told in time")
+}
+
+/// The session ended because the server no longer speaks its protocol:
+/// the host was told, and a later request fails saying why.
+async fn ended_for_protocol_change(session: &Session<Ready>, events: &mut SessionEvents) {
+    use mcp_transport::CloseReason;
+    assert_eq!(told_closed(events).await, CloseReason::ProtocolChanged);
+    assert!(session.is_closed());
+    match session.list_tools().await {
+        Err(SessionError::Dead(exit)) => assert_eq!(exit.reason, CloseReason::ProtocolChanged),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A legacy server replaced by a release that serves 2026-07-28 only: a
+/// request is refused with `-32022`, and the connection ends instead of
+/// failing every later request (a host connects again, and negotiates).
+#[tokio::test]
+async fn a_legacy_connection_whose_server_now_refuses_its_version_ends() {
+    let http = echo_server(
+        Script::legacy(),
+        HttpServerOptions::default().reject_legacy(),
+    )
+    .await;
+    let mut session = ready(connector(&http.url()), quick_config(), Negotiation::Legacy).await;
+    let mut events = session.take_events().unwrap();
+    http.restart_as(Script::modern().tool("echo", Behavior::Echo));
+    let refused = session
+        .call_tool("echo", args(json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.error_object().map(|e| e.code),
+        Some(-32022),
+        "{refused:?}"
+    );
+    ended_for_protocol_change(&session, &mut events).await;
+    assert_eq!(
+        http.requests.posts_of("initialize").len(),
+        1,
+        "no new server session was asked for in a version it refuses"
+    );
+}
+
+/// The same while the host only listens: the GET stream finds the session
+/// forgotten, the new `initialize` is refused with `-32022`, and the
+/// connection ends (before, it kept asking once a minute for ever).
+#[tokio::test]
+async fn a_listening_connection_whose_server_now_refuses_its_version_ends() {
+    let http = echo_server(
+        Script::legacy(),
+        HttpServerOptions::default().reject_legacy(),
+    )
+    .await;
+    let (session, mut events) = listening_session(&http).await;
+    get_stream_opened(&http, "session-1").await;
+    http.restart_as(Script::modern().tool("echo", Behavior::Echo));
+    ended_for_protocol_change(&session, &mut events).await;
+    assert_eq!(http.requests.posts_of("initialize").len(), 2);
+}
+
+/// The same when the new release has no GET stream at all (`405`, as a
+/// 2026-only server answers): the lost stream makes the session ping, the
+/// ping is refused with `-32022`, and the connection ends. Before, the
+/// stream just stopped and the host heard nothing more, with no word.
+#[tokio::test]
+async fn a_listening_connection_whose_stream_a_new_release_refuses_ends() {
+    let http = echo_server(
+        Script::legacy(),
+        HttpServerOptions::default().reject_legacy(),
+    )
+    .await;
+    let (session, mut events) = listening_session(&http).await;
+    get_stream_opened(&http, "session-1").await;
+    http.fail_next(405, "GET", u64::MAX);
+    http.restart_as(Script::modern().tool("echo", Behavior::Echo));
+    ended_for_protocol_change(&session, &mut events).await;
+    assert_eq!(http.requests.posts_of("ping").len(), 1);
+    assert_eq!(http.requests.posts_of("initialize").len(), 1);
+}
+
+/// A host that only listens, whose server restarted and refuses the old
+/// session's stream with something that does not say why (a `405` from a
+/// proxy): the session's ping meets the forgotten session, a new one is
+/// started, and the host hears the server again.
+#[tokio::test]
+async fn a_listening_connection_whose_stream_is_refused_pings_and_is_heard_again() {
+    let http = echo_server(Script::legacy(), HttpServerOptions::default()).await;
+    let (session, mut events) = listening_session(&http).await;
+    get_stream_opened(&http, "session-1").await;
+    http.fail_next(405, "GET", 1);
+    http.expire_sessions();
+    told_reestablished(&mut events).await;
+    assert_eq!(http.requests.posts_of("ping").len(), 1);
+    get_stream_opened(&http, "session-2").await;
+    session.close().await;
+}
+
+/// A 2026 server rolled back to a legacy-only release: a request meets the
+/// legacy answer ("a session id is required"), one `server/discover` tells
+/// it is legacy now, and the connection ends.
+#[tokio::test]
+async fn a_2026_connection_whose_server_was_rolled_back_ends_after_one_probe() {
+    let http = echo_server(Script::modern(), HttpServerOptions::default()).await;
+    let mut session = ready(connector(&http.url()), quick_config(), Negotiation::Modern).await;
+    let mut events = session.take_events().unwrap();
+    http.restart_as(Script::legacy().tool("echo", Behavior::Echo));
+    let failed = session.list_tools().await.unwrap_err();
+    assert!(
+        matches!(
+            failed,
+            SessionError::Http {
+                failure: RequestFailure::Status { status: 400, .. },
+                ..
+            }
+        ),
+        "{failed:?}"
+    );
+    ended_for_protocol_change(&session, &mut events).await;
+    assert_eq!(http.requests.posts_of("server/discover").len(), 2);
+}
+
+/// A 2026 request refused for itself (a `404` from a proxy, say) costs one
+/// `server/discover`, which finds the server still speaking 2026: the
+/// connection goes on, and another refusal within the minute asks nothing.
+#[tokio::test]
+async fn a_2026_request_refused_for_itself_leaves_the_connection_alone() {
+    let http = echo_server(Script::modern(), HttpServerOptions::default()).await;
+    let session = ready(connector(&http.url()), quick_config(), Negotiation::Modern).await;
+    for _ in 0..2 {
+        http.fail_next(404, "tools/list", 1);
+        session.list_tools().await.unwrap_err();
+    }
+    assert_eq!(http.requests.posts_of("server/discover").len(), 2);
+    assert!(!session.is_closed());
+    let echoed = session
+        .call_tool("echo", args(json!({"text": "fine"})))
+        .await
+        .unwrap();
+    assert_eq!(echoed.content[0].as_text(), Some("fine"));
 }
 
 #[tokio::test]

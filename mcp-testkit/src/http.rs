@@ -154,6 +154,11 @@ pub struct HttpServerOptions {
     /// `400` and `"Bad Request: No valid session ID provided"`, as servers
     /// built from the TypeScript SDK's examples do, instead of `404`.
     pub unknown_session_400: bool,
+    /// A 2026-07-28-only script answers a legacy request (`initialize`
+    /// included) with `400` and `-32022` listing its versions, as the
+    /// TypeScript SDK's `legacy: 'reject'` endpoints do, instead of
+    /// handing it to the script.
+    pub reject_legacy: bool,
 }
 
 impl Default for HttpServerOptions {
@@ -172,6 +177,7 @@ impl Default for HttpServerOptions {
             get_delay: None,
             poll_hold: None,
             unknown_session_400: false,
+            reject_legacy: false,
         }
     }
 }
@@ -211,6 +217,13 @@ impl HttpServerOptions {
     /// [`unknown_session_400`](Self::unknown_session_400)).
     pub fn unknown_session_400(mut self) -> Self {
         self.unknown_session_400 = true;
+        self
+    }
+
+    /// Refuses legacy requests to a modern-only script (see
+    /// [`reject_legacy`](Self::reject_legacy)).
+    pub fn reject_legacy(mut self) -> Self {
+        self.reject_legacy = true;
         self
     }
 
@@ -336,7 +349,7 @@ impl HttpRecorder {
 
 /// State of one HTTP server.
 pub(crate) struct App {
-    script: Script,
+    script: Arc<Script>,
     options: HttpServerOptions,
     recorder: Recorder,
     requests: HttpRecorder,
@@ -350,9 +363,18 @@ pub(crate) struct App {
     /// POSTs of a method still to be refused, and with what status
     /// ([`RunningHttpServer::fail_next`]).
     fail_next: Mutex<Option<(String, u16, u64)>>,
-    /// The script of new legacy sessions after
-    /// [`RunningHttpServer::restart_as`].
+    /// The script served after [`RunningHttpServer::restart_as`].
     pub(crate) restarted_as: Mutex<Option<Arc<Script>>>,
+}
+
+impl App {
+    /// The script served now: the one started with, or the one of the last
+    /// [`RunningHttpServer::restart_as`].
+    pub(crate) fn current_script(&self) -> Arc<Script> {
+        lock(&self.restarted_as)
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&self.script))
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -376,7 +398,7 @@ impl HttpFakeServer {
         let recorder = Recorder::new();
         let requests = HttpRecorder::default();
         let app = Arc::new(App {
-            script,
+            script: Arc::new(script),
             options,
             recorder: recorder.clone(),
             requests: requests.clone(),
@@ -457,17 +479,20 @@ impl RunningHttpServer {
     }
 
     /// Acts as a server restarted as another release: every legacy session
-    /// is forgotten (as [`expire_sessions`](Self::expire_sessions)) and new
-    /// legacy Streamable HTTP sessions are served by `script` (its tools,
-    /// versions, self-description, instructions).
+    /// is forgotten (as [`expire_sessions`](Self::expire_sessions)), and
+    /// Streamable HTTP is served by `script` from now on: its tools,
+    /// versions (so its era: a release that dropped one era answers as a
+    /// server of the other), self-description and instructions.
     pub fn restart_as(&self, script: Script) {
         *lock(&self.app.restarted_as) = Some(Arc::new(script));
         lock(&self.app.sessions).clear();
+        *lock(&self.app.stateless) = None;
     }
 
-    /// Answers the next `times` POSTs of JSON-RPC `method` with `status`
-    /// and a plain-text body (a server that is not ready yet, say), from
-    /// now on; replaces an earlier such order.
+    /// Answers the next `times` POSTs of JSON-RPC `method` (or, for
+    /// `"GET"`, the next `times` opening of the standalone stream) with
+    /// `status` and a plain-text body (a server that is not ready yet,
+    /// say), from now on; replaces an earlier such order.
     pub fn fail_next(&self, status: u16, method: &str, times: u64) {
         *lock(&self.app.fail_next) = Some((method.to_owned(), status, times));
     }

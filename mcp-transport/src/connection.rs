@@ -235,6 +235,12 @@ pub enum Inbound {
     /// session id, so the session's next `initialize` starts a new one; until
     /// then no server notification or request reaches us.
     SessionExpired,
+    /// Legacy Streamable HTTP: the standalone GET stream, which had been
+    /// open, is lost (the server refused it when it was opened again, or it
+    /// could not be opened again): server notifications and requests stop
+    /// reaching us. It is opened again after the next successful request;
+    /// the session may make one to find out where the server stands.
+    StreamLost,
     /// The connection ended. Nothing follows this event.
     Closed(ExitInfo),
 }
@@ -251,6 +257,11 @@ pub enum CloseReason {
     WriteFailed(std::io::ErrorKind),
     /// We shut the connection down.
     Shutdown,
+    /// We ended it because the server no longer speaks the protocol version
+    /// (or era) it was made in: a new release or a rollback answered in
+    /// place of the server it was negotiated with. A new connection
+    /// negotiates again.
+    ProtocolChanged,
 }
 
 impl CloseReason {
@@ -258,9 +269,10 @@ impl CloseReason {
     /// shut it down, else a lost [`ErrorCause::Connection`].
     pub fn cause(&self) -> ErrorCause {
         match self {
-            CloseReason::EndOfStream | CloseReason::ReadFailed(_) | CloseReason::WriteFailed(_) => {
-                ErrorCause::Connection
-            }
+            CloseReason::EndOfStream
+            | CloseReason::ReadFailed(_)
+            | CloseReason::WriteFailed(_)
+            | CloseReason::ProtocolChanged => ErrorCause::Connection,
             CloseReason::Shutdown => ErrorCause::Cancelled,
         }
     }
@@ -273,6 +285,9 @@ impl fmt::Display for CloseReason {
             CloseReason::ReadFailed(kind) => write!(f, "reading from the server failed ({kind})"),
             CloseReason::WriteFailed(kind) => write!(f, "writing to the server failed ({kind})"),
             CloseReason::Shutdown => f.write_str("the connection was shut down"),
+            CloseReason::ProtocolChanged => f.write_str(
+                "the server no longer speaks the protocol version this connection was made in (a new release?); a new connection negotiates again",
+            ),
         }
     }
 }

@@ -23,6 +23,9 @@ enum Act {
     AnswerAndClose(Vec<u8>),
     /// Closes the connection without answering.
     Close,
+    /// Writes these bytes, then closes the connection after this long (a
+    /// proxy's idle timeout under a quiet stream).
+    AnswerAndCloseAfter(Vec<u8>, Duration),
 }
 
 /// The request heads a server saw and the connections it accepted.
@@ -90,6 +93,12 @@ async fn connection(
                 return;
             }
             Act::Close => return,
+            Act::AnswerAndCloseAfter(bytes, after) => {
+                let _ = stream.write_all(&bytes).await;
+                tokio::time::sleep(after).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
         }
     }
 }
@@ -654,4 +663,160 @@ async fn a_get_stream_whose_server_is_away_is_tried_until_it_is_back() {
     }));
     let told = next(&mut conn).await;
     assert!(matches!(told, Inbound::SessionExpired), "{told:?}");
+}
+
+/// The head of an event stream that stays open (a comment first).
+const OPEN_STREAM: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+    transfer-encoding: chunked\r\n\r\n9\r\n: open\n\n\n\r\n";
+
+/// An event stream holding one server notification, then its end.
+fn notification_stream() -> Vec<u8> {
+    let message = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "heard"}});
+    chunked_answer("text/event-stream", &format!("data: {message}\n\n"), 1)
+}
+
+/// Waits (bounded) for the server notification of [`notification_stream`],
+/// which no request of ours asked for (answers to ours may come first).
+async fn hears_the_server(conn: &mut Connection) {
+    loop {
+        match next(conn).await {
+            Inbound::Frame(bytes) => {
+                let value: Value = serde_json::from_slice(&bytes).unwrap();
+                if value.get("id").is_some() {
+                    continue;
+                }
+                assert_eq!(value["params"]["data"], "heard", "{value}");
+                return;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// Counts GETs and lets a test wait for the `n`th.
+#[derive(Default)]
+struct Gets {
+    count: AtomicUsize,
+    arrived: tokio::sync::Notify,
+}
+
+impl Gets {
+    /// Counts one; returns which it is (from 1).
+    fn arrive(&self) -> usize {
+        let n = self.count.fetch_add(1, Ordering::SeqCst) + 1;
+        self.arrived.notify_one();
+        n
+    }
+
+    async fn reach(&self, n: usize) {
+        tokio::time::timeout(WAIT, async {
+            while self.count.load(Ordering::SeqCst) < n {
+                self.arrived.notified().await;
+            }
+        })
+        .await
+        .expect("the GETs came in time");
+    }
+}
+
+/// A quiet server's event stream that a proxy cuts after a while (its idle
+/// timeout) is opened again for as long as that goes on: a stream that
+/// stayed open was no fruitless attempt. Before, the stream was given up
+/// after `max_resume_attempts` cuts and the session never heard the server
+/// again.
+#[tokio::test]
+async fn a_get_stream_a_proxy_cuts_now_and_then_is_kept() {
+    let gets = Arc::new(Gets::default());
+    let counted = Arc::clone(&gets);
+    let (url, _seen) = server(move |head, id| {
+        if head.starts_with("GET") {
+            counted.arrive();
+            // Ten waits of 10 ms is 100 ms: this one stayed open longer.
+            return Act::AnswerAndCloseAfter(OPEN_STREAM.to_vec(), Duration::from_millis(150));
+        }
+        Act::Answer(session_answer(id))
+    })
+    .await;
+    let mut config = HttpConfig::new(&url);
+    config.default_retry = Duration::from_millis(10);
+    config.max_resume_attempts = 2;
+    let mut conn = open(config).await;
+    conn.outbound.send(legacy_request(1)).await.unwrap();
+    assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
+    // Three times the cuts that used to give it up.
+    gets.reach(7).await;
+}
+
+/// A stream that was open and, opened again, meets a 5xx (a proxy whose
+/// upstream is restarting) is tried again, as when nothing answers, and
+/// the session hears the server once it is back. Before, one 503 ended the
+/// stream for good.
+#[tokio::test]
+async fn a_get_stream_that_meets_a_5xx_is_tried_again() {
+    let (mut conn, _) = get_stream_then(|| {
+        Act::AnswerAndClose(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n".to_vec(),
+        )
+    })
+    .await;
+    hears_the_server(&mut conn).await;
+}
+
+/// A legacy connection, after its first request's answer, whose GET stream
+/// opens and ends, meets `second` when opened again, and then hears the
+/// server ([`notification_stream`]); and the count of its GETs.
+async fn get_stream_then(second: fn() -> Act) -> (Connection, Arc<Gets>) {
+    let gets = Arc::new(Gets::default());
+    let counted = Arc::clone(&gets);
+    let (url, _seen) = server(move |head, id| {
+        if head.starts_with("GET") {
+            return match counted.arrive() {
+                1 => Act::Answer(chunked_answer("text/event-stream", ": open\n\n", 1)),
+                2 => second(),
+                _ => Act::Answer(notification_stream()),
+            };
+        }
+        Act::Answer(session_answer(id))
+    })
+    .await;
+    let mut config = HttpConfig::new(&url);
+    config.default_retry = Duration::from_millis(10);
+    let mut conn = open(config).await;
+    conn.outbound.send(legacy_request(1)).await.unwrap();
+    assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
+    (conn, gets)
+}
+
+/// A stream that was open and is refused when opened again (a 4xx) is
+/// said once as a warning and told to the session, and the next request of
+/// ours that succeeds opens it again. Before, the session never heard the server again in
+/// that server session, with nothing said.
+#[tokio::test]
+async fn a_lost_get_stream_is_opened_again_by_the_next_request() {
+    let (tx, mut warnings) = tokio::sync::mpsc::unbounded_channel();
+    let _guard = tracing::subscriber::set_default(Warnings(tx));
+    let (mut conn, gets) = get_stream_then(|| {
+        Act::Answer(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 4\r\n\r\nnope".to_vec())
+    })
+    .await;
+    let warning = tokio::time::timeout(WAIT, warnings.recv())
+        .await
+        .expect("a warning in time")
+        .unwrap();
+    assert!(warning.contains("refused its event stream"), "{warning}");
+    assert!(warning.contains("HTTP 400"), "{warning}");
+    // The session is told, so it may make that request itself.
+    let told = next(&mut conn).await;
+    assert!(matches!(told, Inbound::StreamLost), "{told:?}");
+    // Requests of ours until one finds the lost stream's task ended (it
+    // ends right after its warning): that one opens it again.
+    let mut id = 2;
+    while gets.count.load(Ordering::SeqCst) < 3 && id < 200 {
+        conn.outbound.send(legacy_request(id)).await.unwrap();
+        assert!(matches!(next(&mut conn).await, Inbound::Frame(_)));
+        id += 1;
+    }
+    hears_the_server(&mut conn).await;
+    assert!(warnings.try_recv().is_err(), "said once");
 }

@@ -104,6 +104,64 @@ fn judge_error(error: ErrorObject) -> ProbeVerdict {
     }
 }
 
+/// What a request that failed on a ready connection says of the server's
+/// era over HTTP.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum AfterFailure {
+    /// Nothing: the failure is about the request, or says nothing.
+    Nothing,
+    /// The server said it no longer speaks the connection's version: a
+    /// legacy connection answered `-32022` (or a renewal answered in a
+    /// version we cannot take), a 2026 one answered `-32022` listing no
+    /// modern version.
+    VersionGone,
+    /// A 2026 request answered as a legacy server answers the probe (`400`,
+    /// `404` or `405` without a modern error: "Server not initialized", a
+    /// session asked for): ask `server/discover` to tell.
+    Probe,
+}
+
+/// Judges a failed request of a ready connection in `era`.
+pub(crate) fn after_failure(era: Era, e: &SessionError) -> AfterFailure {
+    if let SessionError::UnsupportedVersion { .. } = e {
+        return AfterFailure::VersionGone;
+    }
+    let refused_version = e
+        .error_object()
+        .filter(|error| error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION);
+    match (era, refused_version) {
+        (Era::Legacy, Some(_)) => AfterFailure::VersionGone,
+        (Era::Legacy, None) => AfterFailure::Nothing,
+        (_, Some(error)) => match judge_error(error) {
+            ProbeVerdict::Legacy => AfterFailure::VersionGone,
+            _ => AfterFailure::Nothing,
+        },
+        (_, None) if wants_fallback(e) => AfterFailure::Probe,
+        (_, None) => AfterFailure::Nothing,
+    }
+}
+
+/// Whether a handshake that failed under a remembered era was answered in
+/// a way that may mean the server now speaks the other one (it was
+/// replaced by another release, or rolled back): a JSON-RPC error, a result
+/// that is not what the era expects, a version we cannot take, or a 4xx
+/// other than 401/403. A server that could not be reached, answered 5xx or
+/// not in time says nothing about its era.
+pub(crate) fn may_speak_other_era(e: &SessionError) -> bool {
+    match e {
+        SessionError::Server { .. }
+        | SessionError::BadResult { .. }
+        | SessionError::UnsupportedVersion { .. }
+        | SessionError::NegotiationRefused { .. } => true,
+        SessionError::FallbackFailed { first, .. } => may_speak_other_era(first),
+        SessionError::Http {
+            failure: RequestFailure::Status { status, .. },
+            ..
+        } => matches!(status, 200..300 | 400..500) && !matches!(status, 401 | 403),
+        _ => false,
+    }
+}
+
 /// Whether an error is `-32022` listing a modern version we speak (as a
 /// JSON-RPC answer or in an HTTP error body): the spec's one retry.
 pub(crate) fn asks_for_retry(e: &SessionError) -> bool {

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::conn::{Conn, REPLY_QUEUE};
 use super::streams::{StreamStart, channel_body, reply_body};
 use super::{App, HttpProbe, ReplyMode, SeenRequest, lock, modern_headers};
+use crate::Script;
 use crate::wire::{self, META_PROTOCOL_VERSION};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -56,6 +57,9 @@ pub(crate) async fn handle(State(app): State<Arc<App>>, request: Request) -> Res
             if let Some(delay) = app.options.get_delay {
                 tokio::time::sleep(delay).await;
             }
+            if let Some(failure) = failing_next(&app, Some("GET")) {
+                return failure;
+            }
             get_mcp(&app, headers)
         }
         (&Method::DELETE, "/mcp") => delete_mcp(&app, headers),
@@ -87,21 +91,38 @@ async fn post_mcp(app: &Arc<App>, headers: &HeaderMap, frame: Option<Value>) -> 
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .is_some();
-    let script_modern = app.script.versions.iter().any(|v| wire::is_modern(v));
+    let script = app.current_script();
+    let script_modern = script.versions.iter().any(|v| wire::is_modern(v));
     if method.as_deref() == Some("server/discover") && !script_modern {
         return probe(app, &frame, id.as_ref()).await;
     }
     if (header_modern || body_modern) && script_modern {
         if app.options.require_modern_headers
             && id.is_some()
-            && let Err(message) = modern_headers::check(headers, &frame, &app.script)
+            && let Err(message) = modern_headers::check(headers, &frame, &script)
         {
             let id = id.unwrap_or(Value::Null);
             let reply = error(&id, modern_headers::HEADER_MISMATCH, &message);
             return json(StatusCode::BAD_REQUEST, &reply);
         }
-        let conn = stateless(app);
+        let conn = stateless(app, &script);
         return dispatch(app, &conn, &frame, id, method.as_deref()).await;
+    }
+    if app.options.reject_legacy && script.legacy_versions().next().is_none() {
+        let requested = header(headers, "mcp-protocol-version")
+            .map(str::to_owned)
+            .or_else(|| {
+                let params = frame.get("params")?;
+                Some(params.get("protocolVersion")?.as_str()?.to_owned())
+            })
+            .unwrap_or_default();
+        let reply = wire::error(
+            &id.clone().unwrap_or(Value::Null),
+            wire::UNSUPPORTED_PROTOCOL_VERSION,
+            &format!("Unsupported protocol version: {requested}"),
+            Some(json!({"supported": script.versions, "requested": requested})),
+        );
+        return json(StatusCode::BAD_REQUEST, &reply);
     }
     let (conn, new_session) = match header(headers, SESSION_HEADER) {
         Some(session) => match lock(&app.sessions).get(session).cloned() {
@@ -115,9 +136,7 @@ async fn post_mcp(app: &Arc<App>, headers: &HeaderMap, frame: Option<Value>) -> 
             }
             let number = app.next_session.fetch_add(1, Ordering::Relaxed);
             let session = format!("session-{number}");
-            let restarted = lock(&app.restarted_as).clone();
-            let script = restarted.as_deref().unwrap_or(&app.script);
-            let conn = Conn::start(script, &app.recorder);
+            let conn = Conn::start(&script, &app.recorder);
             sessions.insert(session.clone(), Arc::clone(&conn));
             (conn, Some(session))
         }
@@ -183,16 +202,8 @@ async fn dispatch(
 }
 
 fn scripted_failure(app: &App, method: Option<&str>) -> Option<Response> {
-    {
-        let mut next = lock(&app.fail_next);
-        if let Some((failing, status, left)) = next.as_mut()
-            && Some(failing.as_str()) == method
-            && *left > 0
-        {
-            *left -= 1;
-            let status = StatusCode::from_u16(*status).ok()?;
-            return Some(text(status, "scripted failure"));
-        }
+    if let Some(failure) = failing_next(app, method) {
+        return Some(failure);
     }
     let failure = app.options.fail_with.as_ref()?;
     let applies = failure.methods.is_empty()
@@ -201,10 +212,23 @@ fn scripted_failure(app: &App, method: Option<&str>) -> Option<Response> {
     applies.then(|| text(status, "scripted failure"))
 }
 
+/// The answer [`RunningHttpServer::fail_next`](super::RunningHttpServer::fail_next)
+/// ordered for `method` (`GET` for the standalone stream), if one is left.
+fn failing_next(app: &App, method: Option<&str>) -> Option<Response> {
+    let mut next = lock(&app.fail_next);
+    let (failing, status, left) = next.as_mut()?;
+    if Some(failing.as_str()) != method || *left == 0 {
+        return None;
+    }
+    *left -= 1;
+    let status = StatusCode::from_u16(*status).ok()?;
+    Some(text(status, "scripted failure"))
+}
+
 /// The shared connection of the stateless (2026-07-28) era.
-fn stateless(app: &App) -> Arc<Conn> {
+fn stateless(app: &App, script: &Script) -> Arc<Conn> {
     let mut slot = lock(&app.stateless);
-    Arc::clone(slot.get_or_insert_with(|| Conn::start(&app.script, &app.recorder)))
+    Arc::clone(slot.get_or_insert_with(|| Conn::start(script, &app.recorder)))
 }
 
 async fn probe(app: &Arc<App>, frame: &Value, id: Option<&Value>) -> Response {

@@ -3,16 +3,21 @@
 //!
 //! Opened once per server session after the first successful POST that
 //! carried a legacy protocol version. `405 Method Not Allowed` (and any other
-//! refusal) means there is no such stream: the task ends quietly. When the
-//! stream ends or breaks it is opened again after the server's `retry` time
-//! (with `Last-Event-ID` when events had ids); after `max_resume_attempts`
-//! consecutive attempts that delivered nothing, the task gives up, except
-//! while a stream that was open cannot reach its server at all (it is
-//! restarting, say): then it goes on trying, the wait doubling up to a
-//! minute, so the session hears the server again once it is back. A stream
-//! the server ended cleanly after telling its `retry` time is a poll
-//! (SEP-1699), not a fruitless attempt: the server keeps the session's
-//! stream by being polled, however long it stays quiet. When the stream is
+//! 4xx refusal) means there is no such stream: the task ends quietly. When
+//! the stream ends or breaks it is opened again after the server's `retry`
+//! time (with `Last-Event-ID` when events had ids); after
+//! `max_resume_attempts` consecutive attempts that delivered nothing, the
+//! task gives up, except while a stream that was open cannot reach its
+//! server at all, or meets a 5xx (it is restarting, say): then it goes on
+//! trying, the wait doubling up to a minute, so the session hears the server
+//! again once it is back. A stream the server ended cleanly after telling
+//! its `retry` time is a poll (SEP-1699), and one that stayed open
+//! [`HEALTHY_STREAM_WAITS`] reconnection waits before it was cut (a proxy's
+//! idle timeout) was no failure either: neither is a fruitless attempt, so
+//! the stream is kept however long the server stays quiet. A stream that
+//! was open and is lost anyway (refused when opened again, given up on) is
+//! said once as a warning and opened again by the next successful request
+//! (at most once a minute). When the stream is
 //! opened again, an answer that the server does not know the session (see
 //! [`Streamable::session_unknown`]) means it forgot it (it restarted, say):
 //! the id is forgotten and the session is told
@@ -43,9 +48,19 @@ pub(crate) const HEAD_WAIT: Duration = Duration::from_secs(1);
 /// be reached.
 const AWAY_WAIT_CAP: Duration = Duration::from_secs(60);
 
+/// How many reconnection waits ([`HttpConfig::default_retry`]) a stream
+/// must have stayed open for its end not to count as a fruitless attempt
+/// (10 s by default): one that a proxy's idle timeout cuts is opened again
+/// for as long as that goes on.
+///
+/// [`HttpConfig::default_retry`]: crate::HttpConfig::default_retry
+const HEALTHY_STREAM_WAITS: u32 = 10;
+
 /// Runs the GET stream. `ready` is sent (or dropped) once the first attempt
 /// has its answer's head, failed, or took longer than [`HEAD_WAIT`].
-pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
+/// `resumed`: the stream of this session had been open and was lost; this
+/// is a request's new try.
+pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>, resumed: bool) {
     let mut ready = Some(ready);
     let config = &shared.http.config;
     let mut reader = SseReader::new(config.max_body);
@@ -54,7 +69,8 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
     let mut first = true;
     // Whether the stream was ever open: losing it then is worth a warning
     // (the session stops hearing the server), unlike a server without one.
-    let mut was_open = false;
+    let mut was_open = resumed;
+    let healthy = config.default_retry.saturating_mul(HEALTHY_STREAM_WAITS);
     // Consecutive attempts that reached no server (refused, reset, timed
     // out): one that was open is then away (restarting, say), and is tried
     // again, less and less often, rather than given up on.
@@ -76,10 +92,14 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
         }
         if fruitless >= config.max_resume_attempts && !(was_open && unreachable > 0) {
             if was_open {
-                tracing::warn!(
-                    attempts = fruitless,
-                    "the server's event stream could not be opened again: its notifications and requests stop reaching us until the next request"
-                );
+                lost(
+                    &shared,
+                    resumed,
+                    format!(
+                        "the server's event stream could not be opened again ({fruitless} attempts): {UNTIL}"
+                    ),
+                )
+                .await;
             } else {
                 tracing::debug!("giving up on the GET stream");
             }
@@ -124,9 +144,19 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
             None => send.await,
         };
         let mut response = match sent {
-            Ok(response) => {
+            // A 5xx is the server's front saying it cannot now (a deploy, a
+            // proxy without its upstream): like no answer, tried again.
+            Ok(response) if !response.status().is_server_error() => {
                 unreachable = 0;
                 response
+            }
+            Ok(response) => {
+                tracing::debug!(
+                    status = response.status().as_u16(),
+                    "the GET stream met a server error"
+                );
+                unreachable = unreachable.saturating_add(1);
+                continue;
             }
             Err(_) => {
                 unreachable = unreachable.saturating_add(1);
@@ -135,7 +165,16 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
         };
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED {
-            tracing::debug!("the server offers no GET stream");
+            if was_open {
+                lost(
+                    &shared,
+                    resumed,
+                    format!("the server no longer offers its event stream (405): {UNTIL}"),
+                )
+                .await;
+            } else {
+                tracing::debug!("the server offers no GET stream");
+            }
             return;
         }
         if !status.is_success() || body_kind(&response) != BodyKind::EventStream {
@@ -152,6 +191,16 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
                 // stream follows it); it says so.
                 tracing::debug!("the server no longer knows this session");
                 shared.deliver(Inbound::SessionExpired).await;
+            } else if was_open {
+                lost(
+                    &shared,
+                    resumed,
+                    format!(
+                        "the server refused its event stream when it was opened again (HTTP {}): {UNTIL}",
+                        status.as_u16()
+                    ),
+                )
+                .await;
             } else {
                 tracing::debug!(
                     status = status.as_u16(),
@@ -161,6 +210,7 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
             return;
         }
         was_open = true;
+        let opened = std::time::Instant::now();
         loop {
             match reader.next(&mut response, None).await {
                 SseStep::Message(bytes) => {
@@ -182,5 +232,27 @@ pub(crate) async fn run(shared: Arc<Streamable>, ready: oneshot::Sender<()>) {
                 SseStep::End | SseStep::Broken | SseStep::TimedOut => break,
             }
         }
+        if opened.elapsed() >= healthy {
+            // A stream that stayed open a while and was cut (a proxy's
+            // idle timeout) was not a fruitless attempt.
+            fruitless = 0;
+        }
     }
+}
+
+/// What losing the stream means for the session.
+const UNTIL: &str = "its notifications and requests stop reaching us until a request of ours succeeds (then it is opened again, at most once a minute)";
+
+/// The stream that was open is lost: said once as a warning (again only
+/// at debug level when a request's new try fails too), marked so the next
+/// successful request opens it again, and told to the session
+/// ([`Inbound::StreamLost`]), which may make that request.
+async fn lost(shared: &Streamable, resumed: bool, why: String) {
+    if resumed {
+        tracing::debug!("{why}");
+    } else {
+        tracing::warn!("{why}");
+    }
+    shared.get_stream_lost();
+    shared.deliver(Inbound::StreamLost).await;
 }

@@ -127,12 +127,21 @@ pub(crate) struct Streamable {
     state: Mutex<SessionState>,
 }
 
+/// How often a lost GET stream is started again by successful POSTs.
+const LOST_STREAM_RETRY: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[derive(Debug, Default)]
 struct SessionState {
     /// The legacy session id the server gave us.
     session_id: Option<HeaderValue>,
     /// The standalone GET stream, once started for the current session.
     get_stream: Option<JoinHandle<()>>,
+    /// That stream had been open and its task ended without it (refused
+    /// when opened again, or given up on): the next successful POST starts
+    /// it again, at most once a [`LOST_STREAM_RETRY`].
+    get_lost: bool,
+    /// When a lost GET stream was last started again.
+    get_restarted: Option<std::time::Instant>,
     /// Opens when that GET stream's answer has its head (or the stream
     /// failed, or [`get_stream::HEAD_WAIT`] passed): until then the driver
     /// holds the session's next frame, so a server that sends its requests
@@ -237,17 +246,38 @@ impl Streamable {
     }
 
     /// After a successful POST in the legacy era: start the GET stream once
-    /// per session.
+    /// per session, and again when it was lost (at most once a
+    /// [`LOST_STREAM_RETRY`]): the session hears the server again once a
+    /// request shows it is back.
     pub(crate) fn legacy_success(self: &Arc<Self>, version: &'static str) {
         let mut state = self.state();
         state.legacy_version = Some(version);
-        if state.get_stream.is_none() {
-            let (ready, opened) = oneshot::channel();
-            state.get_ready = Some(opened);
-            state.get_stream = Some(tokio::spawn(
-                get_stream::run(Arc::clone(self), ready).in_current_span(),
-            ));
-        }
+        let resumed = match &state.get_stream {
+            None => false,
+            Some(task)
+                if state.get_lost
+                    && task.is_finished()
+                    && state
+                        .get_restarted
+                        .is_none_or(|at| at.elapsed() >= LOST_STREAM_RETRY) =>
+            {
+                tracing::debug!("opening the lost GET stream again");
+                state.get_restarted = Some(std::time::Instant::now());
+                true
+            }
+            Some(_) => return,
+        };
+        state.get_lost = false;
+        let (ready, opened) = oneshot::channel();
+        state.get_ready = Some(opened);
+        state.get_stream = Some(tokio::spawn(
+            get_stream::run(Arc::clone(self), ready, resumed).in_current_span(),
+        ));
+    }
+
+    /// The GET stream's task ends without the stream it had open.
+    pub(crate) fn get_stream_lost(&self) {
+        self.state().get_lost = true;
     }
 
     /// The signal of a GET stream being opened, if one is.
