@@ -815,7 +815,9 @@ fn answer_server_request(shared: &Arc<Shared>, id: RequestId, request: ServerReq
             let answer = task_shared.handlers.answer(request, progress.clone()).await;
             progress.finish();
             lock(&task_shared.server_tasks).remove(&id);
-            task_shared.core().answer_server_request(&id, answer);
+            task_shared
+                .core()
+                .answer_server_request(Instant::now(), &id, answer);
             task_shared.wake.notify_one();
         }
         .in_current_span(),

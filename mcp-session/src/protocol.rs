@@ -31,7 +31,9 @@
 //!                        │ ├──deadline───► Completed(Err Timeout) + notifications/cancelled
 //!                        │ ├──cancel─────► (dropped)              + notifications/cancelled
 //!                        │ └──closed─────► Completed(Err Closed)
-//!                        └──progress─────► Progress, deadline pushed back (bounded by the hard maximum)
+//!                        ├──progress─────► Progress, deadline pushed back (bounded by the hard maximum)
+//!                        └──host answers─► deadline held while the host answers a server
+//!                                          request, then the whole timeout again
 //! ```
 //!
 //! The type parameter `W` is whatever the driver needs to wake a caller (a
@@ -553,7 +555,7 @@ impl<W> ProtocolCore<W> {
                     return;
                 }
                 if method == Cancelled::METHOD && !self.server_requests.is_empty() {
-                    self.server_cancelled(params.as_deref());
+                    self.server_cancelled(now, params.as_deref());
                 }
                 for (key, event) in self.routes.route(&method, params.as_deref()) {
                     self.events.push_back(CoreEvent::Subscription {
@@ -613,10 +615,25 @@ impl<W> ProtocolCore<W> {
                 break;
             }
             self.deadlines.pop();
-            let current = self.pending.get(&id).and_then(|p| p.deadline);
-            if current != Some(deadline) {
+            let hard = self.limits.hard_deadline;
+            let host_answering = !self.server_requests.is_empty();
+            let Some(p) = self.pending.get_mut(&id) else {
+                continue;
+            };
+            if p.deadline != Some(deadline) {
                 // Stale heap entry: answered, cancelled, or pushed back by progress.
                 continue;
+            }
+            if host_answering && p.timing.reset_on_progress {
+                // The server waits for the host's answer to its question (a
+                // person filling in a form): its time does not count
+                // against ours, up to the hard deadline.
+                let pushed = (now + p.timing.timeout).min(p.started + hard);
+                if pushed > now {
+                    p.deadline = Some(pushed);
+                    self.deadlines.push(Reverse((pushed, id)));
+                    continue;
+                }
             }
             if let Some(p) = self.pending.remove(&id) {
                 self.stats.timeouts += 1;
@@ -767,20 +784,48 @@ impl<W> ProtocolCore<W> {
     /// ([`CoreEvent::ServerRequest`]). An answer to a request the server
     /// cancelled meanwhile ([`CoreEvent::ServerRequestCancelled`]) is not
     /// sent: a cancelled request gets no response.
+    ///
+    /// While the host answers a request of the server's, the deadlines of
+    /// our own requests do not run out (a person may take minutes over an
+    /// elicitation form while the tool call that asked waits); once the
+    /// last of them is answered, each of our requests whose deadline
+    /// progress may push back is given its whole timeout again from `now`,
+    /// never past [`CoreLimits::hard_deadline`].
     pub fn answer_server_request(
         &mut self,
+        now: Instant,
         id: &RequestId,
         answer: Result<serde_json::Value, ErrorObject>,
     ) {
         if self.server_requests.remove(id) {
             self.queue_answer(id, answer);
+            self.host_answered(now);
+        }
+    }
+
+    /// The host has no request of the server's left to answer: the clocks
+    /// of our requests start again (see [`Self::answer_server_request`]).
+    fn host_answered(&mut self, now: Instant) {
+        if !self.server_requests.is_empty() {
+            return;
+        }
+        let hard = self.limits.hard_deadline;
+        for (&id, p) in &mut self.pending {
+            let (true, Some(old)) = (p.timing.reset_on_progress, p.deadline) else {
+                continue;
+            };
+            let restarted = (now + p.timing.timeout).min(p.started + hard);
+            if restarted > old {
+                p.deadline = Some(restarted);
+                self.deadlines.push(Reverse((restarted, id)));
+            }
         }
     }
 
     /// A `notifications/cancelled` of the server's: when it names one of
     /// its requests the host is handling, that request is over (the driver
     /// stops its handler; no answer will be sent).
-    fn server_cancelled(&mut self, params: Option<&[u8]>) {
+    fn server_cancelled(&mut self, now: Instant, params: Option<&[u8]>) {
         let Some(params) = params else { return };
         let Ok(cancel) = serde_json::from_slice::<mcp_types::CancelledParams>(params) else {
             return;
@@ -790,6 +835,7 @@ impl<W> ProtocolCore<W> {
         {
             self.events
                 .push_back(CoreEvent::ServerRequestCancelled { id });
+            self.host_answered(now);
         }
     }
 

@@ -441,6 +441,34 @@ fn asking_script() -> Script {
         )
 }
 
+/// A person filling in a server's form takes longer than a request's
+/// timeout: the tool call that asked does not time out meanwhile (the
+/// server is waiting on us), and its clock starts again once answered.
+#[tokio::test]
+async fn a_call_waits_while_the_user_answers_its_servers_question() {
+    let form = InputRequest::elicit_form(
+        "Who?",
+        json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+    );
+    let script = Script::dual().tool("ask", Behavior::Ask(InputSpec::one("user", form)));
+    let (connector, _recorder) = memory(script);
+    let timeout = Duration::from_millis(150);
+    let config = SessionConfig {
+        request_timeout: timeout,
+        handlers: ClientHandlers::new().on_elicitation(move |_| async move {
+            // The passage of time is what is tested: a slow person.
+            tokio::time::sleep(timeout * 4).await;
+            Ok(ElicitResult::accept([("name", "Ada".into())]))
+        }),
+        ..quick_config()
+    };
+    let session = ready(connector, config, Negotiation::Legacy).await;
+    let result = session.call_tool("ask", ()).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let rounds = &result.structured_content.as_ref().unwrap()["rounds"][0];
+    assert_eq!(rounds["user"]["content"]["name"], "Ada");
+}
+
 #[tokio::test]
 async fn handlers_answer_server_requests_in_both_eras() {
     for mode in BOTH {

@@ -171,6 +171,102 @@ fn progress_pushes_the_deadline_back_but_never_past_the_hard_maximum() {
 }
 
 #[test]
+fn deadlines_are_held_while_the_host_answers_a_question_of_the_servers() {
+    let limits = CoreLimits {
+        hard_deadline: Duration::from_millis(1000),
+        ..CoreLimits::default()
+    };
+    let mut h = Harness::new(limits);
+    let caps: mcp_types::ClientCapabilities =
+        serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
+    h.core.set_offered(&caps);
+    let (call, _) = h.start(0, "tools/call", timing(100), 1);
+    let fixed = RequestTiming {
+        reset_on_progress: false,
+        ..timing(100)
+    };
+    let (probe, _) = h.start(0, "server/discover", fixed, 2);
+    let ask = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": format!("ask-{id}"), "method": "elicitation/create",
+               "params": {"message": "Name?", "requestedSchema": {"type": "object",
+                          "properties": {"name": {"type": "string"}}}}})
+    };
+    h.feed(50, ask(1));
+    h.feed(60, ask(2));
+    assert_eq!(h.events().len(), 2, "both questions reach the host");
+    // A person takes a while over the form: the call does not run out, a
+    // request whose deadline is fixed does.
+    h.core.handle_timeout(h.at(100));
+    let expired: Vec<i64> = h
+        .events()
+        .into_iter()
+        .map(|e| match e {
+            CoreEvent::Completed {
+                id,
+                outcome: Err(Failure::Timeout { .. }),
+                ..
+            } => id,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(expired, [probe]);
+    h.core.handle_timeout(h.at(400));
+    assert!(h.events().is_empty(), "held while the host answers");
+    // One answer of two: still held.
+    h.core.answer_server_request(
+        h.at(450),
+        &RequestId::String("ask-1".into()),
+        Ok(json!({"action": "cancel"})),
+    );
+    h.core.handle_timeout(h.at(500));
+    assert!(h.events().is_empty());
+    // The server cancels the other: the whole timeout runs again from then.
+    h.feed(
+        520,
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": "ask-2"}}),
+    );
+    let events = h.events();
+    assert!(
+        matches!(
+            events.first(),
+            Some(CoreEvent::ServerRequestCancelled { .. })
+        ),
+        "{events:?}"
+    );
+    h.core.handle_timeout(h.at(619));
+    assert!(
+        h.events().is_empty(),
+        "a whole timeout after the last answer"
+    );
+    h.core.handle_timeout(h.at(620));
+    match h.events().as_slice() {
+        [
+            CoreEvent::Completed {
+                id,
+                outcome: Err(Failure::Timeout { after }),
+                ..
+            },
+        ] => {
+            assert_eq!(*id, call);
+            assert_eq!(*after, Duration::from_millis(620));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // Never past the hard deadline, however long the host takes.
+    let (late, _) = h.start(700, "tools/call", timing(100), 3);
+    h.feed(750, ask(3));
+    h.events();
+    h.core.handle_timeout(h.at(1699));
+    assert!(h.events().is_empty());
+    h.core.handle_timeout(h.at(1700));
+    assert!(matches!(
+        h.events().as_slice(),
+        [CoreEvent::Completed { id, outcome: Err(Failure::Timeout { .. }), .. }] if *id == late
+    ));
+}
+
+#[test]
 fn progress_does_not_reset_when_not_asked_to() {
     let mut h = Harness::new(CoreLimits::default());
     let t = RequestTiming {
@@ -392,7 +488,7 @@ fn offered_server_requests_go_to_the_host_and_are_bounded() {
     assert_eq!(refused[0]["error"]["code"], error_codes::INTERNAL_ERROR);
     // An answer goes out and frees a place.
     h.core
-        .answer_server_request(&RequestId::Number(0), Ok(json!({"roots": []})));
+        .answer_server_request(h.at(0), &RequestId::Number(0), Ok(json!({"roots": []})));
     assert_eq!(
         h.transmitted(),
         [json!({"jsonrpc": "2.0", "id": 0, "result": {"roots": []}})]
@@ -443,11 +539,17 @@ fn a_server_request_the_server_cancels_gets_no_answer_and_frees_its_place() {
     );
     // The host's late answer to the cancelled request is not sent; the
     // other one's is.
-    h.core
-        .answer_server_request(&RequestId::String("r1".into()), Ok(json!({"roots": []})));
+    h.core.answer_server_request(
+        h.at(0),
+        &RequestId::String("r1".into()),
+        Ok(json!({"roots": []})),
+    );
     assert!(h.transmitted().is_empty());
-    h.core
-        .answer_server_request(&RequestId::String("r2".into()), Ok(json!({"roots": []})));
+    h.core.answer_server_request(
+        h.at(0),
+        &RequestId::String("r2".into()),
+        Ok(json!({"roots": []})),
+    );
     assert_eq!(h.transmitted()[0]["id"], "r2");
     // Both places are free again: the full bound is admitted.
     for id in 0..MAX_SERVER_REQUESTS {
@@ -485,7 +587,7 @@ fn a_server_request_reusing_an_id_in_flight_is_a_violation_left_unanswered() {
     assert!(h.transmitted().is_empty());
     // Answered, the id may be used again.
     h.core
-        .answer_server_request(&RequestId::Number(7), Ok(json!({"roots": []})));
+        .answer_server_request(h.at(0), &RequestId::Number(7), Ok(json!({"roots": []})));
     assert_eq!(h.transmitted().len(), 1);
     h.feed(
         0,
