@@ -43,6 +43,9 @@ pub(crate) struct Context {
     pub(crate) grants: Vec<String>,
     /// Yeses to the calls the configuration marks with `confirm`.
     pub(crate) yeses: crate::confirm::Yeses,
+    /// A person at the terminal answers the servers' questions
+    /// (elicitation), for `call`, `read` and `prompt`.
+    pub(crate) answers_questions: bool,
 }
 
 impl Context {
@@ -55,6 +58,7 @@ impl Context {
         StartOptions {
             verbose: self.ui.verbose > 0,
             cwd_root: true,
+            elicitation: self.answers_questions,
         }
     }
 

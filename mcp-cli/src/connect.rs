@@ -51,6 +51,9 @@ pub(crate) struct StartOptions {
     /// entry names none. Off for `mcp serve`: a host started it, in a
     /// directory nobody chose, and the host's own roots are passed on.
     pub(crate) cwd_root: bool,
+    /// Offer elicitation, answered by the person at the terminal
+    /// ([`crate::elicit::AtTerminal`]).
+    pub(crate) elicitation: bool,
 }
 
 /// `${VAR}`-expands `text` found at `path`.
@@ -496,6 +499,9 @@ fn session_config(
     let mut handlers = ClientHandlers::new();
     if !roots.is_empty() {
         handlers = handlers.roots(Roots::new(roots));
+    }
+    if options.elicitation {
+        handlers = handlers.elicitation(crate::elicit::AtTerminal::new(&entry.name));
     }
     config.handlers = handlers;
     Ok(config)

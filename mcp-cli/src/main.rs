@@ -15,6 +15,7 @@ mod confirm;
 #[cfg(feature = "conformance-client")]
 mod conformance;
 mod connect;
+mod elicit;
 mod error;
 mod output;
 mod progress;
@@ -62,6 +63,13 @@ fn main() -> ExitCode {
         ui,
         grants: cli.grant.clone(),
         yeses: confirm::Yeses::default(),
+        // The commands that run one operation a person waits for answer
+        // their servers' questions at the terminal.
+        answers_questions: ui.interactive
+            && matches!(
+                cli.command,
+                Command::Call(_) | Command::Read(_) | Command::Prompt(_)
+            ),
     };
     let json = wants_json(&cli.command);
     let one_off_url = one_off_url(&cli.command).map(str::to_owned);

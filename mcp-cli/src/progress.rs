@@ -27,6 +27,36 @@ pub(crate) struct Activity {
     bar: Option<ProgressBar>,
 }
 
+/// The spinner on the terminal now, if any: hidden while a server's
+/// question is asked there ([`while_hidden`]).
+static SHOWN: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
+
+fn shown() -> std::sync::MutexGuard<'static, Option<ProgressBar>> {
+    SHOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs `ask` (a question at the terminal, blocking) with the spinner off
+/// the screen: its line is cleared and nothing is drawn until `ask` ends.
+/// The spinner's state is not locked meanwhile, so progress that arrives
+/// goes on updating it unseen.
+pub(crate) fn while_hidden<T>(ask: impl FnOnce() -> T) -> T {
+    let bar = shown().clone();
+    if let Some(bar) = &bar {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+        // The spinner is one line, the cursor at its end.
+        eprint!("\r\x1b[2K");
+    }
+    let answer = ask();
+    if let Some(bar) = &bar
+        && !bar.is_finished()
+    {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    answer
+}
+
 impl Activity {
     pub(crate) fn start(ui: &Ui, message: &str) -> Self {
         if !ui.live {
@@ -36,6 +66,7 @@ impl Activity {
         bar.set_style(spinner_style());
         bar.set_message(message.to_owned());
         bar.enable_steady_tick(TICK);
+        *shown() = Some(bar.clone());
         Self { bar: Some(bar) }
     }
 
@@ -53,6 +84,10 @@ impl Activity {
     pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+            let mut shown = shown();
+            if shown.as_ref().is_some_and(ProgressBar::is_finished) {
+                *shown = None;
+            }
         }
     }
 }

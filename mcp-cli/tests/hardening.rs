@@ -162,39 +162,18 @@ fn on_a_terminal_the_user_is_asked_before_a_project_file_is_used() {
         ".mcp.json",
         &json!({"mcpServers": {"p": marking_server("started")}}).to_string(),
     );
-    // `script` (util-linux) gives the command a terminal; its input is the
-    // answer.
-    let on_a_terminal = |answer: &str| {
-        let mut c = assert_cmd::Command::new("script");
-        c.current_dir(sandbox.path())
-            .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
-            .env("XDG_DATA_HOME", sandbox.path().join("data"))
-            .env("XDG_STATE_HOME", sandbox.path().join("state"))
-            .env("TERM", "dumb")
-            .env("NO_COLOR", "1")
-            .args([
-                "-q",
-                "-e",
-                "-c",
-                &format!("{MCP} inspect p --catalog prompts"),
-                "/dev/null",
-            ])
-            .write_stdin(answer.to_owned())
-            .timeout(std::time::Duration::from_secs(60));
-        c.output().unwrap()
-    };
-    let declined = on_a_terminal("n\n");
-    let shown = String::from_utf8_lossy(&declined.stdout);
-    assert_eq!(declined.status.code(), Some(1), "{shown}");
+    let on_a_terminal =
+        |answer: &str| sandbox.at_terminal(&["inspect", "p", "--catalog", "prompts"], answer, None);
+    let (code, shown) = on_a_terminal("n\n");
+    assert_eq!(code, 1, "{shown}");
     assert!(shown.contains("p: runs  sh -c"), "{shown}");
     assert!(
         shown.contains("Trust this file and go on? [y/N]"),
         "{shown}"
     );
     assert!(!sandbox.path().join("started").exists());
-    let accepted = on_a_terminal("y\n");
-    let shown = String::from_utf8_lossy(&accepted.stdout);
-    assert_eq!(accepted.status.code(), Some(0), "{shown}");
+    let (code, shown) = on_a_terminal("y\n");
+    assert_eq!(code, 0, "{shown}");
     assert!(sandbox.path().join("started").exists());
     // Recorded: the next run asks nothing.
     let (code, _, stderr) = sandbox.run(&["inspect", "p", "--catalog", "prompts"]);

@@ -54,6 +54,42 @@ impl Sandbox {
         assert_eq!(code, 0, "{stderr}");
     }
 
+    /// Runs `mcp ARGS` on a terminal (stdin and stderr; `script` from
+    /// util-linux makes one), `answers` typed ahead and read a line at a
+    /// time; stdout goes to the file `stdout_to` when given, else to the
+    /// terminal too. Returns the exit code and the terminal's transcript.
+    pub fn at_terminal(
+        &self,
+        args: &[&str],
+        answers: &str,
+        stdout_to: Option<&str>,
+    ) -> (i32, String) {
+        let quoted = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+        let mut line: Vec<String> = std::iter::once(MCP)
+            .chain(args.iter().copied())
+            .map(quoted)
+            .collect();
+        if let Some(file) = stdout_to {
+            line.push(format!("> {}", quoted(file)));
+        }
+        let mut c = Command::new("script");
+        c.current_dir(self.path())
+            .env("XDG_CONFIG_HOME", self.path().join("xdg"))
+            .env("XDG_DATA_HOME", self.path().join("data"))
+            .env("XDG_STATE_HOME", self.path().join("state"))
+            .env("TERM", "dumb")
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .args(["-q", "-e", "-c", &line.join(" "), "/dev/null"])
+            .write_stdin(answers.to_owned())
+            .timeout(Duration::from_secs(60));
+        let output = c.output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    }
+
     pub fn write(&self, name: &str, text: &str) {
         std::fs::write(self.path().join(name), text).unwrap();
     }

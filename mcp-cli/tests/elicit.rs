@@ -1,0 +1,145 @@
+//! A server's questions (elicitation) answered by the person at the
+//! terminal, through the binary: `mcp call` runs on a terminal that
+//! `script` makes (`Sandbox::at_terminal`), its answers typed ahead, its
+//! stdout in a file, so the result is read as JSON.
+
+mod support;
+
+use mcp_testkit::{Behavior, InputRequest, InputSpec, Script};
+use serde_json::{Value, json};
+use support::*;
+
+/// A server of `script` that asks in a tool `ask`.
+fn asking(script: Script) -> Value {
+    support::script(serde_json::to_value(script).unwrap())
+}
+
+fn form() -> InputRequest {
+    InputRequest::elicit_form(
+        "Who are you?\u{1b}[31m",
+        json!({"type": "object",
+               "properties": {"name": {"type": "string", "title": "Name"},
+                              "age": {"type": "integer", "minimum": 0}},
+               "required": ["name"]}),
+    )
+}
+
+fn sandbox() -> Sandbox {
+    let ask = |script: Script| {
+        asking(
+            script
+                .tool("ask", Behavior::Ask(InputSpec::one("user", form())))
+                .tool(
+                    "login",
+                    Behavior::Ask(InputSpec::one(
+                        "page",
+                        InputRequest::elicit_url(
+                            "Sign in",
+                            "https://auth.example.com/login?x=1",
+                            "e1",
+                        ),
+                    )),
+                ),
+        )
+    };
+    Sandbox::new().with_servers(&[
+        ("old", ask(Script::legacy())),
+        ("new", ask(Script::modern())),
+    ])
+}
+
+/// Runs `mcp ARGS` on a terminal with `answers` typed ahead; returns the
+/// exit code, the transcript and stdout (kept apart, in a file).
+fn at_terminal(sandbox: &Sandbox, args: &[&str], answers: &str) -> (i32, String, String) {
+    let (code, transcript) = sandbox.at_terminal(args, answers, Some("out.json"));
+    (code, transcript, sandbox.read("out.json"))
+}
+
+fn rounds(stdout: &str) -> Value {
+    let doc: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    doc["result"]["structuredContent"]["rounds"][0].clone()
+}
+
+#[test]
+fn a_person_at_the_terminal_fills_in_a_servers_form_in_both_eras() {
+    let sandbox = sandbox();
+    for server in ["old", "new"] {
+        let (code, transcript, stdout) = at_terminal(
+            &sandbox,
+            &["call", server, "ask", "--json"],
+            // Fields in the order sent (alphabetical here): a negative age,
+            // then one; no name (required), then one.
+            "-3\n36\n\nAda\ny\n",
+        );
+        assert_eq!(code, 0, "{server}: {transcript}");
+        assert_eq!(
+            rounds(&stdout)["user"],
+            json!({"action": "accept", "content": {"name": "Ada", "age": 36}}),
+            "{server}: {transcript}"
+        );
+        for shown in [
+            &format!("server `{server}` asks you to fill in a form"),
+            "  | Who are you?\\u{1b}[31m",
+            "Name (`name`, text, required)",
+            "this field is required",
+            "age (an integer, at least 0, optional)",
+            "less than the minimum, 0",
+            &format!("Send these answers to `{server}`? [y/N]"),
+        ] {
+            assert!(
+                transcript.contains(shown),
+                "{server}: {shown}: {transcript}"
+            );
+        }
+        assert!(!transcript.contains("\u{1b}[31m"), "{transcript}");
+    }
+}
+
+#[test]
+fn a_form_is_declined_or_dismissed_as_the_person_says() {
+    let sandbox = sandbox();
+    let (code, transcript, stdout) =
+        at_terminal(&sandbox, &["call", "old", "ask", "--json"], ":decline\n");
+    assert_eq!(code, 0, "{transcript}");
+    assert_eq!(rounds(&stdout)["user"], json!({"action": "decline"}));
+    // The end of input dismisses it.
+    let (code, transcript, stdout) = at_terminal(&sandbox, &["call", "new", "ask", "--json"], "");
+    assert_eq!(code, 0, "{transcript}");
+    assert_eq!(rounds(&stdout)["user"], json!({"action": "cancel"}));
+}
+
+#[test]
+fn a_page_to_open_is_shown_with_its_host_and_never_opened() {
+    let sandbox = sandbox();
+    for (answer, action) in [("y\n", "accept"), ("\n", "decline")] {
+        let (code, transcript, stdout) =
+            at_terminal(&sandbox, &["call", "old", "login", "--json"], answer);
+        assert_eq!(code, 0, "{transcript}");
+        assert_eq!(rounds(&stdout)["page"], json!({"action": action}));
+        assert!(
+            transcript.contains(
+                "  page: https://auth.example.com/login?x=1\r\n  host: auth.example.com\r\n"
+            ),
+            "{transcript}"
+        );
+        assert!(transcript.contains("mcp does not open it"), "{transcript}");
+    }
+}
+
+/// Without a person at a terminal nothing is offered: the server learns
+/// that this client takes no questions, and nothing waits for an answer.
+#[test]
+fn without_a_terminal_no_question_is_offered() {
+    let sandbox = sandbox();
+    let (code, stdout, stderr) = sandbox.run(&["call", "old", "ask", "--json"]);
+    // The tool reports the refusal it met as its error.
+    assert_eq!(code, 5, "{stderr}");
+    assert!(!stderr.contains("asks you"), "{stderr}");
+    let user = &rounds(&stdout)["user"];
+    assert!(
+        user["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("elicitation")),
+        "{user}"
+    );
+}
