@@ -44,7 +44,7 @@ pub(crate) struct Context {
     /// Yeses to the calls the configuration marks with `confirm`.
     pub(crate) yeses: crate::confirm::Yeses,
     /// A person at the terminal answers the servers' questions
-    /// (elicitation), for `call`, `read` and `prompt`.
+    /// (elicitation, sampling), for `call`, `read` and `prompt`.
     pub(crate) answers_questions: bool,
 }
 
@@ -58,7 +58,7 @@ impl Context {
         StartOptions {
             verbose: self.ui.verbose > 0,
             cwd_root: true,
-            elicitation: self.answers_questions,
+            questions: self.answers_questions,
         }
     }
 

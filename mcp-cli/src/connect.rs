@@ -51,9 +51,9 @@ pub(crate) struct StartOptions {
     /// entry names none. Off for `mcp serve`: a host started it, in a
     /// directory nobody chose, and the host's own roots are passed on.
     pub(crate) cwd_root: bool,
-    /// Offer elicitation, answered by the person at the terminal
-    /// ([`crate::elicit::AtTerminal`]).
-    pub(crate) elicitation: bool,
+    /// Offer elicitation and sampling, answered by the person at the
+    /// terminal ([`crate::questions::AtTerminal`]).
+    pub(crate) questions: bool,
 }
 
 /// `${VAR}`-expands `text` found at `path`.
@@ -500,8 +500,10 @@ fn session_config(
     if !roots.is_empty() {
         handlers = handlers.roots(Roots::new(roots));
     }
-    if options.elicitation {
-        handlers = handlers.elicitation(crate::elicit::AtTerminal::new(&entry.name));
+    if options.questions {
+        handlers = handlers
+            .elicitation(crate::questions::AtTerminal::new(&entry.name))
+            .sampling(crate::questions::AtTerminal::new(&entry.name));
     }
     config.handlers = handlers;
     Ok(config)

@@ -15,10 +15,10 @@ mod confirm;
 #[cfg(feature = "conformance-client")]
 mod conformance;
 mod connect;
-mod elicit;
 mod error;
 mod output;
 mod progress;
+mod questions;
 mod safe_write;
 mod suggest;
 

@@ -30,6 +30,13 @@ fn sandbox() -> Sandbox {
             script
                 .tool("ask", Behavior::Ask(InputSpec::one("user", form())))
                 .tool(
+                    "think",
+                    Behavior::Ask(InputSpec::one(
+                        "model",
+                        InputRequest::sampling("What is 2+2?", 10),
+                    )),
+                )
+                .tool(
                     "login",
                     Behavior::Ask(InputSpec::one(
                         "page",
@@ -124,6 +131,40 @@ fn a_page_to_open_is_shown_with_its_host_and_never_opened() {
         );
         assert!(transcript.contains("mcp does not open it"), "{transcript}");
     }
+}
+
+#[test]
+fn a_person_writes_a_sampling_reply_in_the_models_place_in_both_eras() {
+    let sandbox = sandbox();
+    for server in ["old", "new"] {
+        let (code, transcript, stdout) =
+            at_terminal(&sandbox, &["call", server, "think", "--json"], "Four.\ny\n");
+        assert_eq!(code, 0, "{server}: {transcript}");
+        let model = &rounds(&stdout)["model"];
+        assert_eq!(model["content"]["text"], "Four.", "{server}: {model}");
+        assert_eq!(model["role"], "assistant");
+        assert!(
+            transcript.contains("  | What is 2+2?"),
+            "{server}: {transcript}"
+        );
+    }
+    // Declined: the spec's refusal (-1) reaches a legacy server; a
+    // 2026-07-28 round has no way to carry it, so the call ends here.
+    let (code, transcript, stdout) =
+        at_terminal(&sandbox, &["call", "old", "think", "--json"], ":decline\n");
+    assert_eq!(code, 5, "{transcript}");
+    assert_eq!(
+        rounds(&stdout)["model"]["error"]["code"],
+        -1,
+        "{transcript}"
+    );
+    let (code, transcript, _) =
+        at_terminal(&sandbox, &["call", "new", "think", "--json"], ":decline\n");
+    assert_eq!(code, 4, "{transcript}");
+    assert!(
+        transcript.contains("needs input the client did not provide"),
+        "{transcript}"
+    );
 }
 
 /// Without a person at a terminal nothing is offered: the server learns

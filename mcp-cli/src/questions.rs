@@ -1,7 +1,9 @@
-//! A server's questions, answered at the terminal. `mcp call`, `mcp read`
-//! and `mcp prompt` run by a person at a terminal offer elicitation (form
-//! and URL modes), so a tool that asks its user for input can be tried from
-//! the command line; elsewhere nothing is offered and a server asks nobody.
+//! A server's questions, answered by the person at the terminal. `mcp
+//! call`, `mcp read` and `mcp prompt` run at a terminal offer elicitation
+//! (form and URL modes) and sampling (the person writes the reply in the
+//! model's place), so a tool that asks its user, or a model, can be tried
+//! from the command line; elsewhere nothing is offered and a server asks
+//! nobody.
 //!
 //! What the server sends is shown escaped and bounded; a form too large to
 //! show, or a field of a kind we cannot ask for, is refused whole, never
@@ -14,12 +16,12 @@ use std::io::{BufRead, Read as _, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mcp_session::{Elicitation, ElicitationHandler, HandlerError};
+use mcp_session::{Elicitation, ElicitationHandler, HandlerError, SamplingHandler};
 use mcp_transport::BoxFuture;
 use mcp_types::text::{Untrusted, escape_content};
 use mcp_types::{
-    ElicitAction, ElicitFormParams, ElicitResult, ElicitUrlParams, ElicitValue, NumberType,
-    PrimitiveSchema, StringFormat,
+    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitFormParams, ElicitResult,
+    ElicitUrlParams, ElicitValue, NumberType, PrimitiveSchema, StringFormat,
 };
 
 /// Fields a form may have to be asked here; a larger one is refused.
@@ -28,6 +30,12 @@ const MAX_FIELDS: usize = 64;
 const MAX_CHOICES: usize = 256;
 /// Characters of the server's message shown (the rest named by its size).
 const MESSAGE_CHARS: usize = 2000;
+/// Characters shown of each message of a sampling request.
+const SAMPLED_CHARS: usize = 4000;
+/// Messages of a sampling request shown (the latest; the others counted).
+const SAMPLED_MESSAGES: usize = 20;
+/// The `model` of a reply written by the person.
+const PERSON_MODEL: &str = "a person at the terminal (mcp)";
 /// Characters shown of a field's name, title, description or choice.
 const LABEL_CHARS: usize = 200;
 /// The longest URL shown; a longer one is refused (it must be seen whole).
@@ -56,40 +64,63 @@ impl AtTerminal {
     }
 }
 
+impl AtTerminal {
+    /// Runs `dialogue` on the terminal, in its turn, off the runtime.
+    async fn on_terminal<T: Send + 'static>(
+        &self,
+        dialogue: impl FnOnce(&str, &mut dyn BufRead, &mut dyn Write) -> Result<T, HandlerError>
+        + Send
+        + 'static,
+    ) -> Result<T, HandlerError> {
+        let server = self.server.clone();
+        let turn = TURN.lock().await;
+        // A question the server withdraws (or a call that ends) drops this
+        // future, but a read of the terminal cannot be stopped: the person
+        // is told their answer went nowhere, and the next question waits
+        // for this one's end (the turn moves into the read).
+        let withdrawn = Arc::new(AtomicBool::new(false));
+        let _mark = MarkOnDrop(Arc::clone(&withdrawn));
+        let asked = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            let answer = crate::progress::while_hidden(|| {
+                let mut input = std::io::stdin().lock();
+                let mut output = std::io::stderr();
+                dialogue(&server, &mut input, &mut output)
+            });
+            if withdrawn.load(Ordering::Acquire) {
+                eprintln!(
+                    "(`{}` no longer waits for this answer: it was not sent)",
+                    Untrusted::bounded(&server, LABEL_CHARS)
+                );
+            }
+            answer
+        });
+        asked
+            .await
+            .map_err(|_| HandlerError::internal("the question at the terminal failed"))?
+    }
+}
+
 impl ElicitationHandler for AtTerminal {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
-        let server = self.server.clone();
-        Box::pin(async move {
-            let turn = TURN.lock().await;
-            // A question the server withdraws (or a call that ends) drops
-            // this future, but a read of the terminal cannot be stopped: the
-            // person is told their answer went nowhere, and the next question
-            // waits for this one's end (the turn moves into the read).
-            let withdrawn = Arc::new(AtomicBool::new(false));
-            let _mark = MarkOnDrop(Arc::clone(&withdrawn));
-            let asked = tokio::task::spawn_blocking(move || {
-                let _turn = turn;
-                let answer = crate::progress::while_hidden(|| {
-                    let mut input = std::io::stdin().lock();
-                    let mut output = std::io::stderr();
-                    ask(&server, &request, &mut input, &mut output)
-                });
-                if withdrawn.load(Ordering::Acquire) {
-                    eprintln!(
-                        "(`{}` no longer waits for this answer: it was not sent)",
-                        Untrusted::bounded(&server, LABEL_CHARS)
-                    );
-                }
-                answer
-            });
-            asked
-                .await
-                .map_err(|_| HandlerError::internal("the question at the terminal failed"))?
-        })
+        Box::pin(
+            self.on_terminal(move |server, input, output| ask(server, &request, input, output)),
+        )
     }
 
     fn supports_url(&self) -> bool {
         true
+    }
+}
+
+impl SamplingHandler for AtTerminal {
+    fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        Box::pin(
+            self.on_terminal(move |server, input, output| sample(server, &params, input, output)),
+        )
     }
 }
 
@@ -293,10 +324,15 @@ fn fields(params: &ElicitFormParams) -> Result<Vec<Field>, HandlerError> {
     Ok(out)
 }
 
-/// The server's words, quoted line by line under a heading, escaped and cut
-/// at [`MESSAGE_CHARS`] (the rest named by its size).
+/// The server's words, quoted line by line, escaped and cut at
+/// [`MESSAGE_CHARS`] (the rest named by its size).
 fn quoted(text: &str) -> String {
-    let cut = text.char_indices().nth(MESSAGE_CHARS).map(|(at, _)| at);
+    quoted_at(text, MESSAGE_CHARS)
+}
+
+/// `text` quoted line by line, escaped and cut at `max` characters.
+fn quoted_at(text: &str, max: usize) -> String {
+    let cut = text.char_indices().nth(max).map(|(at, _)| at);
     let shown = &text[..cut.unwrap_or(text.len())];
     let mut out = String::new();
     for line in escape_content(shown).lines() {
@@ -816,6 +852,80 @@ fn open_url(
     })
 }
 
+/// A sampling request: the conversation shown, the person's reply read in
+/// the model's place and sent only after a yes. Declining is the spec's
+/// refusal (an error with code -1); the end of input is one too.
+fn sample(
+    server: &str,
+    params: &CreateMessageParams,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<CreateMessageResult, HandlerError> {
+    let io = |e: std::io::Error| HandlerError::internal(format!("the terminal failed: {e}"));
+    let declined = || HandlerError::refused("the user declined the sampling request");
+    let server_shown = Untrusted::bounded(server, LABEL_CHARS);
+    let mut text = format!(
+        "\nserver `{server_shown}` asks for a model's reply (sampling); you write it in the \
+         model's place (the server's words follow):\n"
+    );
+    if let Some(system) = &params.system_prompt {
+        text.push_str("system prompt:\n");
+        text.push_str(&quoted_at(system, SAMPLED_CHARS));
+    }
+    let skipped = params.messages.len().saturating_sub(SAMPLED_MESSAGES);
+    if skipped > 0 {
+        text.push_str(&format!("({skipped} earlier messages not shown)\n"));
+    }
+    for message in &params.messages[skipped..] {
+        let blocks = match &message.content {
+            mcp_types::SamplingContent::Single(block) => std::slice::from_ref(block),
+            mcp_types::SamplingContent::Multiple(blocks) => blocks.as_slice(),
+            _ => &[],
+        };
+        let rendered = crate::output::render_content(blocks, crate::output::Paint(false));
+        let role = match message.role {
+            mcp_types::Role::User => "user",
+            mcp_types::Role::Assistant => "assistant",
+            _ => "another role",
+        };
+        text.push_str(&format!("{role}:\n{}", quoted_at(&rendered, SAMPLED_CHARS)));
+    }
+    let hints: Vec<String> = params
+        .model_preferences
+        .iter()
+        .flat_map(|p| p.hints.iter().flatten())
+        .filter_map(|h| h.name.as_deref())
+        .take(5)
+        .map(|name| Untrusted::bounded(name, LABEL_CHARS).to_string())
+        .collect();
+    text.push_str(&format!("(at most {} tokens", params.max_tokens));
+    if !hints.is_empty() {
+        text.push_str(&format!("; models it prefers: {}", hints.join(", ")));
+    }
+    text.push_str(")\nYour reply, on one line (`:decline` refuses):\n> ");
+    out.write_all(text.as_bytes()).map_err(io)?;
+    out.flush().map_err(io)?;
+    let reply = loop {
+        match read_line(input).map_err(io)? {
+            Line::End => return Err(declined()),
+            Line::TooLong => {
+                write!(out, "  a reply is at most {MAX_ANSWER_BYTES} bytes\n> ").map_err(io)?;
+                out.flush().map_err(io)?;
+            }
+            Line::Text(text) if text == ":decline" => return Err(declined()),
+            Line::Text(text) => break text,
+        }
+    };
+    write!(out, "Send this reply to `{server_shown}`? [y/N] ").map_err(io)?;
+    out.flush().map_err(io)?;
+    match read_line(input).map_err(io)? {
+        Line::Text(yes) if matches!(yes.to_ascii_lowercase().as_str(), "y" | "yes") => {
+            Ok(CreateMessageResult::text(PERSON_MODEL, reply))
+        }
+        _ => Err(declined()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1039,5 +1149,59 @@ mod tests {
         assert!(!is_date_time("2026-12-07T10:30Z"));
         assert!(!is_date_time("2026-12-07T24:00:00Z"));
         assert!(!is_date_time("2026-12-07 10:30:00Z"));
+    }
+
+    fn sampling(messages: usize) -> CreateMessageParams {
+        let messages: Vec<serde_json::Value> = (0..messages)
+            .map(|i| {
+                json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
+                            "content": {"type": "text", "text": format!("message {i}\u{1b}[2J")}})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "messages": messages, "systemPrompt": "Be brief\u{202e}", "maxTokens": 50,
+            "modelPreferences": {"hints": [{"name": "small-model"}]}
+        }))
+        .unwrap()
+    }
+
+    fn sampled(
+        params: &CreateMessageParams,
+        answers: &str,
+    ) -> (Result<CreateMessageResult, HandlerError>, String) {
+        let mut input = std::io::Cursor::new(answers.as_bytes().to_vec());
+        let mut output = Vec::new();
+        let result = sample("every", params, &mut input, &mut output);
+        (result, String::from_utf8(output).unwrap())
+    }
+
+    #[test]
+    fn a_person_writes_the_models_reply_and_sends_it_only_after_a_yes() {
+        let params = sampling(2);
+        let (result, shown) = sampled(&params, "Four.\ny\n");
+        let result = serde_json::to_value(result.unwrap()).unwrap();
+        assert_eq!(result["content"], json!({"type": "text", "text": "Four."}));
+        assert_eq!(result["model"], PERSON_MODEL);
+        for said in [
+            "server `every` asks for a model's reply (sampling)",
+            "system prompt:\n  | Be brief\\u{202e}\n",
+            "user:\n  | message 0\\u{1b}[2J\n",
+            "assistant:\n  | message 1\\u{1b}[2J\n",
+            "(at most 50 tokens; models it prefers: small-model)",
+        ] {
+            assert!(shown.contains(said), "{said}: {shown}");
+        }
+        assert!(!shown.contains('\u{1b}') && !shown.contains('\u{202e}'));
+        for refusal in [":decline\n", "", "Four.\nn\n", "Four.\n"] {
+            let error = sampled(&params, refusal).0.unwrap_err();
+            assert_eq!(error.code(), -1, "{refusal:?}");
+        }
+        // A long conversation shows its latest messages.
+        let (_, shown) = sampled(&sampling(SAMPLED_MESSAGES + 3), "");
+        assert!(shown.contains("(3 earlier messages not shown)"), "{shown}");
+        assert!(
+            !shown.contains("message 2\\") && shown.contains("message 3\\"),
+            "{shown}"
+        );
     }
 }
