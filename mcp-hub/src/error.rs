@@ -186,9 +186,12 @@ pub enum HubError {
         /// How the connection ended (the stderr tail is inside).
         exit: ExitInfo,
     },
-    /// The server's connection ended (it exited, crashed or closed its
-    /// output) outside of any request of ours.
-    #[error("server `{server}` exited: {exit}")]
+    /// The server's connection ended outside of any request of ours: a
+    /// local server exited, crashed or closed its output; a remote one was
+    /// replaced by a release that speaks another protocol version. (The
+    /// words say "connection", not "exited": a remote server has no process
+    /// of ours; `exit` says when one exited.)
+    #[error("the connection to server `{server}` ended: {exit}")]
     Exited {
         /// The server.
         server: ServerName,
