@@ -467,8 +467,12 @@ const MAX_RELISTENS: u32 = 10;
 const RELISTEN_FIRST: Duration = Duration::from_millis(500);
 /// The longest wait before opening an ended stream again.
 const RELISTEN_CAP: Duration = Duration::from_secs(30);
-/// A stream that lived this long resets the count of consecutive ends.
-const RELISTEN_HEALTHY: Duration = Duration::from_secs(60);
+/// A stream that lived this long before it ended was not fruitless: it
+/// resets the count of consecutive ends. Short enough for the proxies that
+/// cut an idle stream after 15 or 30 s (the stream is then opened again
+/// within a second, and the tools listed again, for as long as the proxy
+/// cuts); a server that ends every stream at once is given up on.
+const RELISTEN_HEALTHY: Duration = Duration::from_secs(10);
 
 /// The 2026 tools `subscriptions/listen` stream of one session, with its
 /// re-opening schedule.
@@ -501,7 +505,7 @@ impl ToolsListen {
                 // Only a server that has streams but failed to open one now
                 // is asked again (a dead session ends the watch anyway).
                 if !matches!(e, SessionError::Unsupported { .. }) {
-                    self.ends += 1;
+                    self.ended_after(None);
                     self.plan_retry(cell);
                 }
                 false
@@ -533,28 +537,36 @@ impl ToolsListen {
         {
             return;
         }
-        if self
-            .opened
-            .is_some_and(|at| at.elapsed() >= RELISTEN_HEALTHY)
-        {
-            self.ends = 0;
-        }
-        self.ends += 1;
+        self.ended_after(self.opened.map(|at| at.elapsed()));
         self.plan_retry(cell);
     }
 
+    /// Counts an end of a stream that lived `lived` (`None`: it never
+    /// opened); a long-lived one starts the count again.
+    fn ended_after(&mut self, lived: Option<Duration>) {
+        if lived.is_some_and(|lived| lived >= RELISTEN_HEALTHY) {
+            self.ends = 0;
+        }
+        self.ends += 1;
+    }
+
+    /// The wait before the next opening, or `None` once given up.
+    fn next_wait(&self) -> Option<Duration> {
+        (self.ends <= MAX_RELISTENS).then(|| {
+            RELISTEN_FIRST
+                .saturating_mul(1 << self.ends.saturating_sub(1).min(16))
+                .min(RELISTEN_CAP)
+        })
+    }
+
     fn plan_retry(&mut self, cell: &ServerCell) {
-        if self.ends > MAX_RELISTENS {
-            tracing::warn!(
+        match self.next_wait() {
+            Some(wait) => self.due = Some(Instant::now() + wait),
+            None => tracing::warn!(
                 server = %cell.spec.name,
                 "the server keeps ending its list_changed stream; tool list changes are no longer followed"
-            );
-            return;
+            ),
         }
-        let wait = RELISTEN_FIRST
-            .saturating_mul(1 << (self.ends - 1).min(16))
-            .min(RELISTEN_CAP);
-        self.due = Some(Instant::now() + wait);
     }
 }
 
@@ -599,5 +611,37 @@ async fn refresh(hub: &HubShared, cell: &ServerCell, session: &Session<Ready>) {
         Err(e) => {
             tracing::warn!(server = %cell.spec.name, error = %e, "listing tools after list_changed failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listen_stream_a_proxy_cuts_now_and_then_is_followed_for_good() {
+        let mut listen = ToolsListen::default();
+        // A proxy cuts the idle stream every 30 s: always opened again at
+        // once, however often.
+        for _ in 0..100 {
+            listen.ended_after(Some(Duration::from_secs(30)));
+            assert_eq!(listen.next_wait(), Some(RELISTEN_FIRST));
+        }
+        // A server that ends every stream at once is waited for longer and
+        // longer, then given up on.
+        let mut listen = ToolsListen::default();
+        let mut waits = Vec::new();
+        listen.ended_after(Some(Duration::from_millis(5)));
+        while let Some(wait) = listen.next_wait() {
+            waits.push(wait);
+            listen.ended_after(Some(Duration::from_millis(5)));
+        }
+        assert_eq!(waits.len(), MAX_RELISTENS as usize);
+        assert_eq!(waits[1], RELISTEN_FIRST * 2);
+        assert_eq!(waits.last(), Some(&RELISTEN_CAP));
+        // A failure to open counts like a short stream.
+        let mut listen = ToolsListen::default();
+        listen.ended_after(None);
+        assert_eq!(listen.next_wait(), Some(RELISTEN_FIRST));
     }
 }
