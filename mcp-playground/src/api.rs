@@ -17,6 +17,8 @@
 //! | `POST /api/review` `{server, generation, decision}` | approve or reject a waiting listing |
 //! | `POST /api/subscribe` `{server, uri}` | follow a resource (its contents as events) |
 //! | `POST /api/restart` `{server}` | end a server's connection; its restart policy decides |
+//! | `GET /api/questions` | the servers' questions waiting for the page (forms, pages to open, sampling) |
+//! | `POST /api/answer` `{id, action, content?, reply?}` | answer one: `accept` (a form's `content`, a sampling `reply`), `decline` or `cancel` |
 //!
 //! Answers are JSON: `{"result": …}`, or status 422 with `{"error": …}`
 //! for what the hub refused or a server failed, 400 for a malformed
@@ -58,6 +60,12 @@ pub(crate) async fn route(
             "/api/servers" => ok(servers(app)),
             "/api/namespace" => ok(namespace(app)),
             "/api/reviews" => ok(reviews(app)),
+            "/api/questions" => ok(json!(
+                app.questions
+                    .get()
+                    .map(crate::Questions::list)
+                    .unwrap_or_default()
+            )),
             "/api/events" => events(app),
             _ => StatusCode::NOT_FOUND.into_response(),
         };
@@ -99,6 +107,7 @@ pub(crate) async fn route(
         "/api/review" => with_body(&bytes, |b| review(app, b)).await,
         "/api/subscribe" => with_body(&bytes, |b| subscribe(app, b)).await,
         "/api/restart" => with_body(&bytes, |b| restart(app, b)).await,
+        "/api/answer" => answer(app, &bytes),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -157,6 +166,39 @@ fn json_body(value: &Value) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
         value.to_string(),
+    )
+        .into_response()
+}
+
+/// The page's answer to a server's question: 422 `gone` when none such
+/// waits (answered, withdrawn), 400 when it does not fit the question.
+fn answer(app: &App, bytes: &[u8]) -> Response {
+    let Some(questions) = app.questions.get() else {
+        return gone();
+    };
+    let answer = match serde_json::from_slice::<crate::questions::Answer>(bytes) {
+        Ok(answer) => answer,
+        Err(error) => {
+            return bad_request(&format!(
+                "the request body is not what this route takes ({})",
+                error.classify_word()
+            ));
+        }
+    };
+    match questions.answer(answer) {
+        Ok(()) => ok(json!({})),
+        Err(crate::questions::NotTaken::Gone) => gone(),
+        Err(crate::questions::NotTaken::Invalid(why)) => bad_request(why),
+    }
+}
+
+fn gone() -> Response {
+    (
+        StatusCode::UNPROCESSABLE_ENTITY,
+        json_body(&json!({"error": {
+            "kind": "gone",
+            "message": "no such question waits: it was answered, or the server withdrew it"
+        }})),
     )
         .into_response()
 }

@@ -9,7 +9,10 @@
 //! host's authority, approval hook and audit apply as to any call). Events
 //! (progress, server logs, list changes, restarts, resource updates) are
 //! pushed to the page as server-sent events, and a changed tool listing
-//! waiting for review can be approved or rejected.
+//! waiting for review can be approved or rejected. The servers' questions
+//! (elicitation, sampling) can be asked of the person at the page: give
+//! each server a [`Questions::handler`] and the playground the same
+//! [`Questions`] ([`Playground::answering`]).
 //!
 //! ```no_run
 //! # async fn demo(
@@ -74,9 +77,11 @@ mod events;
 mod guard;
 mod json;
 mod page;
+mod questions;
 mod secret;
 mod server;
 
 pub use error::PlaygroundError;
 pub use events::MAX_EVENT_BYTES;
+pub use questions::{MAX_QUESTIONS, PAGE_MODEL, QuestionHandler, Questions};
 pub use server::{Playground, PlaygroundConfig, SHUTDOWN_GRACE};

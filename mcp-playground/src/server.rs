@@ -87,6 +87,9 @@ pub(crate) struct App {
     pub(crate) bus: Arc<EventBus>,
     pub(crate) config: PlaygroundConfig,
     pub(crate) streams: Arc<Semaphore>,
+    /// The servers' questions to the page, when the host routes them here
+    /// ([`Playground::answering`]).
+    pub(crate) questions: std::sync::OnceLock<crate::Questions>,
     /// Turns true when serving ends (event streams end with it).
     pub(crate) stop: watch::Receiver<bool>,
     /// Turns true [`SHUTDOWN_GRACE`] after `stop`: API requests still
@@ -165,6 +168,7 @@ impl Playground {
             guard,
             bus,
             streams: Arc::new(Semaphore::new(config.max_event_streams)),
+            questions: std::sync::OnceLock::new(),
             config,
             stop: stop_rx,
             cut: cut_rx,
@@ -179,6 +183,16 @@ impl Playground {
             stop,
             cut,
         })
+    }
+
+    /// Shows the servers' questions (elicitation, sampling) on the page and
+    /// takes its answers: `questions` is the value whose
+    /// [`handler`](crate::Questions::handler)s the hub's servers were given.
+    /// Without it the page has no questions to show (servers are offered
+    /// what their handlers declare).
+    pub fn answering(self, questions: crate::Questions) -> Self {
+        let _ = self.app.questions.set(questions);
+        self
     }
 
     /// The address it listens on.
@@ -208,6 +222,13 @@ impl Playground {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), PlaygroundError> {
         let mut in_flight = self.app.in_flight.subscribe();
+        if let Some(questions) = self.app.questions.get() {
+            tokio::spawn(tell_questions(
+                questions.clone(),
+                Arc::clone(&self.app.bus),
+                self.app.stop.clone(),
+            ));
+        }
         let bounds = (
             self.app.config.max_connections,
             self.app.config.head_timeout,
@@ -231,6 +252,28 @@ impl Playground {
             } => {
                 tracing::info!("playground stopped with requests still running");
                 Ok(())
+            }
+        }
+    }
+}
+
+/// Tells the page, as an event, each time the questions waiting change (it
+/// reads them at `GET /api/questions`), until serving stops.
+async fn tell_questions(
+    questions: crate::Questions,
+    bus: Arc<EventBus>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut changed = questions.watch();
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|stop| *stop) => return,
+            seen = changed.changed() => {
+                if seen.is_err() {
+                    return;
+                }
+                let waiting = questions.list().len();
+                bus.publish(serde_json::json!({"kind": "questions", "waiting": waiting}));
             }
         }
     }

@@ -140,7 +140,10 @@ async fn servers_show_status_era_version_info_instructions_and_a_failures_stderr
         .iter()
         .map(|v| v["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["notes", "files", "github", "lab", "broken"]);
+    assert_eq!(
+        names,
+        ["notes", "files", "github", "lab", "broken", "asker"]
+    );
     let files = by_name("files");
     assert_eq!(files["status"], "ready");
     assert_eq!(files["era"], "legacy");
@@ -756,5 +759,128 @@ async fn bodies_types_and_event_streams_are_bounded() {
     let second = api(lab.address, &lab.origin, &s, "GET", "/api/events", None).await;
     assert_eq!(second.status, 429);
     assert_eq!(lab.tool_calls(), 0);
+    lab.stop().await;
+}
+
+/// A call whose server asks the page: the question is listed (an event
+/// says so), an answer that does not fit is refused and the question waits
+/// on, the right answer reaches the server, and the list is empty again.
+/// Form, page to open and model's reply alike.
+#[tokio::test]
+async fn the_servers_questions_wait_for_the_page_and_its_answers_reach_them() {
+    let lab = Lab::start().await;
+    let s = session(&lab).await;
+    let mut events = Events::open(lab.address, &lab.origin, &s).await;
+    let calling = |tool: &'static str| {
+        let (address, origin, s) = (lab.address, lab.origin.clone(), s.clone());
+        tokio::spawn(async move {
+            let body = json!({"server": "asker", "tool": tool, "arguments": {}}).to_string();
+            api(address, &origin, &s, "POST", "/api/call", Some(&body))
+                .await
+                .json()
+        })
+    };
+    let cases = [
+        (
+            "sign_up",
+            "form",
+            "user",
+            json!({"action": "accept", "content": {"name": "Ada", "plan": "pro"}}),
+        ),
+        ("open_page", "url", "page", json!({"action": "accept"})),
+        (
+            "think",
+            "sampling",
+            "model",
+            json!({"action": "accept", "reply": "Four."}),
+        ),
+    ];
+    for (tool, kind, key, answer) in cases {
+        let call = calling(tool);
+        events
+            .wait_for(WAIT, |e| e["kind"] == "questions" && e["waiting"] == 1)
+            .await;
+        let list = get(&lab, &s, "/api/questions").await;
+        let question = &list[0];
+        assert_eq!(question["server"], "asker", "{list}");
+        assert_eq!(question["kind"], kind, "{list}");
+        let id = question["id"].clone();
+        match kind {
+            "form" => {
+                assert_eq!(
+                    question["message"]["text"], "Who are you? \u{202e}ohce",
+                    "exact: the page escapes what it shows"
+                );
+                assert_eq!(question["schema"]["required"], json!(["name"]));
+                // Not a form's value: refused, and the question waits on.
+                let (status, body) = post(
+                    &lab,
+                    &s,
+                    "/api/answer",
+                    json!({"id": id, "action": "accept", "content": {"name": [1]}}),
+                )
+                .await;
+                assert_eq!(status, 400, "{body}");
+                assert_eq!(get(&lab, &s, "/api/questions").await[0]["id"], id);
+            }
+            "url" => {
+                assert_eq!(question["host"], "auth.example.com");
+                assert_eq!(
+                    question["url"]["text"],
+                    "https://auth.example.com/login?step=1"
+                );
+            }
+            _ => {
+                assert_eq!(
+                    question["messages"][0]["content"][0]["text"]["text"],
+                    "What is 2+2?"
+                );
+                assert_eq!(question["maxTokens"], 10);
+            }
+        }
+        let mut reply = answer.clone();
+        reply["id"] = id.clone();
+        let (status, body) = post(&lab, &s, "/api/answer", reply.clone()).await;
+        assert_eq!(status, 200, "{body}");
+        let result = call.await.unwrap();
+        let round = &result["result"]["structuredContent"]["rounds"][0][key];
+        match kind {
+            "form" => assert_eq!(
+                *round,
+                json!({"action": "accept", "content": {"name": "Ada", "plan": "pro"}})
+            ),
+            "url" => assert_eq!(*round, json!({"action": "accept"})),
+            _ => {
+                assert_eq!(round["content"]["text"], "Four.", "{result}");
+                assert_eq!(round["model"], mcp_playground::PAGE_MODEL);
+            }
+        }
+        assert_eq!(get(&lab, &s, "/api/questions").await, json!([]));
+        // Answered once: a second answer finds nothing.
+        let (status, body) = post(&lab, &s, "/api/answer", reply).await;
+        assert_eq!(status, 422, "{body}");
+        assert_eq!(body["error"]["kind"], "gone");
+    }
+    // Declined, a sampling request is the spec's refusal.
+    let call = calling("think");
+    events
+        .wait_for(WAIT, |e| e["kind"] == "questions" && e["waiting"] == 1)
+        .await;
+    let id = get(&lab, &s, "/api/questions").await[0]["id"].clone();
+    let (status, _) = post(
+        &lab,
+        &s,
+        "/api/answer",
+        json!({"id": id, "action": "decline"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let result = call.await.unwrap();
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("needs input")),
+        "{result}"
+    );
     lab.stop().await;
 }

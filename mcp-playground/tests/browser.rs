@@ -1,7 +1,8 @@
 //! The page in a real browser (headless Chromium over WebDriver) against
 //! the demo servers and the lab: servers and eras, a tool called from its
 //! generated form, a resource read, progress arriving, a failed server's
-//! error, the namespace and a review. Screenshots go to
+//! error, the namespace and a review, a server's questions answered on the
+//! page. Screenshots go to
 //! `target/playground-screenshots/` for a person to look at. The attacks
 //! of a page from another origin are in `browser_attacks.rs`.
 
@@ -333,4 +334,86 @@ async fn the_namespace_and_a_review_of_a_changed_tool_listing() {
     );
     browser.quit().await;
     lab.stop().await;
+}
+
+/// A tool called from the page asks the person: its form appears above the
+/// panels (the server's words shown, not obeyed), is filled in and sent,
+/// and the call's result shows what the server was answered; a page to
+/// open is shown with its host and no link.
+#[tokio::test]
+async fn a_servers_question_is_answered_on_the_page() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let lab = Lab::start().await;
+    let browser = Browser::start().await;
+    open(&browser, &lab).await;
+    discover(&browser, "asker", "tools").await;
+    browser.click_on(".item[data-name=sign_up]").await;
+    browser.click_on("#call").await;
+    let card = ".question[data-kind=form]";
+    browser
+        .wait_text(&format!("{card} .theirs"), "Who are you? \\u{202e}ohce")
+        .await;
+    browser
+        .wait_text(&format!("{card} .field"), "Your name (name) *")
+        .await;
+    // The titled choice shows its titles (escaped), the default is set.
+    browser
+        .wait_text(
+            &format!("{card} select[data-field=plan] option[value=pro]"),
+            "Pro \\u{202e}",
+        )
+        .await;
+    // Required: refused on the page, nothing sent.
+    browser.click_on(&format!("{card} button.send")).await;
+    browser
+        .wait_text(&format!("{card} .errors"), "name: required")
+        .await;
+    assert!(lab.questions_waiting() == 1);
+    browser
+        .type_into(&format!("{card} input[data-field=name]"), "Ada")
+        .await;
+    browser
+        .click_on(&format!("{card} select[data-field=plan] option[value=pro]"))
+        .await;
+    let form_png = browser.screenshot("question-form").await;
+    browser.click_on(&format!("{card} button.send")).await;
+    browser.wait_text("#result", "Ada").await;
+    let answered = lab.recorders[4].1.with_method("tools/call");
+    let last = answered.last().unwrap();
+    assert_eq!(
+        last["params"]["inputResponses"]["user"],
+        json!({"action": "accept", "content": {"name": "Ada", "plan": "pro", "newsletter": false}}),
+        "{last}"
+    );
+    // Answered: the panel is hidden again.
+    let hidden = browser
+        .script(
+            "return document.getElementById('questions-panel').hidden;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(hidden, json!(true));
+
+    // A page to open: the URL and its host as text, never a link.
+    browser.click_on(".item[data-name=open_page]").await;
+    browser.click_on("#call").await;
+    let card = ".question[data-kind=url]";
+    browser
+        .wait_text(&format!("{card} .host"), "auth.example.com")
+        .await;
+    browser
+        .wait_text(
+            &format!("{card} .url"),
+            "https://auth.example.com/login?step=1",
+        )
+        .await;
+    assert!(browser.find_all(&format!("{card} a")).await.is_empty());
+    let url_png = browser.screenshot("question-url").await;
+    browser.click_on(&format!("{card} button.decline")).await;
+    browser.wait_text("#result", "decline").await;
+    browser.quit().await;
+    lab.stop().await;
+    for png in [form_png, url_png] {
+        assert!(std::fs::metadata(&png).unwrap().len() > 1000, "{png:?}");
+    }
 }

@@ -2,14 +2,15 @@
 //! as `mcp watch` holds them (restarted with back-off, changed tool lists
 //! held for review, log messages at `info`), and `mcp-playground`'s page
 //! over them on 127.0.0.1. The URL printed (and opened, unless `--no-open`)
-//! carries a one-time code; Ctrl-C ends it and shuts the servers down.
+//! carries a one-time code; Ctrl-C ends it and shuts the servers down. The
+//! servers' questions (elicitation, sampling) are asked on the page.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_hub::{Adoption, Backoff, Discovery, Hub, RestartPolicy};
-use mcp_playground::{Playground, PlaygroundConfig};
+use mcp_playground::{Playground, PlaygroundConfig, Questions};
 use mcp_types::LoggingLevel;
 
 use crate::args::PlaygroundArgs;
@@ -39,16 +40,22 @@ pub(crate) async fn run(ctx: &Context, args: PlaygroundArgs) -> Result<Exit, Cli
     if let Some(hook) = ConfirmCalls::for_entries(entries.iter().copied(), ctx.yeses.clone()) {
         builder = builder.approval(hook);
     }
+    // The servers' questions wait for the page.
+    let questions = Questions::new();
     for entry in &entries {
-        let spec = connect::spec(origin, entry, ctx.start_options(), Discovery::Eager)?
+        let mut spec = connect::spec(origin, entry, ctx.start_options(), Discovery::Eager)?
             .restart(RestartPolicy::Backoff(Backoff::default()))
             .adoption(Adoption::Review)
             .log_level(LoggingLevel::Info);
+        let asks = questions.handler(&entry.name);
+        spec.session.handlers = std::mem::take(&mut spec.session.handlers)
+            .elicitation(asks.clone())
+            .sampling(asks);
         builder = builder.server(spec);
     }
     let hub = Arc::new(interruptible(async { Ok(builder.start().await?) }).await?);
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port.unwrap_or(0)));
-    let served = serve(ctx, &args, Arc::clone(&hub), address).await;
+    let served = serve(ctx, &args, Arc::clone(&hub), address, questions).await;
     let report = hub.shutdown().await;
     tracing::info!(elapsed = ?report.elapsed, forced = report.forced.len(), "servers shut down");
     served.map(|()| Exit::Ok)
@@ -59,10 +66,12 @@ async fn serve(
     args: &PlaygroundArgs,
     hub: Arc<Hub>,
     address: SocketAddr,
+    questions: Questions,
 ) -> Result<(), CliError> {
     let playground = Playground::bind(hub, address, PlaygroundConfig::default())
         .await
-        .map_err(CliError::Playground)?;
+        .map_err(CliError::Playground)?
+        .answering(questions);
     let url = playground.launch_url();
     let paint = ctx.ui.out();
     // The URL goes to this terminal only, never to a log: its code opens

@@ -778,6 +778,173 @@ function lineDiff(before, after) {
     el("pre", {}, b.map((l) => el("span", { class: inA.has(l) ? "" : "line-new" }, l + "\n"))));
 }
 
+// ---------- questions from servers ----------
+
+let questionsSeq = 0;
+
+async function loadQuestions() {
+  const seq = ++questionsSeq;
+  let list;
+  try { list = await api("/api/questions"); } catch (err) { return; }
+  if (seq !== questionsSeq) return;
+  const box = clear($("questions"));
+  $("questions-panel").hidden = !list.length;
+  for (const q of list) box.append(questionCard(q));
+}
+
+/// Sends an answer, then reads the list again (the question leaves it).
+async function answerQuestion(status, body) {
+  try {
+    await api("/api/answer", body);
+  } catch (err) {
+    clear(status).append(errorView(err));
+    if (!(err.hubError && err.hubError.kind === "gone")) return;
+  }
+  loadQuestions();
+}
+
+function questionCard(q) {
+  const status = el("div", { class: "answer-status" });
+  const card = el("div", { class: "question", "data-question": String(q.id), "data-kind": String(q.kind) });
+  const said = (t) => t ? bounded(t.text, LIMITS.shownText) + (t.bytes ? `… (${t.bytes} bytes in all)` : "") : "";
+  const answer = (action, extra) => () => answerQuestion(status, Object.assign({ id: q.id, action }, extra || {}));
+  const button = (label, cls, onclick) => el("button", { type: "button", class: cls, onclick }, label);
+  if (q.kind === "form") {
+    const form = questionForm(q.schema);
+    const errors = el("div", { class: "errors" });
+    card.append(el("h3", {}, `${q.server} asks you to fill in a form`),
+      theirs("The server's words:", said(q.message)),
+      el("p", { class: "note" }, "Never give passwords, keys or tokens in a form: a server may not ask for them there."),
+      form.node, errors,
+      el("div", { class: "row" },
+        button("Send", "primary send", () => {
+          clear(errors);
+          const read = form.read();
+          if (read.errors.length) { for (const p of read.errors) errors.append(el("div", { class: "problem" }, p)); return; }
+          answerQuestion(status, { id: q.id, action: "accept", content: read.value });
+        }),
+        button("Decline", "decline", answer("decline")),
+        button("Cancel", "cancel", answer("cancel"))),
+      status);
+  } else if (q.kind === "url") {
+    card.append(el("h3", {}, `${q.server} asks you to open a web page`),
+      theirs("The server's words:", said(q.message)),
+      el("div", { class: "url" }, "page: ", el("code", {}, said(q.url))),
+      el("div", { class: "url" }, "host: ", el("code", { class: "host" }, String(q.host))),
+      el("p", { class: "note" }, "The playground does not open it. Copy it into your browser yourself, only if you trust that host."),
+      el("div", { class: "row" },
+        button("I will open it", "primary send", answer("accept")),
+        button("Decline", "decline", answer("decline"))),
+      status);
+  } else if (q.kind === "sampling") {
+    const reply = el("textarea", { class: "reply", spellcheck: "false", placeholder: "the reply, in the model's place" });
+    card.append(el("h3", {}, `${q.server} asks for a model's reply (sampling): you write it in the model's place`),
+      q.systemPrompt ? theirs("System prompt:", said(q.systemPrompt)) : null,
+      q.earlier ? el("p", { class: "note" }, `(${q.earlier} earlier messages not shown)`) : null,
+      (q.messages || []).map((m) => theirs(`${m.role}:`, (m.content || []).map((b) =>
+        b.type === "text" ? said(b.text) : `[${b.type}${b.mimeType ? ` ${b.mimeType.text}` : ""}${b.base64Bytes ? `, ${b.base64Bytes} bytes of base64` : ""}]`).join("\n"))),
+      el("p", { class: "note" }, `At most ${q.maxTokens} tokens.`),
+      reply,
+      el("div", { class: "row" },
+        button("Send reply", "primary send", () => answerQuestion(status, { id: q.id, action: "accept", reply: reply.value })),
+        button("Decline", "decline", answer("decline"))),
+      status);
+  }
+  return card;
+}
+
+/// The fields of an elicitation form (a flat object of strings, numbers,
+/// booleans and choices): { node, read() -> { value, errors } }.
+function questionForm(schema) {
+  const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
+  const required = new Set(isObject(schema) && Array.isArray(schema.required) ? schema.required : []);
+  const parts = [];
+  const box = el("div", { class: "question-form" });
+  for (const [name, f] of Object.entries(props).slice(0, 64)) {
+    const label = isObject(f) && typeof f.title === "string" ? `${f.title} (${name})` : name;
+    const input = questionInput(isObject(f) ? f : {}, name);
+    parts.push([name, input]);
+    box.append(el("div", { class: "field" },
+      el("span", { class: "label" }, label + (required.has(name) ? " *" : "")),
+      input.node,
+      isObject(f) && typeof f.description === "string" ? el("span", { class: "hint" }, bounded(f.description, 500)) : null));
+  }
+  return { node: box, read: () => {
+    const value = {};
+    const errors = [];
+    for (const [name, input] of parts) {
+      const r = input.read();
+      if (r.error) errors.push(`${name}: ${r.error}`);
+      else if (r.value !== undefined) value[name] = r.value;
+      else if (required.has(name)) errors.push(`${name}: required`);
+    }
+    return { value, errors };
+  } };
+}
+
+/// Choices of a field: [value, shown] pairs (`enum` with `enumNames`,
+/// `oneOf` / `anyOf` of const and title).
+function choicesOf(f) {
+  const titled = (list) => list.filter(isObject).map((o) => [String(o.const), typeof o.title === "string" ? o.title : String(o.const)]);
+  if (Array.isArray(f.oneOf)) return titled(f.oneOf);
+  if (Array.isArray(f.enum)) return f.enum.map((v, i) => [String(v), Array.isArray(f.enumNames) && typeof f.enumNames[i] === "string" ? f.enumNames[i] : String(v)]);
+  return null;
+}
+
+function questionInput(f, name) {
+  const attrs = { "data-field": name };
+  if (f.type === "array" && isObject(f.items)) {
+    const choices = (Array.isArray(f.items.anyOf) ? choicesOf({ oneOf: f.items.anyOf }) : choicesOf(f.items) || []).slice(0, 256);
+    const chosen = new Set(Array.isArray(f.default) ? f.default.map(String) : []);
+    const boxes = choices.map(([value, shown]) => {
+      const box = el("input", { type: "checkbox", "data-value": value });
+      box.checked = chosen.has(value);
+      return [value, el("label", {}, box, shown), box];
+    });
+    return { node: el("span", Object.assign({ class: "choices" }, attrs), boxes.map((b) => b[1])), read: () => {
+      const value = boxes.filter((b) => b[2].checked).map((b) => b[0]);
+      if (typeof f.minItems === "number" && value.length < f.minItems) return { error: `choose at least ${f.minItems}` };
+      if (typeof f.maxItems === "number" && value.length > f.maxItems) return { error: `choose at most ${f.maxItems}` };
+      return { value: value.length ? value : undefined };
+    } };
+  }
+  const choices = choicesOf(f);
+  if (choices) {
+    const select = el("select", attrs, el("option", { value: "" }, "(not set)"),
+      choices.slice(0, 256).map(([value, shown]) => el("option", { value }, shown)));
+    if (typeof f.default === "string") select.value = f.default;
+    return { node: select, read: () => ({ value: select.value === "" ? undefined : select.value }) };
+  }
+  if (f.type === "boolean") {
+    const select = el("select", attrs, el("option", { value: "" }, "(not set)"),
+      el("option", { value: "true" }, "yes"), el("option", { value: "false" }, "no"));
+    if (typeof f.default === "boolean") select.value = String(f.default);
+    return { node: select, read: () => ({ value: select.value === "" ? undefined : select.value === "true" }) };
+  }
+  if (f.type === "number" || f.type === "integer") {
+    const input = el("input", Object.assign({ type: "number", step: f.type === "integer" ? "1" : "any" }, attrs));
+    if (typeof f.default === "number") input.value = String(f.default);
+    return { node: input, read: () => {
+      if (input.value.trim() === "") return {};
+      const n = Number(input.value);
+      if (!Number.isFinite(n)) return { error: "not a number" };
+      if (f.type === "integer" && !Number.isInteger(n)) return { error: "not an integer" };
+      if (typeof f.minimum === "number" && n < f.minimum) return { error: `less than the minimum, ${f.minimum}` };
+      if (typeof f.maximum === "number" && n > f.maximum) return { error: `more than the maximum, ${f.maximum}` };
+      return { value: n };
+    } };
+  }
+  const input = el("input", Object.assign({ type: "text" }, attrs));
+  if (typeof f.default === "string") input.value = f.default;
+  return { node: input, read: () => {
+    if (input.value === "") return {};
+    const n = [...input.value].length;
+    if (typeof f.minLength === "number" && n < f.minLength) return { error: `at least ${f.minLength} characters` };
+    if (typeof f.maxLength === "number" && n > f.maxLength) return { error: `at most ${f.maxLength} characters` };
+    return { value: input.value };
+  } };
+}
+
 // ---------- live events ----------
 
 async function followEvents() {
@@ -829,6 +996,7 @@ function onEvent(e) {
       ` ${e.progress}${e.total ? ` / ${e.total}` : ""}`, e.message ? ` — ${bounded(e.message, 300)}` : "");
   }
   if (REFRESHING.has(e.kind)) scheduleRefresh();
+  if (e.kind === "questions") loadQuestions();
 }
 
 function scheduleRefresh() {
@@ -857,6 +1025,7 @@ function describe(e) {
     case "resourceUpdated": return `${e.server} ${e.uri} (${e.reason}): ${(e.contents || []).map((c) => typeof c.text === "string" ? c.text + (c.cut ? ` … (${c.bytes} bytes in all)` : "") : `${c.blobBytes} bytes`).join(" | ")}`;
     case "dropped": return `${e.count} events were dropped (this page fell behind)`;
     case "tooLarge": return `a ${e.of} event of ${e.bytes} bytes was over the bound`;
+    case "questions": return `${e.waiting} question${e.waiting === 1 ? "" : "s"} from servers waiting`;
     default: return pretty(e);
   }
 }
@@ -904,7 +1073,7 @@ async function main() {
   if (!(await openSession())) return;
   try {
     await loadServers();
-    await Promise.all([loadNamespace(), loadReviews()]);
+    await Promise.all([loadNamespace(), loadReviews(), loadQuestions()]);
   } catch (err) { /* the banner says why */ }
   followEvents();
   document.body.setAttribute("data-ready", "true");

@@ -10,7 +10,9 @@
 //!   every kind of field, a tool error, a structured result, a log message,
 //!   a tool-list change, a resource change, a call that never ends, text / image / binary
 //!   resources, a resource template, a prompt; lists paged two at a time;
-//! - `broken`: a program that writes to stderr and exits at once.
+//! - `broken`: a program that writes to stderr and exits at once;
+//! - `asker` (dual-era): tools that ask the page (a form, a page to open, a
+//!   model's reply) through the playground's [`Questions`].
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::SocketAddr;
@@ -21,10 +23,10 @@ use mcp_hub::{
     CollisionPolicy, Discovery, Hub, HubConfig, RestartPolicy, RetryPolicy, ServerAuthority,
     ServerSpec,
 };
-use mcp_playground::{Playground, PlaygroundConfig, PlaygroundError};
+use mcp_playground::{Playground, PlaygroundConfig, PlaygroundError, Questions};
 use mcp_testkit::{
-    Behavior, FakeServer, ListKind, PromptSpec, Recorder, ResourceSpec, ResourceTemplateSpec,
-    Script, ToolSpec, demo,
+    Behavior, FakeServer, InputRequest, InputSpec, ListKind, PromptSpec, Recorder, ResourceSpec,
+    ResourceTemplateSpec, Script, ToolSpec, demo,
 };
 use mcp_transport::{BoxFuture, Connector, MemoryConnector, StdioConfig, StdioConnector};
 use serde_json::json;
@@ -86,6 +88,8 @@ pub struct Lab {
     pub approvals: Arc<Approvals>,
     pub audit: Arc<Audit>,
     pub recorders: Vec<(&'static str, Recorder)>,
+    /// The servers' questions to the page.
+    pub questions: Questions,
     stop: Option<oneshot::Sender<()>>,
     served: Option<JoinHandle<Result<(), PlaygroundError>>>,
 }
@@ -138,6 +142,19 @@ impl Lab {
                 .retry(RetryPolicy::none()),
         );
         authority = authority.with_server("broken", ServerAuthority::default());
+        let questions = Questions::new();
+        let (connector, recorder) = memory(asker_script());
+        recorders.push(("asker", recorder));
+        let mut asker = ServerSpec::new("asker", connector)
+            .restart(RestartPolicy::Never)
+            .retry(RetryPolicy::none())
+            .discovery(Discovery::Eager);
+        let asks = questions.handler("asker");
+        asker.session.handlers = mcp_session::ClientHandlers::new()
+            .elicitation(asks.clone())
+            .sampling(asks);
+        builder = builder.server(asker);
+        authority = authority.with_server("asker", ServerAuthority::default());
         let hub = Arc::new(
             builder
                 .authority(authority)
@@ -147,7 +164,8 @@ impl Lab {
         );
         let playground = Playground::bind(Arc::clone(&hub), "127.0.0.1:0".parse().unwrap(), config)
             .await
-            .expect("the playground binds");
+            .expect("the playground binds")
+            .answering(questions.clone());
         let url = playground.launch_url();
         let origin = playground.origin().to_owned();
         let address = playground.local_addr();
@@ -165,6 +183,7 @@ impl Lab {
             approvals,
             audit,
             recorders,
+            questions,
             stop: Some(stop),
             served: Some(served),
         }
@@ -184,6 +203,11 @@ impl Lab {
             .iter()
             .find(|(n, _)| *n == name)
             .map_or(0, |(_, r)| r.with_method(method).len())
+    }
+
+    /// Questions of the servers waiting for the page.
+    pub fn questions_waiting(&self) -> usize {
+        self.questions.waiting()
     }
 
     /// Stops serving (event streams end), then the hub.
@@ -220,6 +244,37 @@ fn broken() -> Arc<dyn Connector> {
     Arc::new(StdioConnector::new(
         StdioConfig::new("/bin/sh").args(["-c".to_owned(), script]),
     ))
+}
+
+/// The `asker` server: a form (a required name, a titled choice, a yes or
+/// no), a page to open and a model's reply, each asked in a tool.
+pub fn asker_script() -> Script {
+    let form = InputRequest::elicit_form(
+        "Who are you? \u{202e}ohce",
+        json!({"type": "object",
+               "properties": {
+                   "name": {"type": "string", "title": "Your name", "minLength": 2},
+                   "plan": {"type": "string", "oneOf": [
+                       {"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro \u{202e}"}]},
+                   "newsletter": {"type": "boolean", "default": false}},
+               "required": ["name"]}),
+    );
+    let page = InputRequest::elicit_url(
+        "Sign in to the service",
+        "https://auth.example.com/login?step=1",
+        "e1",
+    );
+    Script::dual()
+        .server_info("asker", "1.0.0")
+        .tool("sign_up", Behavior::Ask(InputSpec::one("user", form)))
+        .tool("open_page", Behavior::Ask(InputSpec::one("page", page)))
+        .tool(
+            "think",
+            Behavior::Ask(InputSpec::one(
+                "model",
+                InputRequest::sampling("What is 2+2?", 10),
+            )),
+        )
 }
 
 /// The `lab` server: one of each thing the page shows.
