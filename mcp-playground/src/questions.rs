@@ -27,6 +27,10 @@ use crate::json::clip;
 
 /// Questions waiting at once; one more is refused at once.
 pub const MAX_QUESTIONS: usize = 16;
+/// Fields a form may have to be shown; a larger form is refused whole.
+const MAX_FIELDS: usize = 64;
+/// Bytes of a form's schema (as JSON) shown; a larger form is refused whole.
+const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 /// Bytes of one text handed to the page (a message, a prompt, a URL).
 const TEXT_BYTES: usize = 8 * 1024;
 /// Messages of a sampling conversation handed to the page (the latest).
@@ -250,25 +254,49 @@ impl ElicitationHandler for QuestionHandler {
     ) -> futures::future::BoxFuture<'_, Result<ElicitResult, HandlerError>> {
         Box::pin(async move {
             let (kind, shown) = match &request {
-                Elicitation::Form(form) => (
-                    Kind::Form,
-                    json!({
-                        "server": self.server,
-                        "kind": "form",
-                        "message": text(&form.message),
-                        "schema": form.requested_schema,
-                    }),
-                ),
-                Elicitation::Url { params, host } => (
-                    Kind::Url,
-                    json!({
-                        "server": self.server,
-                        "kind": "url",
-                        "message": text(&params.message),
-                        "url": text(&params.url),
-                        "host": host,
-                    }),
-                ),
+                Elicitation::Form(form) => {
+                    let fields = form.requested_schema.properties.0.len();
+                    let schema = serde_json::to_value(&form.requested_schema)
+                        .map_err(|_| HandlerError::invalid_params("the form's schema"))?;
+                    let bytes = schema.to_string().len();
+                    if fields > MAX_FIELDS || bytes > MAX_SCHEMA_BYTES {
+                        return Err(HandlerError::refused(format!(
+                            "a form of {fields} fields and {bytes} bytes is more than the playground shows \
+                             (at most {MAX_FIELDS} fields, {MAX_SCHEMA_BYTES} bytes)"
+                        )));
+                    }
+                    (
+                        Kind::Form,
+                        json!({
+                            "server": self.server,
+                            "kind": "form",
+                            "message": text(&form.message),
+                            "schema": schema,
+                        }),
+                    )
+                }
+                Elicitation::Url { params, host } => {
+                    // Shown whole, as the URL parser writes it (the host in
+                    // ASCII, other characters percent-encoded), or not at all.
+                    let url = url::Url::parse(&params.url)
+                        .map_err(|_| HandlerError::invalid_params("the URL does not parse"))?;
+                    if url.as_str().len() > TEXT_BYTES {
+                        return Err(HandlerError::refused(format!(
+                            "a URL of {} bytes is longer than the playground shows whole (at most {TEXT_BYTES})",
+                            url.as_str().len()
+                        )));
+                    }
+                    (
+                        Kind::Url,
+                        json!({
+                            "server": self.server,
+                            "kind": "url",
+                            "message": text(&params.message),
+                            "url": text(url.as_str()),
+                            "host": host,
+                        }),
+                    )
+                }
                 _ => {
                     return Err(HandlerError::refused(
                         "this elicitation is of a kind the playground cannot ask",
@@ -405,6 +433,48 @@ mod tests {
         withdrawn.abort();
         let _ = withdrawn.await;
         assert!(questions.list().is_empty());
+    }
+
+    #[tokio::test]
+    async fn forms_and_urls_too_large_to_show_whole_are_refused_and_urls_are_shown_in_ascii() {
+        let questions = Questions::new();
+        let handler = questions.handler("s");
+        let many: serde_json::Map<String, Value> = (0..=MAX_FIELDS)
+            .map(|i| (format!("f{i}"), json!({"type": "string"})))
+            .collect();
+        let form = Elicitation::Form(
+            serde_json::from_value(json!({"message": "m", "requestedSchema": {
+                "type": "object", "properties": many}}))
+            .unwrap(),
+        );
+        let refused = handler.elicit(form).await.unwrap_err();
+        assert!(refused.message().contains("65 fields"), "{refused}");
+        let url = |url: &str| {
+            let params: mcp_types::ElicitUrlParams = serde_json::from_value(json!({
+                "mode": "url", "message": "m", "url": url, "elicitationId": "e"}))
+            .unwrap();
+            Elicitation::Url {
+                params,
+                host: "h".into(),
+            }
+        };
+        let long = format!("https://example.com/{}", "a".repeat(TEXT_BYTES));
+        let refused = handler.elicit(url(&long)).await.unwrap_err();
+        assert!(refused.message().contains("longer"), "{refused}");
+        assert!(questions.list().is_empty(), "nothing was put up");
+        let mut changed = questions.watch();
+        let asked = tokio::spawn({
+            let handler = handler.clone();
+            async move { handler.elicit(url("https://аuth.example.com/a b")).await }
+        });
+        while questions.list().is_empty() {
+            changed.changed().await.unwrap();
+        }
+        assert_eq!(
+            questions.list()[0]["url"]["text"],
+            "https://xn--uth-5cd.example.com/a%20b"
+        );
+        asked.abort();
     }
 
     #[tokio::test]
