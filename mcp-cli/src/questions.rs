@@ -48,8 +48,8 @@ const MAX_TRIES: usize = 5;
 /// Only one question is on the terminal at a time, whichever server asks.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// Answers a server's `elicitation/create` at the terminal (stderr for the
-/// question, stdin for the answers).
+/// Answers a server's `elicitation/create` and `sampling/createMessage` at
+/// the terminal (stderr for the question, stdin for the answers).
 #[derive(Debug)]
 pub(crate) struct AtTerminal {
     server: String,
@@ -62,9 +62,7 @@ impl AtTerminal {
             server: server.to_owned(),
         }
     }
-}
 
-impl AtTerminal {
     /// Runs `dialogue` on the terminal, in its turn, off the runtime.
     async fn on_terminal<T: Send + 'static>(
         &self,
