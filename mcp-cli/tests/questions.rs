@@ -5,7 +5,7 @@
 
 mod support;
 
-use mcp_testkit::{Behavior, InputRequest, InputSpec, Script};
+use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, Script};
 use serde_json::{Value, json};
 use support::*;
 
@@ -29,6 +29,11 @@ fn sandbox() -> Sandbox {
         asking(
             script
                 .tool("ask", Behavior::Ask(InputSpec::one("user", form())))
+                .prompt(
+                    PromptSpec::new("intro")
+                        .message("user", "Introduce yourself.")
+                        .with_input(InputSpec::one("user", form())),
+                )
                 .tool(
                     "think",
                     Behavior::Ask(InputSpec::one(
@@ -165,6 +170,30 @@ fn a_person_writes_a_sampling_reply_in_the_models_place_in_both_eras() {
         transcript.contains("needs input the client did not provide"),
         "{transcript}"
     );
+}
+
+/// `mcp prompt` answers too: the server sees the answer before it gives
+/// the prompt.
+#[test]
+fn a_prompt_that_asks_is_answered_at_the_terminal() {
+    let sandbox = sandbox();
+    for server in ["old", "new"] {
+        let (code, transcript, stdout) = at_terminal(
+            &sandbox,
+            &["prompt", server, "intro", "--json"],
+            "\nAda\ny\n",
+        );
+        assert_eq!(code, 0, "{server}: {transcript}");
+        assert!(
+            transcript.contains(&format!("server `{server}` asks you to fill in a form")),
+            "{server}: {transcript}"
+        );
+        assert!(stdout.contains("Introduce yourself."), "{server}: {stdout}");
+        assert!(
+            stdout.contains(r#""name":"Ada""#) || stdout.contains(r#""name": "Ada""#),
+            "{server}: the answer reported back: {stdout}"
+        );
+    }
 }
 
 /// Without a person at a terminal nothing is offered: the server learns
