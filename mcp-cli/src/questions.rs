@@ -817,6 +817,16 @@ fn shown_url(params: &ElicitUrlParams) -> Result<String, HandlerError> {
     Ok(shown.to_owned())
 }
 
+/// Whether a label of `host` is Punycode (an internationalised name, which
+/// a browser may show in another script).
+pub(crate) fn is_punycode(host: &str) -> bool {
+    host.split('.').any(|label| {
+        label
+            .get(..4)
+            .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))
+    })
+}
+
 /// A web page the server asks the person to open: shown, never opened.
 fn open_url(
     server: &str,
@@ -834,11 +844,21 @@ fn open_url(
     )?;
     write!(
         out,
-        "  page: {}\n  host: {}\n\
-         mcp does not open it. Open it yourself, in your browser, only if you trust that host.\n\
-         Will you open it? [y/N] ",
+        "  page: {}\n  host: {}\n",
         Untrusted::bounded(url, MAX_URL_CHARS),
         Untrusted::bounded(host, LABEL_CHARS)
+    )?;
+    if is_punycode(host) {
+        writeln!(
+            out,
+            "  warning: the host is written in Punycode (`xn--`): in a browser it may show \
+             as letters of another script that imitate a name you know"
+        )?;
+    }
+    write!(
+        out,
+        "mcp does not open it. Open it yourself, in your browser, only if you trust that host.\n\
+         Will you open it? [y/N] "
     )?;
     out.flush()?;
     Ok(match read_line(input)? {
@@ -1122,7 +1142,13 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("mcp does not open it"), "{shown}");
+        assert!(
+            shown.contains("warning: the host is written in Punycode"),
+            "{shown}"
+        );
         assert!(!shown.contains('\u{202e}'), "{shown}");
+        let (_, plain) = run(&url_request("https://auth.example.com/"), "\n");
+        assert!(!plain.contains("Punycode"), "{plain}");
         assert_eq!(
             content(&run(&request, "\n").0.unwrap())["action"],
             "decline"

@@ -294,6 +294,11 @@ impl ElicitationHandler for QuestionHandler {
                             "message": text(&params.message),
                             "url": text(url.as_str()),
                             "host": host,
+                            // A browser may show a Punycode name in another
+                            // script: the page warns.
+                            "punycode": host.split('.').any(|label| label
+                                .get(..4)
+                                .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))),
                         }),
                     )
                 }
@@ -453,10 +458,8 @@ mod tests {
             let params: mcp_types::ElicitUrlParams = serde_json::from_value(json!({
                 "mode": "url", "message": "m", "url": url, "elicitationId": "e"}))
             .unwrap();
-            Elicitation::Url {
-                params,
-                host: "h".into(),
-            }
+            let host = url::Url::parse(url).unwrap().host_str().unwrap().to_owned();
+            Elicitation::Url { params, host }
         };
         let long = format!("https://example.com/{}", "a".repeat(TEXT_BYTES));
         let refused = handler.elicit(url(&long)).await.unwrap_err();
@@ -474,6 +477,7 @@ mod tests {
             questions.list()[0]["url"]["text"],
             "https://xn--uth-5cd.example.com/a%20b"
         );
+        assert_eq!(questions.list()[0]["punycode"], true);
         asked.abort();
     }
 

@@ -529,25 +529,74 @@ fn to_json<T: serde::Serialize>(result: Result<T, HandlerError>) -> Result<Value
 }
 
 /// The host of an elicitation URL; only `https` (or `http` on loopback) is
-/// acceptable, never `javascript:`, `data:` or `file:`.
+/// acceptable, never `javascript:`, `data:` or `file:`. The host shown must
+/// be the host a browser goes to, so a URL is refused where a reading of it
+/// could differ: a user name before the host (`https://bank.example@evil.test`
+/// reads as the bank), a host that is not plain ASCII (letters, digits, dots
+/// and hyphens, or an IPv6 literal: a look-alike in another script must come
+/// as Punycode, `xn--…`, which is shown as it is), backslashes (which
+/// browsers read as `/`), spaces and control characters.
 fn checked_url_host(url: &str) -> Result<String, HandlerError> {
-    let refuse = || HandlerError::invalid_params("elicitation URL must be an https URL");
-    let (scheme, rest) = url.split_once("://").ok_or_else(refuse)?;
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit('@').next().unwrap_or("");
-    let host = if let Some(stripped) = host_port.strip_prefix('[') {
-        stripped.split(']').next().unwrap_or("").to_owned()
-    } else {
-        host_port.split(':').next().unwrap_or("").to_owned()
-    };
-    if host.is_empty() {
-        return Err(refuse());
+    let refuse = |why: &str| HandlerError::invalid_params(format!("elicitation URL {why}"));
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| refuse("must be an https URL"))?;
+    if url
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || c == '\\')
+    {
+        return Err(refuse(
+            "must not hold spaces, control characters or backslashes",
+        ));
     }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err(refuse(
+            "must not carry a user name before its host (it hides the real host)",
+        ));
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(literal) => {
+            let (host, after) = literal
+                .split_once(']')
+                .ok_or_else(|| refuse("has an unclosed IPv6 literal"))?;
+            let plain = host
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+            if host.is_empty() || !plain {
+                return Err(refuse("has an IPv6 literal that is not one"));
+            }
+            (host, after)
+        }
+        None => {
+            let (host, port) = match authority.find(':') {
+                Some(at) => authority.split_at(at),
+                None => (authority, ""),
+            };
+            let plain = host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+            if host.is_empty() || !plain {
+                return Err(refuse(
+                    "must have a plain ASCII host (letters, digits, dots, hyphens; other scripts as Punycode)",
+                ));
+            }
+            (host, port)
+        }
+    };
+    let port_ok = port.is_empty()
+        || port.strip_prefix(':').is_some_and(|p| {
+            !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+        });
+    if !port_ok {
+        return Err(refuse("has a port that is not a number"));
+    }
+    let host = host.to_ascii_lowercase();
     let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
     match scheme.to_ascii_lowercase().as_str() {
-        "https" => Ok(host.to_ascii_lowercase()),
-        "http" if loopback => Ok(host.to_ascii_lowercase()),
-        _ => Err(refuse()),
+        "https" => Ok(host),
+        "http" if loopback => Ok(host),
+        _ => Err(refuse("must be an https URL")),
     }
 }
 
@@ -562,9 +611,29 @@ mod tests {
             "auth.example.com"
         );
         assert_eq!(
-            checked_url_host("https://user@example.com:8443/").unwrap(),
-            "example.com"
+            checked_url_host("https://example.com:8443/a@b").unwrap(),
+            "example.com",
+            "an @ after the host is the path's"
         );
+        assert_eq!(
+            checked_url_host("https://xn--uth-5cd.example.com/").unwrap(),
+            "xn--uth-5cd.example.com"
+        );
+        assert_eq!(checked_url_host("https://[::1]:9/").unwrap(), "::1");
+        // Where the host shown could differ from the host a browser goes to.
+        for tricky in [
+            "https://bank.example@evil.test/",
+            "https://bank.example\\@evil.test/",
+            "https://evil.test\\.bank.example/",
+            "https://\u{430}uth.example.com/",
+            "https://bank.example%2eevil.test/",
+            "https://exa mple.com/",
+            "https://example.com\u{0}/",
+            "https://example.com:80x/",
+            "https://[::1/",
+        ] {
+            assert!(checked_url_host(tricky).is_err(), "{tricky}");
+        }
         assert_eq!(
             checked_url_host("http://127.0.0.1:9/cb").unwrap(),
             "127.0.0.1"

@@ -831,6 +831,7 @@ function questionCard(q) {
       theirs("The server's words:", said(q.message)),
       el("div", { class: "url" }, "page: ", el("code", {}, said(q.url))),
       el("div", { class: "url" }, "host: ", el("code", { class: "host" }, String(q.host))),
+      q.punycode ? el("p", { class: "problem punycode" }, "The host is written in Punycode (xn--): in a browser it may show as letters of another script that imitate a name you know.") : null,
       el("p", { class: "note" }, "The playground does not open it. Copy it into your browser yourself, only if you trust that host."),
       el("div", { class: "row" },
         button("I will open it", "primary send", answer("accept")),
