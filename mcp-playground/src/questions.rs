@@ -272,6 +272,15 @@ impl ElicitationHandler for QuestionHandler {
                             "kind": "form",
                             "message": text(&form.message),
                             "schema": schema,
+                            // The fields in the order the server sent them
+                            // (a JSON object here has its keys sorted).
+                            "order": form
+                                .requested_schema
+                                .properties
+                                .0
+                                .iter()
+                                .map(|(name, _)| name.as_str())
+                                .collect::<Vec<_>>(),
                         }),
                     )
                 }
@@ -401,6 +410,7 @@ mod tests {
         assert_eq!(list.len(), 1);
         assert_eq!(list[0]["server"], "notes");
         assert_eq!(list[0]["message"]["text"], "Who?");
+        assert_eq!(list[0]["order"], json!(["name"]));
         let id = list[0]["id"].as_u64().unwrap();
         // An answer that does not fit is refused, and the question waits on.
         let wrong = Answer {

@@ -363,6 +363,17 @@ async fn a_servers_question_is_answered_on_the_page() {
             "Pro \\u{202e}",
         )
         .await;
+    // It stays in view wherever the page is scrolled (the call that asked
+    // is further down).
+    let top = browser
+        .script(
+            "window.scrollTo(0, document.body.scrollHeight); \
+             const r = document.getElementById('questions-panel').getBoundingClientRect(); \
+             return [window.scrollY > 0, r.top >= 0 && r.top < window.innerHeight];",
+            json!([]),
+        )
+        .await;
+    assert_eq!(top, json!([true, true]), "the panel scrolled out of view");
     // Required: refused on the page, nothing sent.
     browser.click_on(&format!("{card} button.send")).await;
     browser

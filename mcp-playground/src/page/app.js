@@ -810,7 +810,7 @@ function questionCard(q) {
   const answer = (action, extra) => () => answerQuestion(status, Object.assign({ id: q.id, action }, extra || {}));
   const button = (label, cls, onclick) => el("button", { type: "button", class: cls, onclick }, label);
   if (q.kind === "form") {
-    const form = questionForm(q.schema);
+    const form = questionForm(q.schema, q.order);
     const errors = el("div", { class: "errors" });
     card.append(el("h3", {}, `${q.server} asks you to fill in a form`),
       theirs("The server's words:", said(q.message)),
@@ -856,12 +856,14 @@ function questionCard(q) {
 
 /// The fields of an elicitation form (a flat object of strings, numbers,
 /// booleans and choices): { node, read() -> { value, errors } }.
-function questionForm(schema) {
+function questionForm(schema, order) {
   const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
   const required = new Set(isObject(schema) && Array.isArray(schema.required) ? schema.required : []);
   const parts = [];
   const box = el("div", { class: "question-form" });
-  for (const [name, f] of Object.entries(props).slice(0, 64)) {
+  // In the order the server sent the fields.
+  const names = Array.isArray(order) ? order.filter((n) => Object.hasOwn(props, n)) : Object.keys(props);
+  for (const [name, f] of names.slice(0, 64).map((n) => [n, props[n]])) {
     const label = isObject(f) && typeof f.title === "string" ? `${f.title} (${name})` : name;
     const input = questionInput(isObject(f) ? f : {}, name);
     parts.push([name, input]);
