@@ -789,6 +789,9 @@ impl CliError {
             paint,
             verbose,
         );
+        if let Some(pages) = self.hub().and_then(HubError::url_elicitations) {
+            out.push_str(&crate::questions::pages_report(&pages, paint));
+        }
         if let Some(hint) = self.hint(one_off_url) {
             out.push_str(&format!("  {} {hint}\n", paint.dim("hint:")));
         }
@@ -942,6 +945,9 @@ pub(crate) fn hub_error_json(e: &HubError) -> Value {
     }
     if let HubError::Ambiguous { candidates, .. } = e {
         error["candidates"] = json!(candidates);
+    }
+    if let Some(pages) = e.url_elicitations() {
+        error["urlElicitations"] = crate::questions::pages_json(&pages);
     }
     error
 }

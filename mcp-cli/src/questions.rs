@@ -817,6 +817,120 @@ fn shown_url(params: &ElicitUrlParams) -> Result<String, HandlerError> {
     Ok(shown.to_owned())
 }
 
+/// The pages a `-32042` error asks the user to open, for the error's
+/// report: each one's words (the server's), URL and host; a page not to be
+/// shown says why.
+pub(crate) fn pages_report(
+    pages: &[Result<Elicitation, HandlerError>],
+    paint: crate::output::Paint,
+) -> String {
+    let mut out = format!(
+        "  {}\n",
+        paint.dim("the server asks you to open these pages first, then to try again:")
+    );
+    for page in pages {
+        let readable = match page {
+            Ok(Elicitation::Url { params, host }) => {
+                shown_url(params).map(|url| (params, url, host))
+            }
+            Ok(_) => Err(HandlerError::invalid_params("not a URL elicitation")),
+            Err(why) => Err(why.clone()),
+        };
+        match readable {
+            Ok((params, url, host)) => {
+                out.push_str(&quoted(&params.message));
+                out.push_str(&format!(
+                    "    page: {}\n    host: {}\n",
+                    Untrusted::bounded(&url, MAX_URL_CHARS),
+                    Untrusted::bounded(host, LABEL_CHARS)
+                ));
+                if is_punycode(host) {
+                    out.push_str("    warning: the host is written in Punycode (`xn--`)\n");
+                }
+            }
+            Err(why) => out.push_str(&format!(
+                "  a page it listed is not shown: {}\n",
+                Untrusted::bounded(why.message(), LABEL_CHARS)
+            )),
+        }
+    }
+    if pages.is_empty() {
+        out.push_str("  (it listed no page that can be read)\n");
+    }
+    out
+}
+
+/// The same pages for `--json`: `{message, url, host}` each, or
+/// `{refused}` with why it is not shown.
+pub(crate) fn pages_json(pages: &[Result<Elicitation, HandlerError>]) -> serde_json::Value {
+    let shown = pages.iter().map(|page| match page {
+        Ok(Elicitation::Url { params, host }) => match shown_url(params) {
+            Ok(url) => serde_json::json!({
+                "message": params.message, "url": url, "host": host,
+                "elicitationId": params.elicitation_id,
+            }),
+            Err(why) => serde_json::json!({"refused": why.message()}),
+        },
+        Ok(_) => serde_json::json!({"refused": "not a URL elicitation"}),
+        Err(why) => serde_json::json!({"refused": why.message()}),
+    });
+    serde_json::Value::Array(shown.collect())
+}
+
+/// After a `-32042` answer, at the terminal: the pages shown one by one,
+/// and whether the person, having opened them, wants the request tried
+/// again (`false`: give up, or nothing to open).
+pub(crate) async fn opened_pages(
+    server: &str,
+    pages: Vec<Result<Elicitation, HandlerError>>,
+) -> bool {
+    let server = server.to_owned();
+    let _turn = TURN.lock().await;
+    tokio::task::spawn_blocking(move || {
+        crate::progress::while_hidden(|| {
+            let mut input = std::io::stdin().lock();
+            let mut output = std::io::stderr();
+            pages_dialogue(&server, &pages, &mut input, &mut output).unwrap_or(false)
+        })
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// The dialogue of [`opened_pages`].
+fn pages_dialogue(
+    server: &str,
+    pages: &[Result<Elicitation, HandlerError>],
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
+    let shown = pages
+        .iter()
+        .filter(|p| matches!(p, Ok(Elicitation::Url { params, .. }) if shown_url(params).is_ok()))
+        .count();
+    write!(
+        out,
+        "\nserver `{}` needs you to open {} first (the server's words follow):\n{}",
+        Untrusted::bounded(server, LABEL_CHARS),
+        if shown == 1 {
+            "a web page".to_owned()
+        } else {
+            format!("{shown} web pages")
+        },
+        pages_report(pages, crate::output::Paint(false))
+    )?;
+    if shown == 0 {
+        return Ok(false);
+    }
+    write!(
+        out,
+        "mcp does not open them. Open them yourself, in your browser, only if you trust their hosts, \
+         and finish there.\nThen press Enter to try again (`:cancel` gives up): "
+    )?;
+    out.flush()?;
+    Ok(matches!(read_line(input)?, Line::Text(text) if text != ":cancel"))
+}
+
 /// Whether a label of `host` is Punycode (an internationalised name, which
 /// a browser may show in another script).
 pub(crate) fn is_punycode(host: &str) -> bool {

@@ -29,6 +29,19 @@ fn sandbox() -> Sandbox {
         asking(
             script
                 .tool("ask", Behavior::Ask(InputSpec::one("user", form())))
+                .tool(
+                    "connect",
+                    Behavior::Error {
+                        code: -32042,
+                        message: "connect your account first".into(),
+                        data: Some(json!({"elicitations": [
+                            {"mode": "url", "message": "Connect your account\u{1b}[2J",
+                             "url": "https://auth.example.com/connect?c=1", "elicitationId": "c1"},
+                            {"mode": "url", "message": "And this one",
+                             "url": "https://bank.example@evil.test/", "elicitationId": "c2"}
+                        ]})),
+                    },
+                )
                 .prompt(
                     PromptSpec::new("intro")
                         .message("user", "Introduce yourself.")
@@ -194,6 +207,49 @@ fn a_prompt_that_asks_is_answered_at_the_terminal() {
             "{server}: the answer reported back: {stdout}"
         );
     }
+}
+
+/// A server that answers `-32042` (the user must open pages first): the
+/// pages are shown in the error, a page whose host could be misread is
+/// not; at a terminal the person opens them and the call is made again.
+#[test]
+fn pages_to_open_before_a_call_are_shown_and_the_call_made_again() {
+    let sandbox = sandbox();
+    let (code, stdout, stderr) = sandbox.run(&["call", "old", "connect"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stdout.is_empty());
+    for shown in [
+        "the server asks you to open these pages first, then to try again:",
+        "  | Connect your account\\u{1b}[2J",
+        "    page: https://auth.example.com/connect?c=1\n    host: auth.example.com\n",
+        "a page it listed is not shown: elicitation URL must not carry a user name",
+    ] {
+        assert!(stderr.contains(shown), "{shown}: {stderr}");
+    }
+    assert!(!stderr.contains("evil.test"), "{stderr}");
+    let (_, stdout, stderr) = sandbox.run(&["call", "old", "connect", "--json"]);
+    let doc: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}"));
+    assert_eq!(
+        doc["error"]["urlElicitations"],
+        json!([
+            {"message": "Connect your account\u{1b}[2J", "url": "https://auth.example.com/connect?c=1",
+             "host": "auth.example.com", "elicitationId": "c1"},
+            {"refused": "elicitation URL must not carry a user name before its host (it hides the real host)"}
+        ]),
+        "{doc}"
+    );
+    // At a terminal: Enter tries again (the server asks again), then
+    // `:cancel` gives up with the error.
+    let (code, transcript, _) = at_terminal(&sandbox, &["call", "new", "connect"], "\n:cancel\n");
+    assert_eq!(code, 4, "{transcript}");
+    assert_eq!(
+        transcript
+            .matches("server `new` needs you to open a web page first")
+            .count(),
+        2,
+        "asked, tried again, asked again: {transcript}"
+    );
 }
 
 /// Without a person at a terminal nothing is offered: the server learns

@@ -473,6 +473,17 @@ impl HubError {
         }
     }
 
+    /// The pages a server's `-32042` answer asks the user to open before the
+    /// request can go through (see [`SessionError::url_elicitations`]).
+    pub fn url_elicitations(
+        &self,
+    ) -> Option<Vec<Result<mcp_session::Elicitation, mcp_session::HandlerError>>> {
+        match self {
+            HubError::Session { error, .. } => error.url_elicitations(),
+            _ => None,
+        }
+    }
+
     /// The tool result as the server sent it, when the session refused it
     /// for breaking the tool's output schema (see
     /// [`SessionError::received_result`]).

@@ -56,7 +56,37 @@ pub(crate) fn hub_error(error: &HubError) -> Value {
         // Bounded by the session (`UNPARSED_LINE_BYTES`).
         out["unparsedLine"] = json!(line);
     }
+    if let Some(pages) = error.url_elicitations() {
+        out["urlElicitations"] = pages.iter().map(page_to_open).collect();
+    }
     out
+}
+
+/// A page a `-32042` answer asks the user to open first: its words, its
+/// URL as the URL parser writes it (the host in ASCII) and its host, or
+/// why it is not shown. Bounded like every text handed to the page.
+fn page_to_open(page: &Result<mcp_session::Elicitation, mcp_session::HandlerError>) -> Value {
+    let refused = |why: &str| json!({"refused": why});
+    let (params, host) = match page {
+        Ok(mcp_session::Elicitation::Url { params, host }) => (params, host),
+        Ok(_) => return refused("not a URL elicitation"),
+        Err(why) => return refused(why.message()),
+    };
+    let Ok(url) = url::Url::parse(&params.url) else {
+        return refused("the URL does not parse");
+    };
+    if url.as_str().len() > MAX_SERVER_MESSAGE_BYTES {
+        return refused("the URL is longer than the playground shows whole");
+    }
+    let (message, _) = clip(&params.message, MAX_SERVER_MESSAGE_BYTES);
+    json!({
+        "message": message,
+        "url": url.as_str(),
+        "host": host,
+        "punycode": host.split('.').any(|label| label
+            .get(..4)
+            .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))),
+    })
 }
 
 /// One server as the servers view shows it. `next_attempt` is when a

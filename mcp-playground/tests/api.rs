@@ -884,3 +884,35 @@ async fn the_servers_questions_wait_for_the_page_and_its_answers_reach_them() {
     );
     lab.stop().await;
 }
+
+/// A server that answers `-32042`: the error names the pages to open
+/// first, each with its host, and leaves out the one whose host could be
+/// misread.
+#[tokio::test]
+async fn pages_a_server_asks_to_open_first_come_with_the_error() {
+    let lab = Lab::start().await;
+    let s = session(&lab).await;
+    let (status, body) = post(
+        &lab,
+        &s,
+        "/api/call",
+        json!({"server": "asker", "tool": "connect", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let pages = &body["error"]["urlElicitations"];
+    assert_eq!(
+        pages[0],
+        json!({"message": "Connect your account", "url": "https://auth.example.com/connect?c=1",
+               "host": "auth.example.com", "punycode": false}),
+        "{body}"
+    );
+    assert!(
+        pages[1]["refused"]
+            .as_str()
+            .is_some_and(|why| why.contains("user name")),
+        "{body}"
+    );
+    assert!(!body.to_string().contains("evil.test\""), "{body}");
+    lab.stop().await;
+}

@@ -422,6 +422,18 @@ async fn a_servers_question_is_answered_on_the_page() {
     let url_png = browser.screenshot("question-url").await;
     browser.click_on(&format!("{card} button.decline")).await;
     browser.wait_text("#result", "decline").await;
+
+    // A call the server refuses until pages are opened (-32042): the
+    // pages come with the error, as text.
+    browser.click_on(".item[data-name=connect]").await;
+    browser.click_on("#call").await;
+    browser
+        .wait_text("#result .pages .host", "auth.example.com")
+        .await;
+    browser
+        .wait_text("#result .pages .problem", "A page it listed is not shown")
+        .await;
+    assert!(browser.find_all("#result a").await.is_empty());
     browser.quit().await;
     lab.stop().await;
     for png in [form_png, url_png] {

@@ -435,6 +435,48 @@ impl SessionError {
         }
     }
 
+    /// For a `-32042` answer (2025-11-25's `URLElicitationRequiredError`:
+    /// the request goes through once the user has opened these pages), the
+    /// pages the server listed, each checked as a URL elicitation request
+    /// is before a handler sees it: `Ok` with the host to show, or `Err`
+    /// saying why the page is not to be shown. At most
+    /// [`MAX_URL_ELICITATIONS`] are read; `None` for any other error.
+    /// Nothing is opened or retried here: that is the host's to decide,
+    /// with the user (a `tools/call` so refused did not run).
+    pub fn url_elicitations(&self) -> Option<Vec<Result<crate::Elicitation, crate::HandlerError>>> {
+        let error = match self {
+            SessionError::Server { error, .. } => error,
+            _ => return None,
+        };
+        if error.code != mcp_types::error_codes::URL_ELICITATION_REQUIRED {
+            return None;
+        }
+        #[derive(serde::Deserialize)]
+        struct Data {
+            elicitations: Vec<serde_json::Value>,
+        }
+        let listed = error
+            .data
+            .as_ref()
+            .and_then(|data| serde_json::from_value::<Data>(data.clone()).ok())
+            .map(|data| data.elicitations)
+            .unwrap_or_default();
+        Some(
+            listed
+                .into_iter()
+                .take(MAX_URL_ELICITATIONS)
+                .map(|page| {
+                    let params: mcp_types::ElicitUrlParams =
+                        serde_json::from_value(page).map_err(|_| {
+                            crate::HandlerError::invalid_params("not a URL elicitation")
+                        })?;
+                    let host = crate::handler::checked_url_host(&params.url)?;
+                    Ok(crate::Elicitation::Url { params, host })
+                })
+                .collect(),
+        )
+    }
+
     /// Whether the connection is gone (every later call fails too).
     pub fn is_dead(&self) -> bool {
         matches!(self, SessionError::Dead(_))
@@ -458,6 +500,9 @@ impl fmt::Display for Lines<'_> {
         Ok(())
     }
 }
+
+/// Pages of a `-32042` error read at most ([`SessionError::url_elicitations`]).
+pub const MAX_URL_ELICITATIONS: usize = 8;
 
 /// Our words for the standard codes.
 fn describe_code(code: i64) -> &'static str {
@@ -524,6 +569,58 @@ mod tests {
         ] {
             shows_escaped(&err);
         }
+    }
+
+    #[test]
+    fn a_url_elicitation_required_error_lists_its_pages_checked() {
+        let with = |code: i64, data: serde_json::Value| SessionError::Server {
+            method: "tools/call".into(),
+            code,
+            error: Box::new(ErrorObject {
+                code,
+                message: "open this first".into(),
+                data: Some(data),
+            }),
+        };
+        let page = |url: &str| serde_json::json!({"mode": "url", "message": "Connect", "url": url, "elicitationId": "e"});
+        let listed = with(
+            mcp_types::error_codes::URL_ELICITATION_REQUIRED,
+            serde_json::json!({"elicitations": [
+                page("https://Auth.Example.com/connect"),
+                page("https://bank.example@evil.test/"),
+                page("javascript:alert(1)"),
+                {"mode": "url"},
+            ]}),
+        );
+        let pages = listed.url_elicitations().expect("a -32042 error");
+        assert_eq!(pages.len(), 4);
+        match &pages[0] {
+            Ok(crate::Elicitation::Url { params, host }) => {
+                assert_eq!(host, "auth.example.com");
+                assert_eq!(params.elicitation_id.as_deref(), Some("e"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(pages[1..].iter().all(Result::is_err), "{pages:?}");
+        // Bounded, whatever the server lists.
+        let many: Vec<_> = (0..100).map(|_| page("https://a.example/")).collect();
+        let many = with(
+            mcp_types::error_codes::URL_ELICITATION_REQUIRED,
+            serde_json::json!({"elicitations": many}),
+        );
+        assert_eq!(many.url_elicitations().unwrap().len(), MAX_URL_ELICITATIONS);
+        // Data that does not parse: no page, still the error it is.
+        let bare = with(
+            mcp_types::error_codes::URL_ELICITATION_REQUIRED,
+            serde_json::json!(7),
+        );
+        assert_eq!(bare.url_elicitations().unwrap().len(), 0);
+        // Any other error has none.
+        let other = with(
+            mcp_types::error_codes::INVALID_PARAMS,
+            serde_json::json!({}),
+        );
+        assert!(other.url_elicitations().is_none());
     }
 
     #[test]

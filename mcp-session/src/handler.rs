@@ -536,7 +536,7 @@ fn to_json<T: serde::Serialize>(result: Result<T, HandlerError>) -> Result<Value
 /// and hyphens, or an IPv6 literal: a look-alike in another script must come
 /// as Punycode, `xn--…`, which is shown as it is), backslashes (which
 /// browsers read as `/`), spaces and control characters.
-fn checked_url_host(url: &str) -> Result<String, HandlerError> {
+pub(crate) fn checked_url_host(url: &str) -> Result<String, HandlerError> {
     let refuse = |why: &str| HandlerError::invalid_params(format!("elicitation URL {why}"));
     let (scheme, rest) = url
         .split_once("://")

@@ -98,7 +98,7 @@ mod validation;
 
 pub use catalog::ToolCatalog;
 pub use config::{EraCache, Negotiation, SessionConfig};
-pub use error::SessionError;
+pub use error::{MAX_URL_ELICITATIONS, SessionError};
 pub use events::{DEFAULT_EVENT_QUEUE, SessionEvent, SessionEvents};
 pub use handler::{
     ClientHandlers, Elicitation, ElicitationHandler, HandlerError, ProgressReporter, Roots,

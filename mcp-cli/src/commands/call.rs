@@ -117,9 +117,17 @@ async fn on_server(
         let marked = confirm.covers(&tool_name);
         confirmed(ctx, args.yes, marked, &name, &tool_name, &arguments).await?;
         let tool_name = &tool_name;
+        let mut attempt = 0;
         let called = with_progress(&ui, tool_name, timeout, |options| {
+            // A call made again after pages were opened is the same call
+            // the person said yes to.
+            attempt += 1;
+            if attempt > 1 && marked {
+                ctx.yeses.grant_once(&name, tool_name);
+            }
             let hub = Arc::clone(&hub);
             let name = name.clone();
+            let arguments = arguments.clone();
             async move {
                 hub.facade()
                     .call_tool_with(&name, tool_name, arguments, &options)
@@ -198,8 +206,15 @@ async fn merged(
         )
         .await?;
         let timeout = args.timeout.map(Duration::from_secs);
-        let result = with_progress(&ctx.ui, name, timeout, |options| async move {
-            hub.call_with(name, arguments, &options).await
+        let mut attempt = 0;
+        let result = with_progress(&ctx.ui, name, timeout, |options| {
+            // Made again after pages were opened: the same call said yes to.
+            attempt += 1;
+            if attempt > 1 && marked {
+                ctx.yeses.grant_once(&called.server, &called.tool);
+            }
+            let arguments = arguments.clone();
+            async move { hub.call_with(name, arguments, &options).await }
         })
         .await?;
         Ok((called, result))
@@ -307,28 +322,53 @@ fn not_started(server: &str, why: &str, paint: Paint) -> String {
     )
 }
 
+/// Times a call is tried again after the server asked for pages to be
+/// opened first (`-32042`) and the person said they were.
+const PAGE_ROUNDS: usize = 3;
+
 /// Runs `call` with a progress sink and `timeout`, showing its progress
-/// (a spinner on a terminal, else `progress:` lines on stderr).
+/// (a spinner on a terminal, else `progress:` lines on stderr). When the
+/// server answers that the user must open pages first (`-32042`: the tool
+/// did not run) and a person is at the terminal, the pages are shown and
+/// the call is made again once they say they are done.
 async fn with_progress<F, Fut>(
     ui: &crate::output::Ui,
     label: &str,
     timeout: Option<Duration>,
-    call: F,
+    mut call: F,
 ) -> Result<CallToolResult, CliError>
 where
-    F: FnOnce(CallOptions) -> Fut,
+    F: FnMut(CallOptions) -> Fut,
     Fut: Future<Output = Result<CallToolResult, HubError>>,
 {
-    let (tx, rx) = mpsc::channel(PROGRESS_QUEUE);
-    let activity = Activity::start(ui, &format!("calling {label}…"));
-    let mut options = CallOptions::new().progress(tx);
-    options.timeout = timeout;
-    // The options hold the progress sender: the call's future owns them, so
-    // they are dropped when it ends, which closes the channel and ends the
-    // progress display.
-    let (result, ()) = tokio::join!(call(options), show_progress(rx, &activity));
-    activity.finish();
-    Ok(result?)
+    let mut rounds = 0;
+    loop {
+        let (tx, rx) = mpsc::channel(PROGRESS_QUEUE);
+        let activity = Activity::start(ui, &format!("calling {label}…"));
+        let mut options = CallOptions::new().progress(tx);
+        options.timeout = timeout;
+        // The options hold the progress sender: the call's future owns them,
+        // so they are dropped when it ends, which closes the channel and ends
+        // the progress display.
+        let (result, ()) = tokio::join!(call(options), show_progress(rx, &activity));
+        activity.finish();
+        let error = match result {
+            Ok(result) => return Ok(result),
+            Err(error) => error,
+        };
+        let pages = error
+            .url_elicitations()
+            .filter(|_| ui.interactive && rounds < PAGE_ROUNDS);
+        let server = error.server().map(|s| s.as_str().to_owned());
+        let again = match (pages, server) {
+            (Some(pages), Some(server)) => crate::questions::opened_pages(&server, pages).await,
+            _ => false,
+        };
+        if !again {
+            return Err(error.into());
+        }
+        rounds += 1;
+    }
 }
 
 /// Prints the result; exit 5 when the tool reported an error.

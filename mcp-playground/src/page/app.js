@@ -183,6 +183,19 @@ function errorView(err) {
   if (e && e.serverMessage) box.append(theirs("The server's message:", e.serverMessage));
   if (e && e.stderrTail) box.append(theirs("The server's stderr (last lines):", e.stderrTail));
   if (e && e.unparsedLine) box.append(theirs(UNPARSED_LABEL, e.unparsedLine));
+  if (e && Array.isArray(e.urlElicitations)) {
+    // Pages the server asks the user to open first (it did not run the
+    // request): shown as text, never as links; the person calls again.
+    box.append(el("div", { class: "pages" },
+      el("p", {}, "The server asks you to open these pages first, then to call again. The playground does not open them: copy one into your browser only if you trust its host."),
+      e.urlElicitations.slice(0, 8).map((p) => p.refused
+        ? el("div", { class: "problem" }, `A page it listed is not shown: ${p.refused}`)
+        : el("div", { class: "page" },
+            theirs("The server's words:", String(p.message)),
+            el("div", { class: "url" }, "page: ", el("code", {}, String(p.url))),
+            el("div", { class: "url" }, "host: ", el("code", { class: "host" }, String(p.host))),
+            p.punycode ? el("p", { class: "problem punycode" }, "The host is written in Punycode (xn--): in a browser it may show as letters of another script that imitate a name you know.") : null))));
+  }
   return box;
 }
 
