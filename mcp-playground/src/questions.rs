@@ -35,6 +35,9 @@ const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 const TEXT_BYTES: usize = 8 * 1024;
 /// Messages of a sampling conversation handed to the page (the latest).
 const MESSAGES: usize = 20;
+/// Content blocks of one message handed to the page (so a conversation is
+/// at most 20 × 4 texts of [`TEXT_BYTES`]).
+const BLOCKS: usize = 4;
 /// The `model` of a reply the person wrote.
 pub const PAGE_MODEL: &str = "a person at the playground (mcp)";
 
@@ -338,14 +341,16 @@ impl SamplingHandler for QuestionHandler {
             let messages: Vec<Value> = params.messages[skipped..]
                 .iter()
                 .map(|m| {
-                    let blocks: Vec<Value> = match &m.content {
-                        SamplingContent::Single(block) => vec![block_for_page(block)],
-                        SamplingContent::Multiple(blocks) => {
-                            blocks.iter().take(MESSAGES).map(block_for_page).collect()
-                        }
-                        _ => Vec::new(),
+                    let (blocks, more): (Vec<Value>, usize) = match &m.content {
+                        SamplingContent::Single(block) => (vec![block_for_page(block)], 0),
+                        SamplingContent::Multiple(blocks) => (
+                            blocks.iter().take(BLOCKS).map(block_for_page).collect(),
+                            blocks.len().saturating_sub(BLOCKS),
+                        ),
+                        _ => (Vec::new(), 0),
                     };
-                    json!({"role": m.role, "content": blocks})
+                    // Blocks left out are counted, never dropped unsaid.
+                    json!({"role": m.role, "content": blocks, "moreBlocks": more})
                 })
                 .collect();
             let shown = json!({
@@ -492,6 +497,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_long_conversation_is_handed_over_bounded_and_the_rest_counted() {
+        let questions = Questions::new();
+        let blocks: Vec<Value> = (0..6)
+            .map(|i| json!({"type": "text", "text": format!("b{i}")}))
+            .collect();
+        let messages: Vec<Value> = (0..MESSAGES + 2)
+            .map(|_| json!({"role": "user", "content": blocks}))
+            .collect();
+        let params: CreateMessageParams =
+            serde_json::from_value(json!({"messages": messages, "maxTokens": 5})).unwrap();
+        let handler = questions.handler("s");
+        let mut changed = questions.watch();
+        let asked = tokio::spawn(async move { handler.create_message(params).await });
+        while questions.list().is_empty() {
+            changed.changed().await.unwrap();
+        }
+        let shown = questions.list().remove(0);
+        assert_eq!(shown["earlier"], 2);
+        assert_eq!(shown["messages"].as_array().unwrap().len(), MESSAGES);
+        assert_eq!(
+            shown["messages"][0]["content"].as_array().unwrap().len(),
+            BLOCKS
+        );
+        assert_eq!(shown["messages"][0]["moreBlocks"], 2);
+        asked.abort();
+    }
+
+    #[tokio::test]
     async fn at_most_so_many_questions_wait() {
         let questions = Questions::new();
         let mut tasks = Vec::new();
@@ -530,6 +563,7 @@ mod tests {
             let shown = questions.list().remove(0);
             assert_eq!(shown["messages"][0]["content"][0]["text"]["text"], "2+2?");
             assert_eq!(shown["systemPrompt"]["text"], "brief");
+            assert_eq!(shown["messages"][0]["moreBlocks"], 0);
             let answer = Answer {
                 id: shown["id"].as_u64().unwrap(),
                 action: action.into(),

@@ -856,7 +856,8 @@ function questionCard(q) {
       q.systemPrompt ? theirs("System prompt:", said(q.systemPrompt)) : null,
       q.earlier ? el("p", { class: "note" }, `(${q.earlier} earlier messages not shown)`) : null,
       (q.messages || []).map((m) => theirs(`${m.role}:`, (m.content || []).map((b) =>
-        b.type === "text" ? said(b.text) : `[${b.type}${b.mimeType ? ` ${b.mimeType.text}` : ""}${b.base64Bytes ? `, ${b.base64Bytes} bytes of base64` : ""}]`).join("\n"))),
+        b.type === "text" ? said(b.text) : `[${b.type}${b.mimeType ? ` ${b.mimeType.text}` : ""}${b.base64Bytes ? `, ${b.base64Bytes} bytes of base64` : ""}]`).join("\n") +
+        (m.moreBlocks ? `\n(${m.moreBlocks} more blocks not shown)` : ""))),
       el("p", { class: "note" }, `At most ${q.maxTokens} tokens.`),
       reply,
       el("div", { class: "row" },
