@@ -844,7 +844,7 @@ pub(crate) fn pages_report(
                     Untrusted::bounded(&url, MAX_URL_CHARS),
                     Untrusted::bounded(host, LABEL_CHARS)
                 ));
-                if is_punycode(host) {
+                if mcp_types::text::is_punycode_host(host) {
                     out.push_str("    warning: the host is written in Punycode (`xn--`)\n");
                 }
             }
@@ -931,16 +931,6 @@ fn pages_dialogue(
     Ok(matches!(read_line(input)?, Line::Text(text) if text != ":cancel"))
 }
 
-/// Whether a label of `host` is Punycode (an internationalised name, which
-/// a browser may show in another script).
-pub(crate) fn is_punycode(host: &str) -> bool {
-    host.split('.').any(|label| {
-        label
-            .get(..4)
-            .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))
-    })
-}
-
 /// A web page the server asks the person to open: shown, never opened.
 fn open_url(
     server: &str,
@@ -962,7 +952,7 @@ fn open_url(
         Untrusted::bounded(url, MAX_URL_CHARS),
         Untrusted::bounded(host, LABEL_CHARS)
     )?;
-    if is_punycode(host) {
+    if mcp_types::text::is_punycode_host(host) {
         writeln!(
             out,
             "  warning: the host is written in Punycode (`xn--`): in a browser it may show \

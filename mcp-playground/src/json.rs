@@ -83,9 +83,7 @@ fn page_to_open(page: &Result<mcp_session::Elicitation, mcp_session::HandlerErro
         "message": message,
         "url": url.as_str(),
         "host": host,
-        "punycode": host.split('.').any(|label| label
-            .get(..4)
-            .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))),
+        "punycode": mcp_types::text::is_punycode_host(host),
     })
 }
 

@@ -308,9 +308,7 @@ impl ElicitationHandler for QuestionHandler {
                             "host": host,
                             // A browser may show a Punycode name in another
                             // script: the page warns.
-                            "punycode": host.split('.').any(|label| label
-                                .get(..4)
-                                .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))),
+                            "punycode": mcp_types::text::is_punycode_host(host),
                         }),
                     )
                 }

@@ -239,6 +239,25 @@ pub enum Behavior {
     },
 }
 
+impl Behavior {
+    /// Answers `-32042` (2025-11-25's `URLElicitationRequiredError`): the
+    /// call goes through once the user has opened these pages, each
+    /// `(message, url, elicitationId)`.
+    pub fn needs_pages(pages: &[(&str, &str, &str)]) -> Behavior {
+        let elicitations: Vec<Value> = pages
+            .iter()
+            .map(|(message, url, id)| {
+                serde_json::json!({"mode": "url", "message": message, "url": url, "elicitationId": id})
+            })
+            .collect();
+        Behavior::Error {
+            code: -32042,
+            message: "open these pages first".to_owned(),
+            data: Some(serde_json::json!({ "elicitations": elicitations })),
+        }
+    }
+}
+
 /// The longest wait of [`Behavior::TextAfter`], in seconds.
 pub(crate) const MAX_WAIT_SECONDS: f64 = 3600.0;
 

@@ -109,6 +109,17 @@ fn escape(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether a label of `host` is Punycode (`xn--…`): an internationalised
+/// name, which a browser may show in another script, imitating a name the
+/// reader knows. Hosts that show a server's URL warn of it.
+pub fn is_punycode_host(host: &str) -> bool {
+    host.split('.').any(|label| {
+        label
+            .get(..4)
+            .is_some_and(|start| start.eq_ignore_ascii_case("xn--"))
+    })
+}
+
 /// `text` with every control character escaped (newlines and tabs too), and
 /// every invisible one: safe inside one line of a terminal, and a name
 /// shown this way looks like no other.
@@ -221,6 +232,18 @@ impl fmt::Debug for Chain<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_punycode_label_anywhere_in_a_host_is_told() {
+        assert!(is_punycode_host("xn--uth-5cd.example.com"));
+        assert!(is_punycode_host("login.XN--pple-43d.com"));
+        assert!(!is_punycode_host("auth.example.com"));
+        assert!(!is_punycode_host("xn-.example.com"));
+        assert!(
+            !is_punycode_host("\u{430}\u{430}\u{430}\u{430}.example"),
+            "no panic on other scripts"
+        );
+    }
 
     #[test]
     fn line_escapes_every_control_and_direction_override() {

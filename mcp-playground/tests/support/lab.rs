@@ -270,16 +270,18 @@ pub fn asker_script() -> Script {
         .tool("open_page", Behavior::Ask(InputSpec::one("page", page)))
         .tool(
             "connect",
-            Behavior::Error {
-                code: -32042,
-                message: "connect your account first".into(),
-                data: Some(json!({"elicitations": [
-                    {"mode": "url", "message": "Connect your account",
-                     "url": "https://auth.example.com/connect?c=1", "elicitationId": "c1"},
-                    {"mode": "url", "message": "This one hides its host",
-                     "url": "https://bank.example@evil.test/", "elicitationId": "c2"}
-                ]})),
-            },
+            Behavior::needs_pages(&[
+                (
+                    "Connect your account",
+                    "https://auth.example.com/connect?c=1",
+                    "c1",
+                ),
+                (
+                    "This one hides its host",
+                    "https://bank.example@evil.test/",
+                    "c2",
+                ),
+            ]),
         )
         .tool(
             "think",
