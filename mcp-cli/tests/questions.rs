@@ -5,7 +5,7 @@
 
 mod support;
 
-use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, Script};
+use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, ResourceSpec, Script};
 use serde_json::{Value, json};
 use support::*;
 
@@ -39,6 +39,10 @@ fn sandbox() -> Sandbox {
                         ),
                         ("And this one", "https://bank.example@evil.test/", "c2"),
                     ]),
+                )
+                .resource(
+                    ResourceSpec::text("notes://private", "private", "the private note")
+                        .with_input(InputSpec::one("user", form())),
                 )
                 .prompt(
                     PromptSpec::new("intro")
@@ -183,11 +187,28 @@ fn a_person_writes_a_sampling_reply_in_the_models_place_in_both_eras() {
     );
 }
 
-/// `mcp prompt` answers too: the server sees the answer before it gives
-/// the prompt.
+/// `mcp prompt` and `mcp read` answer too: the server sees the answer
+/// before it gives the prompt or the resource.
 #[test]
-fn a_prompt_that_asks_is_answered_at_the_terminal() {
+fn a_prompt_or_a_read_that_asks_is_answered_at_the_terminal() {
     let sandbox = sandbox();
+    for server in ["old", "new"] {
+        let (code, transcript, stdout) = at_terminal(
+            &sandbox,
+            &["read", server, "notes://private", "--json"],
+            "\nAda\ny\n",
+        );
+        assert_eq!(code, 0, "{server}: {transcript}");
+        assert!(
+            transcript.contains(&format!("server `{server}` asks you to fill in a form")),
+            "{server}: {transcript}"
+        );
+        assert!(stdout.contains("the private note"), "{server}: {stdout}");
+        assert!(
+            stdout.contains(r#""name":"Ada""#) || stdout.contains(r#""name": "Ada""#),
+            "{server}: the answer reported back: {stdout}"
+        );
+    }
     for server in ["old", "new"] {
         let (code, transcript, stdout) = at_terminal(
             &sandbox,
