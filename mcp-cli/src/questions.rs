@@ -499,11 +499,8 @@ fn prompt(field: &Field) -> String {
                 Some(StringFormat::DateTime) => "a date and time, RFC 3339".to_owned(),
                 _ => "text".to_owned(),
             });
-            match (min, max) {
-                (Some(min), Some(max)) => notes.push(format!("{min} to {max} characters")),
-                (Some(min), None) => notes.push(format!("at least {min} characters")),
-                (None, Some(max)) => notes.push(format!("at most {max} characters")),
-                (None, None) => {}
+            if let Some(range) = range(*min, *max) {
+                notes.push(format!("{range} characters"));
             }
             if let Some(default) = default {
                 notes.push(format!(
@@ -519,12 +516,7 @@ fn prompt(field: &Field) -> String {
             default,
         } => {
             notes.push(if *integer { "an integer" } else { "a number" }.to_owned());
-            match (min, max) {
-                (Some(min), Some(max)) => notes.push(format!("{min} to {max}")),
-                (Some(min), None) => notes.push(format!("at least {min}")),
-                (None, Some(max)) => notes.push(format!("at most {max}")),
-                (None, None) => {}
-            }
+            notes.extend(range(*min, *max));
             if let Some(default) = default {
                 notes.push(format!("default {default}"));
             }
@@ -555,12 +547,10 @@ fn prompt(field: &Field) -> String {
             default,
         } => {
             notes.push("any choices, by number or value, separated by commas".to_owned());
-            match (min, max) {
-                (Some(min), Some(max)) => notes.push(format!("{min} to {max} of them")),
-                (Some(min), None) => notes.push(format!("at least {min}")),
-                (None, Some(max)) => notes.push(format!("at most {max}")),
-                (None, None) => {}
-            }
+            notes.extend(range(*min, *max).map(|range| match (min, max) {
+                (Some(_), Some(_)) => format!("{range} of them"),
+                _ => range,
+            }));
             if let Some(default) = default {
                 let shown = default.join(", ");
                 notes.push(format!(
@@ -592,6 +582,16 @@ fn prompt(field: &Field) -> String {
     text
 }
 
+/// A field's bounds in words: `2 to 5`, `at least 2`, `at most 5`.
+fn range<T: std::fmt::Display>(min: Option<T>, max: Option<T>) -> Option<String> {
+    match (min, max) {
+        (Some(min), Some(max)) => Some(format!("{min} to {max}")),
+        (Some(min), None) => Some(format!("at least {min}")),
+        (None, Some(max)) => Some(format!("at most {max}")),
+        (None, None) => None,
+    }
+}
+
 /// The value `answer` gives `field`: `Ok(None)` leaves it out; `Err` says
 /// why it is not taken.
 fn take(field: &Field, answer: &str) -> Result<Option<ElicitValue>, String> {
@@ -615,12 +615,7 @@ fn take(field: &Field, answer: &str) -> Result<Option<ElicitValue>, String> {
         } => {
             let chars = answer.chars().count() as u64;
             if min.is_some_and(|min| chars < min) || max.is_some_and(|max| chars > max) {
-                let asked = match (min, max) {
-                    (Some(min), Some(max)) => format!("{min} to {max}"),
-                    (Some(min), None) => format!("at least {min}"),
-                    (_, Some(max)) => format!("at most {max}"),
-                    (None, None) => String::new(),
-                };
+                let asked = range(*min, *max).unwrap_or_default();
                 return Err(format!("{asked} characters are asked for, not {chars}"));
             }
             check_format(format.as_ref(), answer)?;

@@ -192,38 +192,25 @@ fn a_person_writes_a_sampling_reply_in_the_models_place_in_both_eras() {
 #[test]
 fn a_prompt_or_a_read_that_asks_is_answered_at_the_terminal() {
     let sandbox = sandbox();
-    for server in ["old", "new"] {
-        let (code, transcript, stdout) = at_terminal(
-            &sandbox,
-            &["read", server, "notes://private", "--json"],
-            "\nAda\ny\n",
-        );
-        assert_eq!(code, 0, "{server}: {transcript}");
+    let asking: [(&[&str], &str); 2] = [
+        (&["read", "notes://private"], "the private note"),
+        (&["prompt", "intro"], "Introduce yourself."),
+    ];
+    for ((words, given), server) in asking
+        .iter()
+        .flat_map(|case| ["old", "new"].map(|server| (case, server)))
+    {
+        let args = [&words[..1], &[server], &words[1..], &["--json"]].concat();
+        let (code, transcript, stdout) = at_terminal(&sandbox, &args, "\nAda\ny\n");
+        assert_eq!(code, 0, "{args:?}: {transcript}");
         assert!(
             transcript.contains(&format!("server `{server}` asks you to fill in a form")),
-            "{server}: {transcript}"
+            "{args:?}: {transcript}"
         );
-        assert!(stdout.contains("the private note"), "{server}: {stdout}");
+        assert!(stdout.contains(given), "{args:?}: {stdout}");
         assert!(
             stdout.contains(r#""name":"Ada""#) || stdout.contains(r#""name": "Ada""#),
-            "{server}: the answer reported back: {stdout}"
-        );
-    }
-    for server in ["old", "new"] {
-        let (code, transcript, stdout) = at_terminal(
-            &sandbox,
-            &["prompt", server, "intro", "--json"],
-            "\nAda\ny\n",
-        );
-        assert_eq!(code, 0, "{server}: {transcript}");
-        assert!(
-            transcript.contains(&format!("server `{server}` asks you to fill in a form")),
-            "{server}: {transcript}"
-        );
-        assert!(stdout.contains("Introduce yourself."), "{server}: {stdout}");
-        assert!(
-            stdout.contains(r#""name":"Ada""#) || stdout.contains(r#""name": "Ada""#),
-            "{server}: the answer reported back: {stdout}"
+            "{args:?}: the answer reported back: {stdout}"
         );
     }
 }

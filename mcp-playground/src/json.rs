@@ -62,6 +62,23 @@ pub(crate) fn hub_error(error: &HubError) -> Value {
     out
 }
 
+/// The longest URL of a page to open shown; a longer one is not shown.
+const MAX_URL_BYTES: usize = 8 * 1024;
+
+/// A page's URL as the page shows it: whole, as the URL parser writes it
+/// (the host in ASCII, other characters percent-encoded), or not at all.
+pub(crate) fn page_url(url: &str) -> Result<String, mcp_session::HandlerError> {
+    let url = url::Url::parse(url)
+        .map_err(|_| mcp_session::HandlerError::invalid_params("the URL does not parse"))?;
+    if url.as_str().len() > MAX_URL_BYTES {
+        return Err(mcp_session::HandlerError::refused(format!(
+            "a URL of {} bytes is longer than the playground shows whole (at most {MAX_URL_BYTES})",
+            url.as_str().len()
+        )));
+    }
+    Ok(url.into())
+}
+
 /// A page a `-32042` answer asks the user to open first: its words, its
 /// URL as the URL parser writes it (the host in ASCII) and its host, or
 /// why it is not shown. Bounded like every text handed to the page.
@@ -72,16 +89,14 @@ fn page_to_open(page: &Result<mcp_session::Elicitation, mcp_session::HandlerErro
         Ok(_) => return refused("not a URL elicitation"),
         Err(why) => return refused(why.message()),
     };
-    let Ok(url) = url::Url::parse(&params.url) else {
-        return refused("the URL does not parse");
+    let url = match page_url(&params.url) {
+        Ok(url) => url,
+        Err(why) => return refused(why.message()),
     };
-    if url.as_str().len() > MAX_SERVER_MESSAGE_BYTES {
-        return refused("the URL is longer than the playground shows whole");
-    }
     let (message, _) = clip(&params.message, MAX_SERVER_MESSAGE_BYTES);
     json!({
         "message": message,
-        "url": url.as_str(),
+        "url": url,
         "host": host,
         "punycode": mcp_types::text::is_punycode_host(host),
     })

@@ -288,23 +288,14 @@ impl ElicitationHandler for QuestionHandler {
                     )
                 }
                 Elicitation::Url { params, host } => {
-                    // Shown whole, as the URL parser writes it (the host in
-                    // ASCII, other characters percent-encoded), or not at all.
-                    let url = url::Url::parse(&params.url)
-                        .map_err(|_| HandlerError::invalid_params("the URL does not parse"))?;
-                    if url.as_str().len() > TEXT_BYTES {
-                        return Err(HandlerError::refused(format!(
-                            "a URL of {} bytes is longer than the playground shows whole (at most {TEXT_BYTES})",
-                            url.as_str().len()
-                        )));
-                    }
+                    let url = crate::json::page_url(&params.url)?;
                     (
                         Kind::Url,
                         json!({
                             "server": self.server,
                             "kind": "url",
                             "message": text(&params.message),
-                            "url": text(url.as_str()),
+                            "url": text(&url),
                             "host": host,
                             // A browser may show a Punycode name in another
                             // script: the page warns.
