@@ -169,32 +169,87 @@ impl Page {
         serde_json::from_str(&reply.text().await.unwrap()).unwrap()
     }
 
-    /// Follows the event stream until every server in `wanted` has
-    /// reported its status there.
-    async fn until_settled(&self, wanted: &[(&str, &str)]) {
-        let mut reply = self
+    /// The event stream, from now on.
+    async fn events(&self) -> Events {
+        let reply = self
             .request(reqwest::Method::GET, "/api/events")
             .send()
             .await
             .unwrap();
         assert_eq!(reply.status(), 200);
+        Events {
+            reply,
+            text: String::new(),
+            read: 0,
+        }
+    }
+
+    /// Follows the event stream until every server in `wanted` has
+    /// reported its status there.
+    async fn until_settled(&self, wanted: &[(&str, &str)]) {
+        let mut events = self.events().await;
         let mut left: Vec<(&str, &str)> = wanted.to_vec();
-        let mut text = String::new();
-        tokio::time::timeout(WAIT, async {
+        let settled = tokio::time::timeout(WAIT, async {
             while !left.is_empty() {
-                let chunk = reply.chunk().await.unwrap().expect("the stream goes on");
-                text.push_str(&String::from_utf8_lossy(&chunk));
-                for line in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
-                    if let Ok(event) = serde_json::from_str::<Value>(line) {
-                        left.retain(|(server, kind)| {
-                            !(event["server"] == *server && event["kind"] == *kind)
-                        });
-                    }
+                let event = events.next().await;
+                left.retain(|(server, kind)| {
+                    !(event["server"] == *server && event["kind"] == *kind)
+                });
+            }
+        })
+        .await;
+        assert!(
+            settled.is_ok(),
+            "servers not settled: {left:?}\n{}",
+            events.text
+        );
+    }
+}
+
+/// The page's event stream.
+struct Events {
+    reply: reqwest::Response,
+    text: String,
+    /// Bytes of `text` already looked at (whole lines).
+    read: usize,
+}
+
+impl Events {
+    /// The next event.
+    async fn next(&mut self) -> Value {
+        loop {
+            while let Some(end) = self.text[self.read..].find('\n') {
+                let line = &self.text[self.read..self.read + end];
+                self.read += end + 1;
+                if let Some(event) = line
+                    .strip_prefix("data: ")
+                    .and_then(|data| serde_json::from_str::<Value>(data).ok())
+                {
+                    return event;
+                }
+            }
+            let chunk = self
+                .reply
+                .chunk()
+                .await
+                .unwrap()
+                .expect("the stream goes on");
+            self.text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// The next event `pick` accepts.
+    async fn until(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        let found = tokio::time::timeout(WAIT, async {
+            loop {
+                let event = self.next().await;
+                if pick(&event) {
+                    return event;
                 }
             }
         })
-        .await
-        .unwrap_or_else(|_| panic!("servers not settled: {left:?}\n{text}"));
+        .await;
+        found.unwrap_or_else(|_| panic!("no such event in:\n{}", self.text))
     }
 }
 
@@ -285,4 +340,56 @@ fn a_port_in_use_is_an_error_naming_it() {
         "{line}"
     );
     assert_eq!(running.wait(), 2);
+}
+
+#[test]
+fn a_servers_question_is_said_on_the_terminal_and_answered_on_the_page() {
+    use mcp_testkit::{Behavior, InputRequest, InputSpec, Script};
+    let form = InputRequest::elicit_form(
+        "Who are you?",
+        json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+    );
+    let asking = Script::modern().tool("ask", Behavior::Ask(InputSpec::one("user", form)));
+    let sandbox = Sandbox::new().with_servers(&[(
+        "asker",
+        support::script(serde_json::to_value(asking).unwrap()),
+    )]);
+    let running = Running::start(&sandbox, &["--no-open"]);
+    let url = running.line("URL", |l| l.trim_start().starts_with("http://127.0.0.1:"));
+    runtime().block_on(async {
+        let page = Page::open(url.trim()).await;
+        page.until_settled(&[("asker", "ready")]).await;
+        let mut events = page.events().await;
+        let call = page.post(
+            "/api/call",
+            json!({"server": "asker", "tool": "ask", "arguments": {}}),
+        );
+        let answer = async {
+            events
+                .until(|e| e["kind"] == "questions" && e["waiting"] == 1)
+                .await;
+            let waiting = page.get("/api/questions").await;
+            assert_eq!(waiting[0]["server"], "asker", "{waiting}");
+            let answered = page
+                .post(
+                    "/api/answer",
+                    json!({"id": waiting[0]["id"], "action": "accept",
+                           "content": {"name": "Ada"}}),
+                )
+                .await;
+            assert!(answered.get("error").is_none(), "{answered}");
+        };
+        let (called, ()) = tokio::join!(call, answer);
+        assert_eq!(
+            called["result"]["structuredContent"]["rounds"][0]["user"],
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+            "{called}"
+        );
+    });
+    let said = running.line("question line", |l| l.starts_with("question:"));
+    assert_eq!(
+        said,
+        "question: server `asker` asks for a form to fill in: answer it on the page (1 waiting)"
+    );
+    assert_eq!(running.interrupt(), 0);
 }

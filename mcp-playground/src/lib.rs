@@ -83,5 +83,5 @@ mod server;
 
 pub use error::PlaygroundError;
 pub use events::MAX_EVENT_BYTES;
-pub use questions::{MAX_QUESTIONS, PAGE_MODEL, QuestionHandler, Questions};
+pub use questions::{Asked, MAX_QUESTIONS, PAGE_MODEL, QuestionHandler, QuestionKind, Questions};
 pub use server::{Playground, PlaygroundConfig, SHUTDOWN_GRACE};

@@ -47,27 +47,58 @@ pub struct Questions {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Inner {
     waiting: Mutex<BTreeMap<u64, Waiting>>,
     next_id: AtomicU64,
     /// Bumped whenever the list changes (the page is told to read it).
     changed: watch::Sender<u64>,
+    /// Told of each question put up ([`Questions::on_asked`]).
+    notice: Mutex<Option<Notice>>,
+}
+
+type Notice = Arc<dyn Fn(&Asked) + Send + Sync>;
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("waiting", &self.waiting)
+            .field("next_id", &self.next_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A question just put up for the page, as [`Questions::on_asked`] is told
+/// of it (so a host can say, where the person looks, that the page waits
+/// for an answer).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Asked {
+    /// The server that asks (its name in the hub).
+    pub server: String,
+    /// What it asks for.
+    pub kind: QuestionKind,
+    /// Questions waiting now, this one included.
+    pub waiting: usize,
 }
 
 #[derive(Debug)]
 struct Waiting {
     /// The question as the page gets it.
     shown: Value,
-    kind: Kind,
+    kind: QuestionKind,
     answer: oneshot::Sender<Result<Value, HandlerError>>,
 }
 
-/// What a question asks for, so an answer can be checked against it.
+/// What a question asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+#[non_exhaustive]
+pub enum QuestionKind {
+    /// A form to fill in (form-mode elicitation).
     Form,
+    /// A web page to open (URL-mode elicitation).
     Url,
+    /// A reply to write in the model's place (sampling).
     Sampling,
 }
 
@@ -110,6 +141,15 @@ impl Questions {
         }
     }
 
+    /// Calls `notice` with each question as it is put up, from the task of
+    /// the server's request (keep it quick; it must not block). Replaces
+    /// an earlier notice.
+    #[must_use]
+    pub fn on_asked(self, notice: impl Fn(&Asked) + Send + Sync + 'static) -> Self {
+        *lock(&self.inner.notice) = Some(Arc::new(notice));
+        self
+    }
+
     /// How many questions wait for the page.
     pub fn waiting(&self) -> usize {
         lock(&self.inner.waiting).len()
@@ -150,9 +190,14 @@ impl Questions {
 
     /// Puts a question up and waits for its answer; the question leaves
     /// the list however the wait ends.
-    async fn ask(&self, kind: Kind, mut shown: Value) -> Result<Value, HandlerError> {
+    async fn ask(
+        &self,
+        server: &str,
+        kind: QuestionKind,
+        mut shown: Value,
+    ) -> Result<Value, HandlerError> {
         let (tx, rx) = oneshot::channel();
-        let id = {
+        let (id, waiting) = {
             let mut waiting = lock(&self.inner.waiting);
             if waiting.len() >= MAX_QUESTIONS {
                 return Err(HandlerError::refused(format!(
@@ -169,9 +214,17 @@ impl Questions {
                     answer: tx,
                 },
             );
-            id
+            (id, waiting.len())
         };
         self.bump();
+        let notice = lock(&self.inner.notice).clone();
+        if let Some(notice) = notice {
+            notice(&Asked {
+                server: server.to_owned(),
+                kind,
+                waiting,
+            });
+        }
         let _leave = Leave {
             questions: self,
             id,
@@ -198,7 +251,7 @@ impl Drop for Leave<'_> {
 
 /// The result an answer makes, or why it does not fit.
 fn judge(
-    kind: Kind,
+    kind: QuestionKind,
     action: &str,
     content: Option<Value>,
     reply: Option<String>,
@@ -209,13 +262,13 @@ fn judge(
         ))
     };
     match (kind, action) {
-        (Kind::Sampling, "accept") => {
+        (QuestionKind::Sampling, "accept") => {
             let reply = reply.ok_or("a sampling answer carries the `reply`")?;
             let result = CreateMessageResult::text(PAGE_MODEL, reply);
             Ok(Ok(serde_json::to_value(result).map_err(|_| "the reply")?))
         }
-        (Kind::Sampling, "decline" | "cancel") => Ok(declined()),
-        (Kind::Form, "accept") => {
+        (QuestionKind::Sampling, "decline" | "cancel") => Ok(declined()),
+        (QuestionKind::Form, "accept") => {
             let content = content.ok_or("a form's answer carries its `content`")?;
             let result: ElicitResult = serde_json::from_value(json!({
                 "action": "accept", "content": content
@@ -225,7 +278,7 @@ fn judge(
             )?;
             Ok(Ok(serde_json::to_value(result).map_err(|_| "the content")?))
         }
-        (Kind::Form | Kind::Url, "accept" | "decline" | "cancel") => {
+        (QuestionKind::Form | QuestionKind::Url, "accept" | "decline" | "cancel") => {
             Ok(Ok(json!({ "action": action })))
         }
         _ => Err("the action is `accept`, `decline` or `cancel`"),
@@ -269,7 +322,7 @@ impl ElicitationHandler for QuestionHandler {
                         )));
                     }
                     (
-                        Kind::Form,
+                        QuestionKind::Form,
                         json!({
                             "server": self.server,
                             "kind": "form",
@@ -290,7 +343,7 @@ impl ElicitationHandler for QuestionHandler {
                 Elicitation::Url { params, host } => {
                     let url = crate::json::page_url(&params.url)?;
                     (
-                        Kind::Url,
+                        QuestionKind::Url,
                         json!({
                             "server": self.server,
                             "kind": "url",
@@ -309,7 +362,7 @@ impl ElicitationHandler for QuestionHandler {
                     ));
                 }
             };
-            let answer = self.questions.ask(kind, shown).await?;
+            let answer = self.questions.ask(&self.server, kind, shown).await?;
             serde_json::from_value(answer)
                 .map_err(|_| HandlerError::internal("the page's answer did not make a result"))
         })
@@ -350,7 +403,10 @@ impl SamplingHandler for QuestionHandler {
                 "earlier": skipped,
                 "maxTokens": params.max_tokens,
             });
-            let answer = self.questions.ask(Kind::Sampling, shown).await?;
+            let answer = self
+                .questions
+                .ask(&self.server, QuestionKind::Sampling, shown)
+                .await?;
             serde_json::from_value(answer)
                 .map_err(|_| HandlerError::internal("the page's answer did not make a result"))
         })
@@ -390,7 +446,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_question_waits_for_its_answer_and_leaves_the_list_however_it_ends() {
-        let questions = Questions::new();
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let questions = Questions::new().on_asked({
+            let told = Arc::clone(&told);
+            move |asked: &Asked| {
+                lock(&told).push((asked.server.clone(), asked.kind, asked.waiting));
+            }
+        });
         let handler = questions.handler("notes");
         let mut changed = questions.watch();
         let asked = tokio::spawn({
@@ -402,6 +464,11 @@ mod tests {
         }
         let list = questions.list();
         assert_eq!(list.len(), 1);
+        assert_eq!(
+            *lock(&told),
+            [("notes".to_owned(), QuestionKind::Form, 1)],
+            "the host is told of the question"
+        );
         assert_eq!(list[0]["server"], "notes");
         assert_eq!(list[0]["message"]["text"], "Who?");
         assert_eq!(list[0]["order"], json!(["name"]));
@@ -442,6 +509,7 @@ mod tests {
         withdrawn.abort();
         let _ = withdrawn.await;
         assert!(questions.list().is_empty());
+        assert_eq!(lock(&told).len(), 2);
     }
 
     #[tokio::test]

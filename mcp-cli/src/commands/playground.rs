@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_hub::{Adoption, Backoff, Discovery, Hub, RestartPolicy};
-use mcp_playground::{Playground, PlaygroundConfig, Questions};
+use mcp_playground::{Playground, PlaygroundConfig, QuestionKind, Questions};
 use mcp_types::LoggingLevel;
 
 use crate::args::PlaygroundArgs;
@@ -40,8 +40,23 @@ pub(crate) async fn run(ctx: &Context, args: PlaygroundArgs) -> Result<Exit, Cli
     if let Some(hook) = ConfirmCalls::for_entries(entries.iter().copied(), ctx.yeses.clone()) {
         builder = builder.approval(hook);
     }
-    // The servers' questions wait for the page.
-    let questions = Questions::new();
+    // The servers' questions wait for the page; the terminal says so (the
+    // page may be closed, or behind other windows).
+    let paint = ctx.ui.err();
+    let questions = Questions::new().on_asked(move |asked| {
+        let what = match asked.kind {
+            QuestionKind::Form => "a form to fill in",
+            QuestionKind::Url => "a page to open",
+            QuestionKind::Sampling => "a reply in the model's place",
+            _ => "an answer",
+        };
+        eprintln!(
+            "{} server `{}` asks for {what}: answer it on the page ({} waiting)",
+            paint.yellow("question:"),
+            mcp_types::text::escape_line(&asked.server),
+            asked.waiting,
+        );
+    });
     for entry in &entries {
         let mut spec = connect::spec(origin, entry, ctx.start_options(), Discovery::Eager)?
             .restart(RestartPolicy::Backoff(Backoff::default()))
