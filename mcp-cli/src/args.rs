@@ -478,6 +478,12 @@ pub(crate) struct ServeArgs {
     /// from browsers and pass).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allow_origin: Vec<String>,
+    /// With --http: connections one host address (an IPv6 /64) may hold at
+    /// once, of the 256 served (default 64; not applied on a loopback
+    /// address). Behind a reverse proxy every host has the proxy's
+    /// address: raise it to 256 there.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) peer_connections: Option<u16>,
     /// With --http: hand the roots of HTTP hosts to the stdio servers
     /// (off by default; a remote host's directories mean nothing here).
     #[arg(long, requires = "http")]

@@ -308,6 +308,65 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
     }
 }
 
+/// Off loopback, one address may hold `--peer-connections` connections:
+/// one more is closed at once (a TLS peer hears nothing) and logged.
+#[test]
+fn serve_http_off_loopback_bounds_the_connections_of_one_address() {
+    use std::io::Read;
+    let sandbox = Sandbox::new();
+    let config = config(&sandbox);
+    tls_files(&sandbox);
+    let path = |name: &str| sandbox.path().join(name).display().to_string();
+    let mut command = Command::new(MCP);
+    command
+        .current_dir(sandbox.path())
+        .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
+        .env("XDG_STATE_HOME", sandbox.path().join("state"))
+        .env("GATEWAY_TOKEN", "gateway-token-0816")
+        .args(["--config", &config, "serve", "--http", "0.0.0.0:0"])
+        .args([
+            "--tls-cert",
+            &path("cert.pem"),
+            "--tls-key",
+            &path("key.pem"),
+        ])
+        .args(["--token-env", "GATEWAY_TOKEN", "--peer-connections", "1"]);
+    let mut gateway = spawn(command);
+    let port = gateway
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let address = format!("127.0.0.1:{port}");
+    // The first holds this address's one place (its handshake pending).
+    let _first = std::net::TcpStream::connect(&address).unwrap();
+    let mut second = std::net::TcpStream::connect(&address).unwrap();
+    // Well under the 10 s a handshake may take: closed at once, not then.
+    second
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut heard = Vec::new();
+    let read = second.read_to_end(&mut heard);
+    assert!(read.is_ok(), "the second connection was closed: {read:?}");
+    assert!(heard.is_empty(), "nothing is said before a TLS handshake");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    gateway.child.wait().unwrap();
+    let lines = gateway.stderr_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("too many connections from its address")),
+        "{lines:#?}"
+    );
+}
+
 /// A server whose tool list really changes at each of its first two
 /// `change` calls, with a tool mirroring an argument in `Mcp-Param-Region`
 /// and a resource that `touch` says changed.

@@ -40,7 +40,9 @@
 //! `Origin` header when there is one ([`HttpConfig::allowed_origins`],
 //! by default the loopback origins on a loopback address and none
 //! elsewhere; `403` otherwise) and the bearer token when one is set
-//! (compared in constant time; `401`). [`HttpServer::bind`] refuses an
+//! (compared in constant time; `401`). A request refused there closes its
+//! connection (`Connection: close`), so a peer without the token cannot
+//! keep connections alive with refused requests. [`HttpServer::bind`] refuses an
 //! address that is not loopback without TLS and a bearer token
 //! ([`ServerError::Exposure`]). Neither errors nor logs carry a token or
 //! a request body.
@@ -51,6 +53,7 @@
 //! |---|---|---|
 //! | request body | 4 MiB | `413` naming the bound |
 //! | connections | 256 | a plain connection is answered `503` and closed; a TLS one is closed before its handshake |
+//! | connections from one peer (an IPv4 address, an IPv6 /64; not on a loopback address) | 64 | as over the whole bound |
 //! | a request's head, then its body | 30 s each | the connection is closed (a late body is answered `408` first); a kept-alive connection idle that long is closed too |
 //! | legacy sessions | 128 | `initialize` is answered `503` |
 //! | idle session | 30 min | the session ends (later requests: `404`) |
@@ -96,6 +99,12 @@ pub struct HttpConfig {
     pub max_body: usize,
     /// Connections served at once (default 256).
     pub max_connections: usize,
+    /// Connections one peer may hold at once (default 64), so one address
+    /// cannot take every place under `max_connections`. A peer is an IPv4
+    /// address or an IPv6 /64. Not applied on a loopback address, where
+    /// every peer is this machine. Behind a reverse proxy every host comes
+    /// from the proxy's address: raise it to `max_connections` there.
+    pub max_connections_per_peer: usize,
     /// A request's head must arrive within this, and then its body within
     /// this again (default 30 s); otherwise the connection is closed (a
     /// late body: answered `408` first). A kept-alive connection idle
@@ -130,6 +139,7 @@ impl Default for HttpConfig {
             bearer: None,
             max_body: 4 * 1024 * 1024,
             max_connections: 256,
+            max_connections_per_peer: 64,
             request_read_timeout: Duration::from_secs(30),
             max_sessions: 128,
             session_idle: Duration::from_secs(30 * 60),
@@ -185,6 +195,12 @@ impl HttpConfig {
     /// Sets [`max_connections`](Self::max_connections).
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
+        self
+    }
+
+    /// Sets [`max_connections_per_peer`](Self::max_connections_per_peer).
+    pub fn max_connections_per_peer(mut self, connections: usize) -> Self {
+        self.max_connections_per_peer = connections;
         self
     }
 
@@ -481,7 +497,11 @@ impl HttpServer {
         let router = axum::Router::new()
             .fallback(session::handle::<H>)
             .with_state(Arc::clone(&shared));
-        let listener = listen::Listener::new(listener, tls, config.max_connections);
+        // On loopback every peer is this machine: only the whole bound.
+        let peers = (!is_loopback(&addr)
+            && config.max_connections_per_peer < config.max_connections)
+            .then(|| listen::Peers::new(config.max_connections_per_peer));
+        let listener = listen::Listener::new(listener, tls, config.max_connections, peers);
         let closing = Arc::clone(&shared);
         listen::serve(listener, router, config.request_read_timeout, async move {
             shutdown.await;

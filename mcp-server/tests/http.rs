@@ -731,6 +731,63 @@ async fn until_closed(stream: &mut tokio::net::TcpStream) -> String {
     String::from_utf8_lossy(&got).into_owned()
 }
 
+/// A request refused at the door (here: a rebound `Host`) closes its
+/// connection, so a peer that may not make requests cannot keep
+/// connections alive with them; an accepted one keeps its connection.
+#[tokio::test]
+async fn a_request_refused_at_the_door_closes_its_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let running = start(HttpConfig::default()).await;
+    let address = running
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let body = initialize().to_string();
+    let request = |host: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut refused = tokio::net::TcpStream::connect(&address).await.unwrap();
+    refused
+        .write_all(request("rebound.example").as_bytes())
+        .await
+        .unwrap();
+    let answer = until_closed(&mut refused).await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
+
+    // Accepted requests keep theirs: two answers on one connection.
+    let mut accepted = tokio::net::TcpStream::connect(&address).await.unwrap();
+    for _ in 0..2 {
+        accepted
+            .write_all(request(&address).as_bytes())
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while !answer.ends_with(b"\r\n\r\n") {
+            assert_eq!(accepted.read(&mut byte).await.unwrap(), 1, "closed early");
+            answer.push(byte[0]);
+        }
+        let head = String::from_utf8(answer).unwrap().to_ascii_lowercase();
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(!head.contains("connection: close"), "{head}");
+        let length: usize = head
+            .split("content-length: ")
+            .nth(1)
+            .and_then(|rest| rest.split("\r\n").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a JSON answer with a length: {head}"));
+        let mut body = vec![0u8; length];
+        accepted.read_exact(&mut body).await.unwrap();
+    }
+    running.served.abort();
+}
+
 /// A peer that connects and sends nothing, half a head, or a head and too
 /// little body, gives its place under the connection bound back within
 /// `request_read_timeout` (a late body is answered 408), so the bound

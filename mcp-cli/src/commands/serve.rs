@@ -59,6 +59,9 @@ async fn endpoint(args: &ServeArgs) -> Result<Option<http::HttpServer>, CliError
     for origin in &args.allow_origin {
         settings = settings.allow_origin(origin);
     }
+    if let Some(connections) = args.peer_connections {
+        settings = settings.max_connections_per_peer(usize::from(connections));
+    }
     settings = settings.busy_poll(Duration::from_micros(args.busy_poll));
     if let Some(ms) = args.sse_poll {
         let retry = settings.resume.retry;

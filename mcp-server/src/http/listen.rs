@@ -1,9 +1,12 @@
-//! Accepting connections: at most `max_connections` at once (one more is
-//! refused by name), TLS handshakes on their own tasks under a deadline.
+//! Accepting connections: at most `max_connections` at once, and at most
+//! `max_connections_per_peer` from one peer address (one more is refused
+//! by name), TLS handshakes on their own tasks under a deadline.
 
+use std::collections::HashMap;
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -24,6 +27,10 @@ const HANDSHAKE: Duration = Duration::from_secs(10);
 /// The answer to a connection over the bound (plain HTTP only).
 const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
 content-length: 48\r\nconnection: close\r\n\r\ntoo many connections to this MCP server (bound)\n";
+
+/// The answer to a connection over its peer's bound (plain HTTP only).
+const TOO_MANY_FROM_PEER: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
+content-length: 66\r\nconnection: close\r\n\r\ntoo many connections from your address to this MCP server (bound)\n";
 
 /// The TLS acceptor of `files` (rustls with aws-lc-rs, TLS 1.2 and 1.3,
 /// HTTP/1.1 by ALPN).
@@ -61,10 +68,86 @@ pub(super) fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, ServerError> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-/// A connection, with its place under the bound.
+/// A connection, with its places under the bounds.
 pub(super) struct Conn {
     io: Io,
     _permit: OwnedSemaphorePermit,
+    _peer: Option<PeerPlace>,
+}
+
+/// The connections each peer holds, for the bound per peer. A peer is an
+/// IPv4 address, or an IPv6 address's /64 (what one host is commonly
+/// given). Each key holds at least one connection, so the map is bounded
+/// by the connection bound.
+#[derive(Debug)]
+pub(super) struct Peers {
+    max: usize,
+    held: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection's place under its peer's bound; given back on drop.
+#[derive(Debug)]
+pub(super) struct PeerPlace {
+    peers: Arc<Peers>,
+    key: IpAddr,
+}
+
+impl Peers {
+    /// At most `max` connections per peer.
+    pub(super) fn new(max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            max,
+            held: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The key `address` is counted under.
+    fn key(address: IpAddr) -> IpAddr {
+        match address.to_canonical() {
+            IpAddr::V6(v6) => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(prefix.into())
+            }
+            v4 => v4,
+        }
+    }
+
+    /// A place for one more connection of `address`, unless its peer holds
+    /// the most it may.
+    pub(super) fn enter(self: &Arc<Self>, address: IpAddr) -> Option<PeerPlace> {
+        let key = Self::key(address);
+        let mut held = lock(&self.held);
+        let count = held.entry(key).or_insert(0);
+        if *count >= self.max {
+            return None;
+        }
+        *count += 1;
+        Some(PeerPlace {
+            peers: Arc::clone(self),
+            key,
+        })
+    }
+
+    #[cfg(test)]
+    fn holding(&self) -> usize {
+        lock(&self.held).len()
+    }
+}
+
+impl Drop for PeerPlace {
+    fn drop(&mut self) {
+        let mut held = lock(&self.peers.held);
+        if let Some(count) = held.get_mut(&self.key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                held.remove(&self.key);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 enum Io {
@@ -126,11 +209,29 @@ impl Drop for Listener {
 }
 
 impl Listener {
-    pub(super) fn new(listener: TcpListener, tls: Option<TlsAcceptor>, max: usize) -> Self {
+    /// Accepts on `listener`: at most `max` connections at once, and, with
+    /// `peers`, at most its bound from one peer.
+    pub(super) fn new(
+        listener: TcpListener,
+        tls: Option<TlsAcceptor>,
+        max: usize,
+        peers: Option<Arc<Peers>>,
+    ) -> Self {
         let (tx, ready) = mpsc::channel(max.max(1));
         let permits = Arc::new(Semaphore::new(max));
-        let task = tokio::spawn(accept_loop(listener, tls, permits, tx));
+        let task = tokio::spawn(accept_loop(listener, tls, permits, peers, tx));
         Self { ready, task }
+    }
+}
+
+/// Turns a connection away with `answer` (plain HTTP; a TLS peer is just
+/// closed: nothing can be said before the handshake).
+fn turn_away(stream: TcpStream, tls: bool, answer: &'static [u8]) {
+    if !tls {
+        tokio::spawn(async move {
+            let mut stream = stream;
+            let _ = tokio::time::timeout(HANDSHAKE, stream.write_all(answer)).await;
+        });
     }
 }
 
@@ -138,10 +239,11 @@ async fn accept_loop(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     permits: Arc<Semaphore>,
+    peers: Option<Arc<Peers>>,
     tx: mpsc::Sender<Conn>,
 ) {
     loop {
-        let (stream, _) = match listener.accept().await {
+        let (stream, address): (TcpStream, SocketAddr) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of descriptors and the like: wait a moment.
@@ -151,14 +253,23 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
+        let peer = match &peers {
+            None => None,
+            Some(peers) => match peers.enter(address.ip()) {
+                Some(place) => Some(place),
+                None => {
+                    tracing::warn!(
+                        peer = %address.ip(),
+                        "a connection was refused: too many connections from its address (bound)"
+                    );
+                    turn_away(stream, tls.is_some(), TOO_MANY_FROM_PEER);
+                    continue;
+                }
+            },
+        };
         let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
             tracing::warn!("a connection was refused: too many connections (bound)");
-            if tls.is_none() {
-                tokio::spawn(async move {
-                    let mut stream = stream;
-                    let _ = tokio::time::timeout(HANDSHAKE, stream.write_all(TOO_MANY)).await;
-                });
-            }
+            turn_away(stream, tls.is_some(), TOO_MANY);
             continue;
         };
         match &tls {
@@ -166,6 +277,7 @@ async fn accept_loop(
                 let conn = Conn {
                     io: Io::Plain(stream),
                     _permit: permit,
+                    _peer: peer,
                 };
                 if tx.send(conn).await.is_err() {
                     return;
@@ -180,6 +292,7 @@ async fn accept_loop(
                             let conn = Conn {
                                 io: Io::Tls(Box::new(tls)),
                                 _permit: permit,
+                                _peer: peer,
                             };
                             let _ = tx.send(conn).await;
                         }
@@ -260,4 +373,66 @@ pub(super) async fn serve(
     let _ = stop.send(true);
     drop(closed);
     closed_tx.closed().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[test]
+    fn the_refusals_say_their_own_length() {
+        for answer in [TOO_MANY, TOO_MANY_FROM_PEER] {
+            let text = std::str::from_utf8(answer).unwrap();
+            let (head, body) = text.split_once("\r\n\r\n").unwrap();
+            assert!(
+                head.contains(&format!("content-length: {}\r\n", body.len())),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_peer_is_an_ipv4_address_or_an_ipv6_slash_64_and_its_places_come_back() {
+        let peers = Peers::new(2);
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let first = peers.enter(ip("203.0.113.7")).unwrap();
+        // The same address written as IPv4-mapped IPv6 is the same peer.
+        let second = peers.enter(ip("::ffff:203.0.113.7")).unwrap();
+        assert!(peers.enter(ip("203.0.113.7")).is_none());
+        assert!(peers.enter(ip("203.0.113.8")).is_some(), "another peer");
+        // Addresses of one /64 are one peer; the next /64 is another.
+        let _a = peers.enter(ip("2001:db8:1:2::1")).unwrap();
+        let _b = peers.enter(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")).unwrap();
+        assert!(peers.enter(ip("2001:db8:1:2:abcd::9")).is_none());
+        assert!(peers.enter(ip("2001:db8:1:3::1")).is_some());
+        drop(first);
+        let third = peers.enter(ip("203.0.113.7")).unwrap();
+        drop((second, third));
+        assert_eq!(peers.holding(), 1, "only the /64 holds places");
+    }
+
+    /// Over real sockets: one peer past its bound is answered 503 by name
+    /// and closed, and a place given back lets it in again.
+    #[tokio::test]
+    async fn a_peer_past_its_bound_is_turned_away_until_a_place_comes_back() {
+        let socket = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = socket.local_addr().unwrap();
+        let mut listener = Listener::new(socket, None, 8, Some(Peers::new(2)));
+        let _one = TcpStream::connect(address).await.unwrap();
+        let held = listener.accept().await;
+        let _two = TcpStream::connect(address).await.unwrap();
+        let _held_too = listener.accept().await;
+        let mut three = TcpStream::connect(address).await.unwrap();
+        let mut answer = String::new();
+        three.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            answer.ends_with("too many connections from your address to this MCP server (bound)\n")
+        );
+        drop(held);
+        let _four = TcpStream::connect(address).await.unwrap();
+        let again = listener.accept().await;
+        drop(again);
+    }
 }

@@ -455,6 +455,11 @@ pub(super) async fn handle<H: ServerHandler>(
     if let Err(refusal) = shared.guard.check(request.headers()) {
         tracing::debug!(?refusal, "a request was refused at the door");
         let mut response = wire::error(refusal.status(), wire::SERVER_ERROR, refusal.message());
+        // A refused peer does not keep its connection: it cannot hold a
+        // place under the connection bound with requests it may not make.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
         if refusal == super::guard::Refusal::Unauthorized {
             response
                 .headers_mut()
