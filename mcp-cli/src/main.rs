@@ -64,11 +64,17 @@ fn main() -> ExitCode {
         grants: cli.grant.clone(),
         yeses: confirm::Yeses::default(),
         // The commands that run one operation a person waits for answer
-        // their servers' questions at the terminal.
+        // their servers' questions at the terminal; the listings declare
+        // the same, since a server may list the tools that ask only to a
+        // client that can answer.
         answers_questions: ui.interactive
             && matches!(
                 cli.command,
-                Command::Call(_) | Command::Read(_) | Command::Prompt(_)
+                Command::Call(_)
+                    | Command::Read(_)
+                    | Command::Prompt(_)
+                    | Command::Tools(_)
+                    | Command::Inspect(_)
             ),
     };
     let json = wants_json(&cli.command);

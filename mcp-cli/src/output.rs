@@ -130,6 +130,16 @@ fn aligned(headers: Option<&[&str]>, rows: Vec<Vec<String>>) -> String {
     out
 }
 
+/// `, 1 tool`, `, 3 tools`, or nothing when the count is not known (lazy
+/// discovery).
+pub(crate) fn tool_count(tools: Option<usize>) -> String {
+    match tools {
+        Some(1) => ", 1 tool".to_owned(),
+        Some(n) => format!(", {n} tools"),
+        None => String::new(),
+    }
+}
+
 /// The first line of `text`, at most `max` characters, marked `…` when cut.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let first = text.lines().next().unwrap_or("").trim();
@@ -271,6 +281,14 @@ mod tests {
             2,
         );
         assert_eq!(r, "  a           number\n  long\\u{1b}  x\n");
+    }
+
+    #[test]
+    fn a_tool_count_is_said_in_the_right_number_or_not_at_all() {
+        assert_eq!(tool_count(Some(1)), ", 1 tool");
+        assert_eq!(tool_count(Some(0)), ", 0 tools");
+        assert_eq!(tool_count(Some(14)), ", 14 tools");
+        assert_eq!(tool_count(None), "");
     }
 
     #[test]

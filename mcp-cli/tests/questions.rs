@@ -5,7 +5,7 @@
 
 mod support;
 
-use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, ResourceSpec, Script};
+use mcp_testkit::{Behavior, InputRequest, InputSpec, PromptSpec, ResourceSpec, Script, ToolSpec};
 use serde_json::{Value, json};
 use support::*;
 
@@ -29,6 +29,10 @@ fn sandbox() -> Sandbox {
         asking(
             script
                 .tool("ask", Behavior::Ask(InputSpec::one("user", form())))
+                .tool_spec(
+                    ToolSpec::new("shy", Behavior::Ask(InputSpec::one("user", form())))
+                        .needs_client("elicitation"),
+                )
                 .tool(
                     "connect",
                     Behavior::needs_pages(&[
@@ -274,4 +278,31 @@ fn without_a_terminal_no_question_is_offered() {
             .is_some_and(|m| m.contains("elicitation")),
         "{user}"
     );
+}
+
+/// A server may list a tool that asks only to a client that can answer;
+/// at a terminal `mcp tools` and `mcp inspect` declare what `mcp call`
+/// will, so the listing shows what can be called there. Elsewhere nothing
+/// is declared, and such a tool is not listed.
+#[test]
+fn at_a_terminal_the_listings_show_the_tools_that_ask() {
+    let sandbox = sandbox();
+    let (code, transcript, stdout) = at_terminal(&sandbox, &["tools", "--format", "json"], "");
+    assert_eq!(code, 0, "{transcript}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let listed = doc.to_string();
+    for server in ["old", "new"] {
+        assert!(
+            listed.contains(&format!("\"{server}/shy\"")),
+            "{server}: {listed}"
+        );
+    }
+    let (code, transcript, stdout) = at_terminal(&sandbox, &["inspect", "new", "--json"], "");
+    assert_eq!(code, 0, "{transcript}");
+    assert!(stdout.contains("\"shy\""), "{stdout}");
+
+    let (code, stdout, stderr) = sandbox.run(&["tools", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("/ask\""), "{stdout}");
+    assert!(!stdout.contains("shy"), "{stdout}");
 }

@@ -67,7 +67,7 @@
 //! the built-in ones: `tools` + `logging`, plus `resources`, `prompts`,
 //! `completions` and tasks when the script has them), `tools` (each the
 //! tool's JSON plus a `behavior`, optional `task_support`,
-//! `appear_at_change`, `vanish_at_change`), `resources`,
+//! `appear_at_change`, `vanish_at_change`, `needs_client`), `resources`,
 //! `resource_templates`, `prompts` ([`ResourceSpec`],
 //! [`ResourceTemplateSpec`], [`PromptSpec`], [`CompletionSpec`],
 //! [`InputSpec`]), `page_size` (every list), `cyclic_cursor`,
@@ -108,7 +108,9 @@
 //! unknown prompt is `-32602`. `completion/complete` filters scripted
 //! values by prefix and context, at most 100 with `total` and `hasMore`.
 //! A feature the script lacks answers `-32601`. Items with
-//! `appear_at_change` / `vanish_at_change` come and go with `change_list`.
+//! `appear_at_change` / `vanish_at_change` come and go with `change_list`;
+//! a tool with `needs_client` is listed only to a client that declared
+//! that capability (as some servers hide the tools that would ask it).
 //!
 //! # Change notifications and `subscriptions/listen`
 //!

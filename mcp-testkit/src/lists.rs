@@ -21,10 +21,21 @@ pub(crate) async fn tools(shared: &Shared, id: &Value, era: Era, params: &Value)
     let script = &shared.script;
     let changes = shared.state().changes(ListKind::Tools);
     let tasks_listed = era == Era::Legacy && shared.legacy_tasks_enabled();
+    let declared = match era {
+        Era::Legacy => shared.state().client_capabilities.clone(),
+        Era::Modern => crate::request::declared_capabilities(params).cloned(),
+    };
     let tools = script
         .tools
         .iter()
         .filter(|t| visible(t.appear_at_change, t.vanish_at_change, changes))
+        .filter(|t| {
+            t.needs_client.as_ref().is_none_or(|needed| {
+                declared
+                    .as_ref()
+                    .is_some_and(|caps| caps.contains_key(needed.as_str()))
+            })
+        })
         .map(|t| {
             let mut tool = t.tool.clone();
             if tasks_listed

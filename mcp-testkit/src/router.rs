@@ -367,6 +367,10 @@ async fn initialize(shared: &Shared, id: &Value, params: &Value) -> Option<i32> 
         shared.send(&reply).await;
         return None;
     }
+    shared.state().client_capabilities = params
+        .get("capabilities")
+        .and_then(Value::as_object)
+        .cloned();
     let mut body = Map::new();
     body.insert("protocolVersion".into(), chosen.into());
     body.insert("capabilities".into(), script.server_capabilities());

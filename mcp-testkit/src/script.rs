@@ -170,7 +170,8 @@ fn all_versions() -> Vec<String> {
 ///
 /// In JSON the tool's fields and `behavior` sit side by side:
 /// `{"name": "echo", "inputSchema": {...}, "behavior": {"kind": "echo"}}`,
-/// with optional `task_support`, `appear_at_change` and `vanish_at_change`.
+/// with optional `task_support`, `appear_at_change`, `vanish_at_change`
+/// and `needs_client`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
     /// The tool as listed (`name`, `description`, `inputSchema`, …), sent verbatim.
@@ -190,6 +191,12 @@ pub struct ToolSpec {
     /// No longer listed (nor callable) once the tool list changed this many times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vanish_at_change: Option<u32>,
+    /// Listed only to a client that declared this capability
+    /// (`elicitation`, `sampling`, …: in `initialize`, or in a 2026-07-28
+    /// request's `_meta`), as some servers hide the tools that would ask
+    /// it. Still callable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_client: Option<String>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -230,7 +237,14 @@ impl ToolSpec {
             task_support: None,
             appear_at_change: 0,
             vanish_at_change: None,
+            needs_client: None,
         }
+    }
+
+    /// Lists the tool only to a client that declared `capability`.
+    pub fn needs_client(mut self, capability: &str) -> Self {
+        self.needs_client = Some(capability.to_owned());
+        self
     }
 
     /// Sets whether the tool can run as a task.

@@ -37,6 +37,8 @@ pub(crate) struct State {
     resources_changes: u32,
     /// Open listen streams, oldest first.
     pub(crate) listens: Vec<Listen>,
+    /// Legacy: the client capabilities `initialize` declared.
+    pub(crate) client_capabilities: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl State {

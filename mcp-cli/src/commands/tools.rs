@@ -194,10 +194,10 @@ pub(crate) async fn start_all(
                         lines.set(
                             server.as_str(),
                             format!(
-                                "ready  {} ({} era), {} tools",
+                                "ready  {} ({} era){}",
                                 escape_line(version.as_str()),
                                 era_name(era),
-                                tools.unwrap_or(0)
+                                crate::output::tool_count(tools)
                             ),
                             true,
                         );

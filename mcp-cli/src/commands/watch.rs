@@ -381,11 +381,11 @@ impl Printer {
                 tools,
             } => {
                 let human = format!(
-                    "{} {} ({} era), {} tools",
+                    "{} {} ({} era){}",
                     p.green("ready"),
                     escape_line(version.as_str()),
                     era_name(*era),
-                    tools.unwrap_or(0)
+                    crate::output::tool_count(*tools)
                 );
                 let fields = json!({"era": era_name(*era), "protocolVersion": version.as_str(), "tools": tools});
                 self.line("ready", Some(server.as_str()), &human, fields)
