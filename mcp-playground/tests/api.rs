@@ -914,5 +914,7 @@ async fn pages_a_server_asks_to_open_first_come_with_the_error() {
         "{body}"
     );
     assert!(!body.to_string().contains("evil.test\""), "{body}");
+    assert_eq!(pages[2]["host"], "xn--bnk-sna.example", "{body}");
+    assert_eq!(pages[2]["punycode"], true, "{body}");
     lab.stop().await;
 }

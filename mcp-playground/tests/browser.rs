@@ -363,6 +363,26 @@ async fn a_servers_question_is_answered_on_the_page() {
             "Pro \\u{202e}",
         )
         .await;
+    // A plain default is filled in; one that would reorder the field's
+    // text is shown escaped instead.
+    let filled = browser
+        .script(
+            "return [...document.querySelectorAll('.question[data-kind=form] input[type=text]')]\
+             .map((i) => [i.dataset.field, i.value]);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        filled,
+        json!([["city", "Oslo"], ["code", ""], ["name", ""]]),
+        "{filled}"
+    );
+    browser
+        .wait_text(
+            &format!("{card} .hidden-default"),
+            "characters that hide or reorder text: ab\\u{202e}cd",
+        )
+        .await;
     // It stays in view wherever the page is scrolled (the call that asked
     // is further down).
     let top = browser
@@ -393,7 +413,8 @@ async fn a_servers_question_is_answered_on_the_page() {
     let last = answered.last().unwrap();
     assert_eq!(
         last["params"]["inputResponses"]["user"],
-        json!({"action": "accept", "content": {"name": "Ada", "plan": "pro", "newsletter": false}}),
+        json!({"action": "accept",
+               "content": {"name": "Ada", "plan": "pro", "newsletter": false, "city": "Oslo"}}),
         "{last}"
     );
     // Answered: the panel is hidden again.
@@ -432,6 +453,13 @@ async fn a_servers_question_is_answered_on_the_page() {
         .await;
     browser
         .wait_text("#result .pages .problem", "A page it listed is not shown")
+        .await;
+    // A Punycode host is shown with a warning of look-alike letters.
+    browser
+        .wait_text(
+            "#result .pages .punycode",
+            "may show as letters of another script",
+        )
         .await;
     assert!(browser.find_all("#result a").await.is_empty());
     browser.quit().await;

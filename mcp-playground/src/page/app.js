@@ -952,8 +952,16 @@ function questionInput(f, name) {
     } };
   }
   const input = el("input", Object.assign({ type: "text" }, attrs));
-  if (typeof f.default === "string") input.value = f.default;
-  return { node: input, read: () => {
+  // A default that hides or reorders characters would show, in the field,
+  // a text other than the one sent: it is shown escaped, not filled in.
+  let node = input;
+  if (typeof f.default === "string" && visible(f.default) !== f.default) {
+    node = el("span", {}, input, el("span", { class: "hint hidden-default" },
+      `its default is not filled in, as it holds characters that hide or reorder text: ${bounded(f.default, 200)}`));
+  } else if (typeof f.default === "string") {
+    input.value = f.default;
+  }
+  return { node, read: () => {
     if (input.value === "") return {};
     const n = [...input.value].length;
     if (typeof f.minLength === "number" && n < f.minLength) return { error: `at least ${f.minLength} characters` };

@@ -247,7 +247,7 @@ fn broken() -> Arc<dyn Connector> {
 }
 
 /// The `asker` server: a form (a required name, a titled choice, a yes or
-/// no), a page to open and a model's reply, each asked in a tool.
+/// no, a default, a default that reorders text), a page to open and a model's reply, each asked in a tool.
 pub fn asker_script() -> Script {
     let form = InputRequest::elicit_form(
         "Who are you? \u{202e}ohce",
@@ -256,7 +256,9 @@ pub fn asker_script() -> Script {
                    "name": {"type": "string", "title": "Your name", "minLength": 2},
                    "plan": {"type": "string", "oneOf": [
                        {"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro \u{202e}"}]},
-                   "newsletter": {"type": "boolean", "default": false}},
+                   "newsletter": {"type": "boolean", "default": false},
+                   "city": {"type": "string", "default": "Oslo"},
+                   "code": {"type": "string", "default": "ab\u{202e}cd"}},
                "required": ["name"]}),
     );
     let page = InputRequest::elicit_url(
@@ -281,6 +283,7 @@ pub fn asker_script() -> Script {
                     "https://bank.example@evil.test/",
                     "c2",
                 ),
+                ("A look-alike name", "https://xn--bnk-sna.example/", "c3"),
             ]),
         )
         .tool(
