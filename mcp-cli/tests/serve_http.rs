@@ -223,12 +223,11 @@ fn tls_files(sandbox: &Sandbox) {
     sandbox.write("key.pem", &leaf_key.serialize_pem());
 }
 
-#[test]
-fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_it() {
-    let sandbox = Sandbox::new();
-    let config = config(&sandbox);
-    tls_files(&sandbox);
-    let token = "gateway-token-never-printed-0815";
+/// `mcp serve --http ADDR` of the sandbox's configuration over TLS, the
+/// token `token` in `GATEWAY_TOKEN`, with `extra` flags.
+fn tls_gateway(sandbox: &Sandbox, token: &str, addr: &str, extra: &[&str]) -> Gateway {
+    let config = config(sandbox);
+    tls_files(sandbox);
     let path = |name: &str| sandbox.path().join(name).display().to_string();
     let mut command = Command::new(MCP);
     command
@@ -236,15 +235,24 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
         .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
         .env("XDG_STATE_HOME", sandbox.path().join("state"))
         .env("GATEWAY_TOKEN", token)
-        .args(["--config", &config, "serve", "--http", "127.0.0.1:0"])
+        .args(["--config", &config, "serve", "--http", addr])
         .args([
             "--tls-cert",
             &path("cert.pem"),
             "--tls-key",
             &path("key.pem"),
         ])
-        .args(["--token-env", "GATEWAY_TOKEN"]);
-    let mut gateway = spawn(command);
+        .args(["--token-env", "GATEWAY_TOKEN"])
+        .args(extra);
+    spawn(command)
+}
+
+#[test]
+fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_it() {
+    let sandbox = Sandbox::new();
+    let token = "gateway-token-never-printed-0815";
+    let path = |name: &str| sandbox.path().join(name).display().to_string();
+    let mut gateway = tls_gateway(&sandbox, token, "127.0.0.1:0", &[]);
     assert!(
         gateway.url.starts_with("https://127.0.0.1:"),
         "{}",
@@ -314,24 +322,12 @@ fn serve_http_over_tls_with_a_token_serves_our_cli_and_refuses_a_caller_without_
 fn serve_http_off_loopback_bounds_the_connections_of_one_address() {
     use std::io::Read;
     let sandbox = Sandbox::new();
-    let config = config(&sandbox);
-    tls_files(&sandbox);
-    let path = |name: &str| sandbox.path().join(name).display().to_string();
-    let mut command = Command::new(MCP);
-    command
-        .current_dir(sandbox.path())
-        .env("XDG_CONFIG_HOME", sandbox.path().join("xdg"))
-        .env("XDG_STATE_HOME", sandbox.path().join("state"))
-        .env("GATEWAY_TOKEN", "gateway-token-0816")
-        .args(["--config", &config, "serve", "--http", "0.0.0.0:0"])
-        .args([
-            "--tls-cert",
-            &path("cert.pem"),
-            "--tls-key",
-            &path("key.pem"),
-        ])
-        .args(["--token-env", "GATEWAY_TOKEN", "--peer-connections", "1"]);
-    let mut gateway = spawn(command);
+    let mut gateway = tls_gateway(
+        &sandbox,
+        "gateway-token-0816",
+        "0.0.0.0:0",
+        &["--peer-connections", "1"],
+    );
     let port = gateway
         .url
         .rsplit(':')
