@@ -782,7 +782,16 @@ impl CliError {
 
     /// The human report for stderr. `one_off_url` is the `--url` of a
     /// server given on the command line (its sign-in hint names it).
-    pub(crate) fn report(&self, paint: Paint, verbose: bool, one_off_url: Option<&str>) -> String {
+    /// `a_terminal_would_ask`: whether this command, run at a terminal,
+    /// would have answered the servers' questions that it did not offer
+    /// now (for the hint when a server needed one).
+    pub(crate) fn report(
+        &self,
+        paint: Paint,
+        verbose: bool,
+        one_off_url: Option<&str>,
+        a_terminal_would_ask: bool,
+    ) -> String {
         let mut out = render_report(
             &self.chain(),
             self.hub().map(TheirWords::of).unwrap_or_default(),
@@ -792,14 +801,14 @@ impl CliError {
         if let Some(pages) = self.hub().and_then(HubError::url_elicitations) {
             out.push_str(&crate::questions::pages_report(&pages, paint));
         }
-        if let Some(hint) = self.hint(one_off_url) {
+        if let Some(hint) = self.hint(one_off_url, a_terminal_would_ask) {
             out.push_str(&format!("  {} {hint}\n", paint.dim("hint:")));
         }
         out
     }
 
     /// What the user can do about it, when we know.
-    fn hint(&self, one_off_url: Option<&str>) -> Option<String> {
+    fn hint(&self, one_off_url: Option<&str>, a_terminal_would_ask: bool) -> Option<String> {
         if let CliError::UnknownTool { suggestions, .. }
         | CliError::UnknownPrompt { suggestions, .. } = self
             && !suggestions.is_empty()
@@ -822,6 +831,12 @@ impl CliError {
         {
             return Some(
                 "a tool that takes longer needs `--timeout SECONDS` (up to 600), or `request_timeout_ms` in its server's entry"
+                    .to_owned(),
+            );
+        }
+        if a_terminal_would_ask && session_of(hub).is_some_and(needs_a_question) {
+            return Some(
+                "`mcp` answers a server's questions (elicitation, sampling) only when stdin and stderr are a terminal: run it at one"
                     .to_owned(),
             );
         }
@@ -860,6 +875,33 @@ fn session_of(e: &HubError) -> Option<&SessionError> {
         HubError::Session { error, .. } => Some(error),
         HubError::RequiredServerFailed { source, .. } => session_of(source),
         _ => None,
+    }
+}
+
+/// Whether a request failed for want of an answer a person gives: the
+/// server refused it without the capability (`-32021` naming elicitation
+/// or sampling), or asked in an `input_required` round and found no
+/// handler (`-32601`).
+fn needs_a_question(e: &SessionError) -> bool {
+    if let SessionError::InputNotProvided { asked, code, .. } = e {
+        return *code == mcp_types::error_codes::METHOD_NOT_FOUND
+            && (asked.starts_with("elicitation/") || asked.starts_with("sampling/"));
+    }
+    let Some(error) = e.error_object() else {
+        return false;
+    };
+    if error.code != mcp_types::error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        return false;
+    }
+    let named = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("requiredCapabilities"))
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|caps| caps.contains_key("elicitation") || caps.contains_key("sampling"));
+    named || {
+        let message = error.message.to_ascii_lowercase();
+        message.contains("elicitation") || message.contains("sampling")
     }
 }
 
@@ -1110,6 +1152,37 @@ mod tests {
         ] {
             assert_eq!(Exit::of(cause), exit, "{cause}");
         }
+    }
+
+    #[test]
+    fn a_question_nobody_was_offered_is_told_apart_from_other_refusals() {
+        let unasked = |asked: &str, code: i64| SessionError::InputNotProvided {
+            method: "tools/call".into(),
+            asked: asked.into(),
+            code,
+        };
+        assert!(needs_a_question(&unasked("elicitation/create", -32601)));
+        assert!(needs_a_question(&unasked("sampling/createMessage", -32601)));
+        // Declined by the person, or a request of another kind: no.
+        assert!(!needs_a_question(&unasked("elicitation/create", -1)));
+        assert!(!needs_a_question(&unasked("roots/list", -32601)));
+        let refused = |message: &str, data: Option<serde_json::Value>| {
+            let mut error = mcp_types::ErrorObject::new(
+                mcp_types::error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message,
+            );
+            error.data = data;
+            SessionError::Server {
+                method: "tools/call".into(),
+                code: error.code,
+                error: Box::new(error),
+            }
+        };
+        let sampling = serde_json::json!({"requiredCapabilities": {"sampling": {}}});
+        assert!(needs_a_question(&refused("Missing capability", Some(sampling))));
+        assert!(needs_a_question(&refused("needs elicitation", None)));
+        let roots = serde_json::json!({"requiredCapabilities": {"roots": {}}});
+        assert!(!needs_a_question(&refused("Missing capability", Some(roots))));
     }
 
     #[test]

@@ -77,6 +77,13 @@ fn main() -> ExitCode {
                     | Command::Inspect(_)
             ),
     };
+    // Whether a terminal would have let this command answer the servers'
+    // questions it now could not (for the error's hint).
+    let a_terminal_would_ask = !ui.interactive
+        && matches!(
+            cli.command,
+            Command::Call(_) | Command::Read(_) | Command::Prompt(_)
+        );
     let json = wants_json(&cli.command);
     let one_off_url = one_off_url(&cli.command).map(str::to_owned);
     let result = runtime.block_on(run(&ctx, cli.command));
@@ -91,7 +98,12 @@ fn main() -> ExitCode {
             }
             eprint!(
                 "{}",
-                e.report(ui.err(), ui.verbose > 0, one_off_url.as_deref())
+                e.report(
+                    ui.err(),
+                    ui.verbose > 0,
+                    one_off_url.as_deref(),
+                    a_terminal_would_ask
+                )
             );
             ExitCode::from(e.exit().code())
         }

@@ -278,6 +278,18 @@ fn without_a_terminal_no_question_is_offered() {
             .is_some_and(|m| m.contains("elicitation")),
         "{user}"
     );
+    // A 2026-07-28 server refuses the call for want of the capability; the
+    // report says where the question could be answered.
+    let (code, _, stderr) = sandbox.run(&["call", "new", "ask"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("-32021"), "{stderr}");
+    assert!(
+        stderr.contains("hint: `mcp` answers a server's questions (elicitation, sampling) only when stdin and stderr are a terminal"),
+        "{stderr}"
+    );
+    // A refusal of another kind gets no such hint.
+    let (_, _, stderr) = sandbox.run(&["call", "new", "connect"]);
+    assert!(!stderr.contains("only when stdin and stderr"), "{stderr}");
 }
 
 /// A server may list a tool that asks only to a client that can answer;
