@@ -1179,10 +1179,16 @@ mod tests {
             }
         };
         let sampling = serde_json::json!({"requiredCapabilities": {"sampling": {}}});
-        assert!(needs_a_question(&refused("Missing capability", Some(sampling))));
+        assert!(needs_a_question(&refused(
+            "Missing capability",
+            Some(sampling)
+        )));
         assert!(needs_a_question(&refused("needs elicitation", None)));
         let roots = serde_json::json!({"requiredCapabilities": {"roots": {}}});
-        assert!(!needs_a_question(&refused("Missing capability", Some(roots))));
+        assert!(!needs_a_question(&refused(
+            "Missing capability",
+            Some(roots)
+        )));
     }
 
     #[test]
