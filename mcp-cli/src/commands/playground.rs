@@ -43,15 +43,30 @@ pub(crate) async fn run(ctx: &Context, args: PlaygroundArgs) -> Result<Exit, Cli
     // The servers' questions wait for the page; the terminal says so (the
     // page may be closed, or behind other windows).
     let paint = ctx.ui.err();
+    let gate = std::sync::Mutex::new(Gate::default());
     let questions = Questions::new().on_asked(move |asked| {
+        // A server that asks and withdraws in a loop cannot flood the
+        // terminal: a line a second at most, the rest counted.
+        let admitted = gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .admit(std::time::Instant::now());
+        let Some(unsaid) = admitted else {
+            return;
+        };
         let what = match asked.kind {
             QuestionKind::Form => "a form to fill in",
             QuestionKind::Url => "a page to open",
             QuestionKind::Sampling => "a reply in the model's place",
             _ => "an answer",
         };
+        let more = if unsaid > 0 {
+            format!("; {unsaid} more asked since the last line")
+        } else {
+            String::new()
+        };
         eprintln!(
-            "{} server `{}` asks for {what}: answer it on the page ({} waiting)",
+            "{} server `{}` asks for {what}: answer it on the page ({} waiting{more})",
             paint.yellow("question:"),
             mcp_types::text::escape_line(&asked.server),
             asked.waiting,
@@ -115,6 +130,29 @@ async fn serve(
         .map_err(CliError::Playground)
 }
 
+/// At most one line a second about the questions asked.
+#[derive(Debug, Default)]
+struct Gate {
+    last: Option<std::time::Instant>,
+    unsaid: u64,
+}
+
+impl Gate {
+    /// `Some(questions not said since the last line)` when a line may be
+    /// printed at `now`; `None` (and one more counted) otherwise.
+    fn admit(&mut self, now: std::time::Instant) -> Option<u64> {
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) < Duration::from_secs(1))
+        {
+            self.unsaid += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.unsaid))
+    }
+}
+
 /// Hands `url` to the desktop's opener (`open` on macOS, `xdg-open`
 /// elsewhere). Never through a shell; its output is not ours to show.
 fn open_browser(url: &str) -> Result<(), std::io::Error> {
@@ -132,4 +170,21 @@ fn open_browser(url: &str) -> Result<(), std::io::Error> {
     // Reaped on a thread of its own: the opener may outlive the wait.
     std::thread::spawn(move || child.wait());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_lines_come_at_most_once_a_second_and_count_the_rest() {
+        let mut gate = Gate::default();
+        let start = std::time::Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        assert_eq!(gate.admit(at(0)), Some(0));
+        assert_eq!(gate.admit(at(10)), None);
+        assert_eq!(gate.admit(at(999)), None);
+        assert_eq!(gate.admit(at(1000)), Some(2));
+        assert_eq!(gate.admit(at(2500)), Some(0));
+    }
 }
