@@ -53,7 +53,7 @@
 //! |---|---|---|
 //! | request body | 4 MiB | `413` naming the bound |
 //! | connections | 256 | a plain connection is answered `503` and closed; a TLS one is closed before its handshake |
-//! | connections from one peer (an IPv4 address, an IPv6 /64; not on a loopback address) | 64 | as over the whole bound |
+//! | connections from one peer (an IPv4 address, an IPv6 /64; not on a loopback address) | 64 | as over the whole bound (refused connections are logged once a second at most, the rest counted) |
 //! | a request's head, then its body | 30 s each | the connection is closed (a late body is answered `408` first); a kept-alive connection idle that long is closed too |
 //! | legacy sessions | 128 | `initialize` is answered `503` |
 //! | idle session | 30 min | the session ends (later requests: `404`) |

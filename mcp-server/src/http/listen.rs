@@ -224,6 +224,31 @@ impl Listener {
     }
 }
 
+/// The warnings of refused connections: one a second at most, the
+/// refusals in between counted in the next, so a flood of connections
+/// cannot flood the log.
+#[derive(Debug, Default)]
+struct Warned {
+    last: Option<std::time::Instant>,
+    unsaid: u64,
+}
+
+impl Warned {
+    /// `Some(refusals not logged since the last warning)` when one may be
+    /// logged at `now`; `None` (and one more counted) otherwise.
+    fn admit(&mut self, now: std::time::Instant) -> Option<u64> {
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) < Duration::from_secs(1))
+        {
+            self.unsaid += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.unsaid))
+    }
+}
+
 /// Turns a connection away with `answer` (plain HTTP; a TLS peer is just
 /// closed: nothing can be said before the handshake).
 fn turn_away(stream: TcpStream, tls: bool, answer: &'static [u8]) {
@@ -242,6 +267,7 @@ async fn accept_loop(
     peers: Option<Arc<Peers>>,
     tx: mpsc::Sender<Conn>,
 ) {
+    let mut warned = Warned::default();
     loop {
         let (stream, address): (TcpStream, SocketAddr) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -258,17 +284,25 @@ async fn accept_loop(
             Some(peers) => match peers.enter(address.ip()) {
                 Some(place) => Some(place),
                 None => {
-                    tracing::warn!(
-                        peer = %address.ip(),
-                        "a connection was refused: too many connections from its address (bound)"
-                    );
+                    if let Some(unsaid) = warned.admit(std::time::Instant::now()) {
+                        tracing::warn!(
+                            peer = %address.ip(),
+                            refused_unlogged = unsaid,
+                            "a connection was refused: too many connections from its address (bound)"
+                        );
+                    }
                     turn_away(stream, tls.is_some(), TOO_MANY_FROM_PEER);
                     continue;
                 }
             },
         };
         let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-            tracing::warn!("a connection was refused: too many connections (bound)");
+            if let Some(unsaid) = warned.admit(std::time::Instant::now()) {
+                tracing::warn!(
+                    refused_unlogged = unsaid,
+                    "a connection was refused: too many connections (bound)"
+                );
+            }
             turn_away(stream, tls.is_some(), TOO_MANY);
             continue;
         };
@@ -410,6 +444,18 @@ mod tests {
         let third = peers.enter(ip("203.0.113.7")).unwrap();
         drop((second, third));
         assert_eq!(peers.holding(), 1, "only the /64 holds places");
+    }
+
+    #[test]
+    fn refusals_are_logged_once_a_second_and_the_rest_counted() {
+        let mut warned = Warned::default();
+        let start = std::time::Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        assert_eq!(warned.admit(at(0)), Some(0));
+        assert_eq!(warned.admit(at(1)), None);
+        assert_eq!(warned.admit(at(500)), None);
+        assert_eq!(warned.admit(at(1000)), Some(2));
+        assert_eq!(warned.admit(at(3000)), Some(0));
     }
 
     /// Over real sockets: one peer past its bound is answered 503 by name
