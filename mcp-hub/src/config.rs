@@ -465,7 +465,9 @@ pub struct HubConfig {
     pub start_wait: Option<Duration>,
     /// Bound of a whole shutdown; servers still running after it are killed.
     pub shutdown_timeout: Duration,
-    /// Capacity of the host's event queue (overflow is dropped and counted).
+    /// Capacity of the host's event queue (overflow is dropped and counted;
+    /// log messages and task statuses fill at most three quarters of it,
+    /// so that they cannot push the other events out).
     pub event_queue: usize,
     /// At start, raise this process's soft open-file limit toward the hard
     /// one (each stdio server costs three descriptors, two once they are

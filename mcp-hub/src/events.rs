@@ -400,9 +400,13 @@ impl EventSink {
         }
     }
 
-    /// Whether an event emitted now would be queued (not dropped).
-    pub(crate) fn has_room(&self) -> bool {
-        self.tx.capacity() > 0
+    /// Whether a chatty event (a server's log message, a task's status)
+    /// may be queued now: the last quarter of the queue is kept for the
+    /// other events, so a server that floods cannot push out the ones a
+    /// host must not miss (a server's status, a tool list held for
+    /// review).
+    pub(crate) fn has_room_for_chatter(&self) -> bool {
+        self.tx.capacity() > self.tx.max_capacity() / 4
     }
 
     /// Counts an event dropped before it was made.
@@ -470,5 +474,35 @@ mod tests {
         assert_eq!(sink.dropped(), 1);
         assert!(events.try_next().is_some());
         assert!(events.try_next().is_none());
+    }
+
+    #[test]
+    fn chatter_fills_the_queue_only_to_its_last_quarter() {
+        let (sink, mut events) = EventSink::new(8, None);
+        let server = ServerName::new("s").unwrap();
+        let mut chatter = 0;
+        while sink.has_room_for_chatter() {
+            sink.emit(HubEvent::Stopped {
+                server: server.clone(),
+            });
+            chatter += 1;
+        }
+        assert_eq!(chatter, 6);
+        // The rest is still there for the events that matter.
+        for _ in 0..2 {
+            sink.emit(HubEvent::Stopped {
+                server: server.clone(),
+            });
+        }
+        assert_eq!(sink.dropped(), 0);
+        sink.emit(HubEvent::Stopped { server });
+        assert_eq!(sink.dropped(), 1);
+        // Read, it makes room for chatter again.
+        assert!(events.try_next().is_some());
+        assert!(!sink.has_room_for_chatter());
+        for _ in 0..2 {
+            assert!(events.try_next().is_some());
+        }
+        assert!(sink.has_room_for_chatter());
     }
 }

@@ -394,12 +394,13 @@ async fn watch_session(
             }
             // Log messages only for a host that asked for them (the session
             // drops the others unparsed), and parsed only when the event
-            // queue has room: a flooding server costs the others nothing
-            // beyond the session's own work.
+            // queue has room for chatter (its last quarter is kept for the
+            // other events): a flooding server costs the others nothing
+            // beyond the session's own work, and pushes no event out.
             Some(SessionEvent::Notification { method, params })
                 if method == "notifications/message" && cell.spec.log_level.is_some() =>
             {
-                if !hub.events.has_room() {
+                if !hub.events.has_room_for_chatter() {
                     hub.events.count_dropped();
                 } else if let Some(event) =
                     crate::events::server_log(&cell.spec.name, params.as_deref())
@@ -415,7 +416,7 @@ async fn watch_session(
                 let declared =
                     crate::governance::calls::capabilities(cell).is_some_and(|c| c.tasks.is_some());
                 if declared {
-                    if !hub.events.has_room() {
+                    if !hub.events.has_room_for_chatter() {
                         hub.events.count_dropped();
                     } else if let Some(event) =
                         crate::events::task_status(&cell.spec.name, params.as_deref())
