@@ -16,7 +16,8 @@
 //! through a pidfd, so a server costs this process three descriptors while
 //! it runs (its stdin, stdout and stderr pipes), or two once descriptors
 //! are scarce ([`StdioChannel::Auto`]: 40 % of the soft `RLIMIT_NOFILE` in
-//! use): then its stdin and stdout are one Unix socket pair, which costs a
+//! use, and from then on in this process): then its stdin and stdout are
+//! one Unix socket pair, which costs a
 //! few microseconds more per round trip than two pipes. On a socket pair,
 //! closing stdin is `shutdown(SHUT_WR)` on our end (the child reads
 //! end-of-file and can still answer), and we see end-of-file from the child
@@ -90,7 +91,8 @@ pub struct StdioConfig {
 #[non_exhaustive]
 pub enum StdioChannel {
     /// Two pipes while descriptors are plentiful; one socket pair once 40 %
-    /// of the soft open-file limit is in use (so that more servers fit).
+    /// of the soft open-file limit is in use (so that more servers fit),
+    /// and for every server this process starts after that.
     #[default]
     Auto,
     /// Two pipes (the fastest): three descriptors per server with stderr.
@@ -244,13 +246,13 @@ fn spawn_child(config: &StdioConfig) -> Result<Connection, TransportError> {
             }
         }
     };
-    // stderr is a pipe whatever the channel. Its read end is the lowest
-    // free descriptor, which tells how many are in use.
+    // stderr is a pipe whatever the channel. Its ends are the lowest free
+    // descriptors, which tell how many are in use.
     let (err_read, err_write) = std::io::pipe().map_err(spawn_error)?;
     let socket = match config.channel {
         StdioChannel::Pipes => false,
         StdioChannel::SocketPair => true,
-        _ => descriptors_scarce(err_read.as_raw_fd()),
+        _ => descriptors_scarce(err_read.as_raw_fd().max(err_write.as_raw_fd())),
     };
     let mut cmd = std::process::Command::new(&config.command);
     cmd.args(&config.args)
@@ -393,14 +395,28 @@ enum ChildIo {
 /// stdout share one socket pair ([`StdioChannel::Auto`]), in percent.
 const SCARCE_PERCENT: u64 = 40;
 
-/// Whether descriptors are scarce, judged by the lowest free one (`fd`,
-/// just handed out).
+/// Set once descriptors were found scarce: from then on they stay so.
+static SCARCE_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether descriptors are scarce, judged by `fd`, the higher of two just
+/// handed out (the lowest free ones; a hole left by one closed descriptor
+/// then does not hide how many are in use), or found so before: a
+/// process that came near its limit once is likely to again, and a hole
+/// left by several closed ones must not give one server back its three.
 fn descriptors_scarce(fd: i32) -> bool {
+    use std::sync::atomic::Ordering;
+    if SCARCE_SEEN.load(Ordering::Relaxed) {
+        return true;
+    }
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    match limit.current {
+    let scarce = match limit.current {
         None => false,
         Some(soft) => u64::try_from(fd).unwrap_or(0) * 100 >= soft * SCARCE_PERCENT,
+    };
+    if scarce {
+        SCARCE_SEEN.store(true, Ordering::Relaxed);
     }
+    scarce
 }
 
 #[cfg(unix)]
