@@ -58,32 +58,25 @@ fn main() -> ExitCode {
             return ExitCode::from(Exit::Usage.code());
         }
     };
+    // The commands that run one operation a person waits for answer their
+    // servers' questions at a terminal.
+    let one_operation = matches!(
+        cli.command,
+        Command::Call(_) | Command::Read(_) | Command::Prompt(_)
+    );
     let ctx = Context {
         config: cli.config.clone(),
         ui,
         grants: cli.grant.clone(),
         yeses: confirm::Yeses::default(),
-        // The commands that run one operation a person waits for answer
-        // their servers' questions at the terminal; the listings declare
-        // the same, since a server may list the tools that ask only to a
-        // client that can answer.
+        // The listings declare the same, since a server may list the tools
+        // that ask only to a client that can answer.
         answers_questions: ui.interactive
-            && matches!(
-                cli.command,
-                Command::Call(_)
-                    | Command::Read(_)
-                    | Command::Prompt(_)
-                    | Command::Tools(_)
-                    | Command::Inspect(_)
-            ),
+            && (one_operation || matches!(cli.command, Command::Tools(_) | Command::Inspect(_))),
     };
     // Whether a terminal would have let this command answer the servers'
     // questions it now could not (for the error's hint).
-    let a_terminal_would_ask = !ui.interactive
-        && matches!(
-            cli.command,
-            Command::Call(_) | Command::Read(_) | Command::Prompt(_)
-        );
+    let a_terminal_would_ask = !ui.interactive && one_operation;
     let json = wants_json(&cli.command);
     let one_off_url = one_off_url(&cli.command).map(str::to_owned);
     let result = runtime.block_on(run(&ctx, cli.command));

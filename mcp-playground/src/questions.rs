@@ -188,14 +188,14 @@ impl Questions {
         self.inner.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Puts a question up and waits for its answer; the question leaves
-    /// the list however the wait ends.
-    async fn ask(
+    /// Puts a question up and waits for its answer, read as the result
+    /// `T`; the question leaves the list however the wait ends.
+    async fn ask<T: serde::de::DeserializeOwned>(
         &self,
         server: &str,
         kind: QuestionKind,
         mut shown: Value,
-    ) -> Result<Value, HandlerError> {
+    ) -> Result<T, HandlerError> {
         let (tx, rx) = oneshot::channel();
         let (id, waiting) = {
             let mut waiting = lock(&self.inner.waiting);
@@ -229,8 +229,11 @@ impl Questions {
             questions: self,
             id,
         };
-        rx.await
-            .unwrap_or_else(|_| Err(HandlerError::internal("the playground went away")))
+        let answer = rx
+            .await
+            .unwrap_or_else(|_| Err(HandlerError::internal("the playground went away")))?;
+        serde_json::from_value(answer)
+            .map_err(|_| HandlerError::internal("the page's answer did not make a result"))
     }
 }
 
@@ -362,9 +365,7 @@ impl ElicitationHandler for QuestionHandler {
                     ));
                 }
             };
-            let answer = self.questions.ask(&self.server, kind, shown).await?;
-            serde_json::from_value(answer)
-                .map_err(|_| HandlerError::internal("the page's answer did not make a result"))
+            self.questions.ask(&self.server, kind, shown).await
         })
     }
 
@@ -403,12 +404,9 @@ impl SamplingHandler for QuestionHandler {
                 "earlier": skipped,
                 "maxTokens": params.max_tokens,
             });
-            let answer = self
-                .questions
+            self.questions
                 .ask(&self.server, QuestionKind::Sampling, shown)
-                .await?;
-            serde_json::from_value(answer)
-                .map_err(|_| HandlerError::internal("the page's answer did not make a result"))
+                .await
         })
     }
 }
